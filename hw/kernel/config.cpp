@@ -1,0 +1,166 @@
+#include "xingyun/config.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+namespace xy {
+namespace {
+
+std::string origin_of(const std::string& path, const YAML::Node& node) {
+  return fmt::format("{}:{}", path, node.Mark().line + 1);
+}
+
+void flatten(const YAML::Node& node, const std::string& prefix, const std::string& path, Config& cfg) {
+  if (node.IsMap()) {
+    for (const auto& kv : node) {
+      const std::string key = kv.first.as<std::string>();
+      flatten(kv.second, prefix.empty() ? key : prefix + "." + key, path, cfg);
+    }
+  } else if (node.IsScalar()) {
+    cfg.set(prefix, node.Scalar(), origin_of(path, node));
+  } else {
+    throw ConfigError(fmt::format("{}: parameter '{}' must be a single value or a map of parameters",
+                                  origin_of(path, node), prefix));
+  }
+}
+
+}  // namespace
+
+void Config::set(const std::string& key, const std::string& value, const std::string& origin) {
+  if (key.empty()) throw ConfigError(fmt::format("{}: empty parameter name", origin));
+  given_[key] = Given{value, origin, false};
+}
+
+void Config::set_from_assignment(const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError(fmt::format("--set '{}': expected key=value, e.g. --set link.latency_cycles=20", assignment));
+  set(assignment.substr(0, eq), assignment.substr(eq + 1), "--set");
+}
+
+std::string Config::load_yaml_file(const std::string& path, std::uint64_t* seed) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw ConfigError(fmt::format("{}: cannot read scenario file", path));
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError(fmt::format("{}:{}:{}: YAML syntax error: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+  if (!root.IsMap())
+    throw ConfigError(fmt::format("{}: a scenario file is a map with keys scenario, seed, params", path));
+  std::string scenario;
+  for (const auto& kv : root) {
+    const std::string key = kv.first.as<std::string>();
+    if (key == "scenario" && kv.second.IsScalar()) {
+      scenario = kv.second.Scalar();
+    } else if (key == "seed" && kv.second.IsScalar()) {
+      try {
+        *seed = kv.second.as<std::uint64_t>();
+      } catch (const YAML::Exception&) {
+        throw ConfigError(fmt::format("{}: seed = '{}': must be an integer >= 0", origin_of(path, kv.second),
+                                      kv.second.Scalar()));
+      }
+    } else if (key == "params") {
+      if (!kv.second.IsNull()) flatten(kv.second, "", path, *this);
+    } else if (key != "description") {
+      throw ConfigError(fmt::format("{}: unknown key '{}': allowed are scenario, seed, params, description",
+                                    origin_of(path, kv.first), key));
+    }
+  }
+  return scenario;
+}
+
+const Config::Given* Config::given(const std::string& key) {
+  auto it = given_.find(key);
+  if (it == given_.end()) return nullptr;
+  it->second.used = true;
+  return &it->second;
+}
+
+void Config::declare(ParamInfo info) {
+  if (index_.count(info.key)) return;  // a second instance of the same block
+  index_[info.key] = params_.size();
+  params_.push_back(std::move(info));
+}
+
+std::int64_t Config::integer(const std::string& key, std::int64_t def, const std::string& unit, std::int64_t min,
+                             std::int64_t max, const std::string& description) {
+  std::int64_t value = def;
+  if (const Given* g = given(key)) {
+    std::size_t used = 0;
+    bool ok = true;
+    try {
+      value = std::stoll(g->value, &used, 0);
+    } catch (const std::exception&) {
+      ok = false;
+    }
+    if (!ok || used != g->value.size() || value < min || value > max)
+      throw ConfigError(fmt::format("{} = '{}' ({}): must be an integer in [{}, {}]{}", key, g->value, g->origin,
+                                    min, max, unit.empty() ? "" : " " + unit));
+  }
+  declare({key, "int", unit, fmt::format("[{}, {}]", min, max), description, def, value});
+  return value;
+}
+
+double Config::real(const std::string& key, double def, const std::string& unit, double min, double max,
+                    const std::string& description) {
+  double value = def;
+  if (const Given* g = given(key)) {
+    std::size_t used = 0;
+    bool ok = true;
+    try {
+      value = std::stod(g->value, &used);
+    } catch (const std::exception&) {
+      ok = false;
+    }
+    if (!ok || used != g->value.size() || !(value >= min && value <= max))
+      throw ConfigError(fmt::format("{} = '{}' ({}): must be a number in [{}, {}]{}", key, g->value, g->origin, min,
+                                    max, unit.empty() ? "" : " " + unit));
+  }
+  declare({key, "real", unit, fmt::format("[{}, {}]", min, max), description, def, value});
+  return value;
+}
+
+bool Config::flag(const std::string& key, bool def, const std::string& description) {
+  bool value = def;
+  if (const Given* g = given(key)) {
+    const std::string& v = g->value;
+    if (v == "true" || v == "1" || v == "yes" || v == "on") value = true;
+    else if (v == "false" || v == "0" || v == "no" || v == "off") value = false;
+    else throw ConfigError(fmt::format("{} = '{}' ({}): must be true or false", key, v, g->origin));
+  }
+  declare({key, "bool", "", "true|false", description, def, value});
+  return value;
+}
+
+std::string Config::choice(const std::string& key, const std::string& def, const std::vector<std::string>& allowed,
+                           const std::string& description) {
+  std::string value = def;
+  if (const Given* g = given(key)) {
+    value = g->value;
+    bool ok = false;
+    for (const auto& a : allowed) ok = ok || a == value;
+    if (!ok)
+      throw ConfigError(fmt::format("{} = '{}' ({}): must be one of {}", key, value, g->origin,
+                                    fmt::join(allowed, ", ")));
+  }
+  declare({key, "choice", "", fmt::format("{}", fmt::join(allowed, "|")), description, def, value});
+  return value;
+}
+
+void Config::check_all_used() const {
+  for (const auto& [key, g] : given_)
+    if (!g.used)
+      throw ConfigError(fmt::format("unknown parameter '{}' ({}): no block of this scenario declares it; "
+                                    "'xysim params SCENARIO' lists them",
+                                    key, g.origin));
+}
+
+nlohmann::json Config::effective() const {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& p : params_) j[p.key] = p.value;
+  return j;
+}
+
+}  // namespace xy

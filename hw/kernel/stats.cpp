@@ -1,0 +1,103 @@
+#include "xingyun/stats.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace xy {
+
+namespace bh = boost::histogram;
+
+LatencyHistogram::LatencyHistogram(Time period) : period_(period), hist_(bh::make_histogram(Axis(0, 1))) {}
+
+void LatencyHistogram::record(Cycle cycles) {
+  hist_(static_cast<std::int64_t>(cycles));
+  min_ = count_ ? std::min(min_, cycles) : cycles;
+  max_ = std::max(max_, cycles);
+  sum_ += cycles;
+  ++count_;
+}
+
+Cycle LatencyHistogram::quantile(double q) const {
+  if (!count_) return 0;
+  // The q-quantile is the first bin whose cumulative count reaches ceil(q * count).
+  const auto need = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(q * count_)));
+  std::uint64_t seen = 0;
+  for (auto&& bin : bh::indexed(hist_)) {
+    seen += static_cast<std::uint64_t>(*bin);
+    if (seen >= need) return static_cast<Cycle>(bin.bin());  // an integer axis bin is its value
+  }
+  return max_;
+}
+
+void LatencyHistogram::reset() {
+  hist_ = bh::make_histogram(Axis(0, 1));
+  count_ = sum_ = min_ = max_ = 0;
+}
+
+nlohmann::json LatencyHistogram::to_json() const {
+  const double ns_per_cycle = static_cast<double>(period_) / kNs;
+  nlohmann::json j;
+  j["count"] = count_;
+  auto put = [&](const char* name, double cycles) {
+    j[fmt::format("{}_cycles", name)] = cycles;
+    j[fmt::format("{}_ns", name)] = cycles * ns_per_cycle;
+  };
+  put("min", static_cast<double>(min_));
+  put("mean", mean());
+  put("p50", static_cast<double>(quantile(0.50)));
+  put("p99", static_cast<double>(quantile(0.99)));
+  put("p999", static_cast<double>(quantile(0.999)));
+  put("max", static_cast<double>(max_));
+  return j;
+}
+
+Counter& Stats::counter(const std::string& path, const std::string& unit, const std::string& description) {
+  if (counters_.count(path) || histograms_.count(path)) throw std::logic_error("stat registered twice: " + path);
+  auto& e = counters_[path];
+  e = {unit, description, std::make_unique<Counter>()};
+  return *e.value;
+}
+
+LatencyHistogram& Stats::histogram(const std::string& path, Time period, const std::string& description) {
+  if (counters_.count(path) || histograms_.count(path)) throw std::logic_error("stat registered twice: " + path);
+  auto& e = histograms_[path];
+  e = {"cycles", description, std::make_unique<LatencyHistogram>(period)};
+  return *e.value;
+}
+
+const Counter* Stats::find_counter(const std::string& path) const {
+  auto it = counters_.find(path);
+  return it == counters_.end() ? nullptr : it->second.value.get();
+}
+
+const LatencyHistogram* Stats::find_histogram(const std::string& path) const {
+  auto it = histograms_.find(path);
+  return it == histograms_.end() ? nullptr : it->second.value.get();
+}
+
+void Stats::reset() {
+  for (auto& [path, e] : counters_) e.value->reset();
+  for (auto& [path, e] : histograms_) e.value->reset();
+}
+
+nlohmann::json Stats::to_json() const {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [path, e] : counters_) j[path] = {{"value", e.value->value()}, {"unit", e.unit}};
+  for (const auto& [path, e] : histograms_) j[path] = e.value->to_json();
+  return j;
+}
+
+std::string Stats::table() const {
+  std::string out;
+  for (const auto& [path, e] : counters_)
+    out += fmt::format("  {:<44} {:>14} {}\n", path, e.value->value(), e.unit);
+  for (const auto& [path, e] : histograms_) {
+    const LatencyHistogram& h = *e.value;
+    out += fmt::format("  {:<44} n={} p50={} p99={} p99.9={} max={} cycles\n", path, h.count(), h.quantile(0.5),
+                       h.quantile(0.99), h.quantile(0.999), h.max());
+  }
+  return out;
+}
+
+}  // namespace xy

@@ -1,0 +1,59 @@
+// Configuration. Every parameter is declared once, where it is used, with its default, unit,
+// allowed range and a one-line description; values come from a scenario YAML file and
+// --set key=value overrides. A value out of range, of the wrong type, or a key that no block
+// declares is a ConfigError naming the key, the value and what is allowed.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace xy {
+
+struct ConfigError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct ParamInfo {
+  std::string key, type, unit, range, description;
+  nlohmann::json default_value, value;
+};
+
+class Config {
+ public:
+  // --set key=value; origin names where it came from in error messages.
+  void set(const std::string& key, const std::string& value, const std::string& origin = "--set");
+  void set_from_assignment(const std::string& assignment);  // "key=value"
+  // Loads `params:` of a scenario YAML file (nested maps flatten to dotted keys). Returns the
+  // file's `scenario:` name (or "") and sets `seed` if the file has one.
+  std::string load_yaml_file(const std::string& path, std::uint64_t* seed);
+
+  std::int64_t integer(const std::string& key, std::int64_t def, const std::string& unit, std::int64_t min,
+                       std::int64_t max, const std::string& description);
+  double real(const std::string& key, double def, const std::string& unit, double min, double max,
+              const std::string& description);
+  bool flag(const std::string& key, bool def, const std::string& description);
+  std::string choice(const std::string& key, const std::string& def, const std::vector<std::string>& allowed,
+                     const std::string& description);
+
+  // Throws for any given key that no block declared.
+  void check_all_used() const;
+  nlohmann::json effective() const;  // key -> value, sorted
+  const std::vector<ParamInfo>& params() const { return params_; }
+
+ private:
+  struct Given {
+    std::string value, origin;
+    bool used = false;
+  };
+  const Given* given(const std::string& key);
+  void declare(ParamInfo info);
+  std::map<std::string, Given> given_;
+  std::vector<ParamInfo> params_;
+  std::map<std::string, std::size_t> index_;
+};
+
+}  // namespace xy

@@ -1,0 +1,55 @@
+// Packets and flits. A Packet carries its header fields and, when bits matter (FEC, CRC,
+// reduce ALUs, OTN), its real payload bytes; otherwise it is "phantom": only its length is
+// modelled. Flits are small values that point at their packet, so moving one allocates nothing.
+// Packets come from a PacketPool that recycles them (payload capacity included).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "xingyun/units.hpp"
+
+namespace xy {
+
+struct Packet {
+  std::uint64_t id = 0;
+  std::uint32_t src = 0, dst = 0;
+  std::uint32_t bytes = 0;
+  std::uint8_t vc = 0;
+  bool phantom = true;               // true: `payload` is unused, only `bytes` counts
+  Time created = 0;                  // when the generator made it
+  Time injected = 0;                 // when its head entered the first channel
+  std::vector<std::uint8_t> payload; // `bytes` long when !phantom
+};
+
+struct Flit {
+  Packet* packet = nullptr;
+  std::uint32_t index = 0;  // beat number within the packet
+  std::uint16_t bytes = 0;  // bytes of the packet in this beat (the last may be partial)
+  bool head = false, tail = false;
+};
+
+class PacketPool {
+ public:
+  Packet* acquire() {
+    if (free_.empty()) {
+      store_.push_back(std::make_unique<Packet>());
+      return store_.back().get();
+    }
+    Packet* p = free_.back();
+    free_.pop_back();
+    return p;
+  }
+  void release(Packet* p) {
+    p->payload.clear();  // keeps capacity
+    free_.push_back(p);
+  }
+  std::size_t allocated() const { return store_.size(); }
+  std::size_t in_use() const { return store_.size() - free_.size(); }
+
+ private:
+  std::vector<std::unique_ptr<Packet>> store_;
+  std::vector<Packet*> free_;
+};
+
+}  // namespace xy

@@ -1,0 +1,49 @@
+// A FIFO ring buffer that grows by doubling and never shrinks: after warm-up, pushing and
+// popping allocate nothing.
+#pragma once
+#include <cassert>
+#include <cstddef>
+#include <vector>
+
+namespace xy {
+
+template <class T>
+class Ring {
+ public:
+  explicit Ring(std::size_t capacity = 16) : buf_(round_up(capacity)) {}
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+  T& front() { assert(size_); return buf_[head_]; }
+  const T& front() const { assert(size_); return buf_[head_]; }
+  const T& operator[](std::size_t i) const { return buf_[(head_ + i) & (buf_.size() - 1)]; }
+  void push(T v) {
+    if (size_ == buf_.size()) grow();
+    buf_[(head_ + size_) & (buf_.size() - 1)] = std::move(v);
+    ++size_;
+  }
+  T pop() {
+    assert(size_);
+    T v = std::move(buf_[head_]);
+    head_ = (head_ + 1) & (buf_.size() - 1);
+    --size_;
+    return v;
+  }
+  void clear() { head_ = size_ = 0; }
+
+ private:
+  static std::size_t round_up(std::size_t n) {
+    std::size_t c = 1;
+    while (c < n) c <<= 1;
+    return c;
+  }
+  void grow() {
+    std::vector<T> b(buf_.size() * 2);
+    for (std::size_t i = 0; i < size_; ++i) b[i] = std::move(buf_[(head_ + i) & (buf_.size() - 1)]);
+    buf_.swap(b);
+    head_ = 0;
+  }
+  std::vector<T> buf_;
+  std::size_t head_ = 0, size_ = 0;
+};
+
+}  // namespace xy

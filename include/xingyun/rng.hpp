@@ -1,0 +1,30 @@
+// Per-block random streams. Each block draws from its own xoshiro256** stream whose seed is
+// derived from the run's --seed and the block's hierarchical name, so adding a block never
+// changes another block's numbers. Distributions are written here (not <random>'s) so results
+// are identical across standard libraries.
+#pragma once
+#include <cstdint>
+#include <string_view>
+
+namespace xy {
+
+class Rng {
+ public:
+  Rng(std::uint64_t seed, std::string_view stream_name);
+  explicit Rng(std::uint64_t raw_seed = 0);
+
+  std::uint64_t next();                        // 64 random bits
+  std::uint64_t below(std::uint64_t n);        // uniform in [0, n), n > 0, unbiased
+  std::uint64_t between(std::uint64_t lo, std::uint64_t hi);  // uniform in [lo, hi]
+  double uniform();                            // uniform in [0, 1), 53 bits
+  bool chance(double p) { return uniform() < p; }
+  // Trials until the next success of probability p (>= 1); skip-sampling of rare events.
+  std::uint64_t geometric(double p);
+
+ private:
+  std::uint64_t s_[4];
+};
+
+std::uint64_t hash_name(std::string_view name);  // FNV-1a 64
+
+}  // namespace xy

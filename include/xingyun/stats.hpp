@@ -1,0 +1,72 @@
+// Stats: counters and latency histograms registered under hierarchical names
+// (top.link.sink.latency). Histograms count whole cycles in a Boost.Histogram integer axis that
+// grows to the largest value seen, so percentiles are exact cycle counts.
+#pragma once
+#include <boost/histogram.hpp>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "xingyun/units.hpp"
+
+namespace xy {
+
+class Counter {
+ public:
+  void add(std::uint64_t n = 1) { value_ += n; }
+  std::uint64_t value() const { return value_; }
+  void reset() { value_ = 0; }
+
+ private:
+  std::uint64_t value_ = 0;
+};
+
+class LatencyHistogram {
+ public:
+  explicit LatencyHistogram(Time period);
+  void record(Cycle cycles);
+  std::uint64_t count() const { return count_; }
+  Cycle min() const { return min_; }
+  Cycle max() const { return max_; }
+  double mean() const { return count_ ? static_cast<double>(sum_) / count_ : 0.0; }
+  // Smallest value v with at least q of the samples <= v (q in [0, 1]); 0 when empty.
+  Cycle quantile(double q) const;
+  Time period() const { return period_; }
+  void reset();
+  nlohmann::json to_json() const;  // count, mean/p50/p99/p999/max in _cycles and _ns
+
+ private:
+  using Axis = boost::histogram::axis::integer<std::int64_t, boost::histogram::use_default,
+                                               boost::histogram::axis::option::growth_t>;
+  using Hist = decltype(boost::histogram::make_histogram(std::declval<Axis>()));
+  Time period_;
+  Hist hist_;
+  std::uint64_t count_ = 0, sum_ = 0;
+  Cycle min_ = 0, max_ = 0;
+};
+
+class Stats {
+ public:
+  Counter& counter(const std::string& path, const std::string& unit, const std::string& description);
+  LatencyHistogram& histogram(const std::string& path, Time period, const std::string& description);
+  const Counter* find_counter(const std::string& path) const;
+  const LatencyHistogram* find_histogram(const std::string& path) const;
+
+  void reset();  // the end of warm-up
+  nlohmann::json to_json() const;
+  std::string table() const;  // for people
+
+ private:
+  template <class T>
+  struct Entry {
+    std::string unit, description;
+    std::unique_ptr<T> value;
+  };
+  std::map<std::string, Entry<Counter>> counters_;
+  std::map<std::string, Entry<LatencyHistogram>> histograms_;
+};
+
+}  // namespace xy

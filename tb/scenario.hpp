@@ -1,0 +1,54 @@
+// Scenarios: the named testbenches that `xysim run` builds, runs and reports.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "xingyun/config.hpp"
+#include "xingyun/rng.hpp"
+#include "xingyun/stats.hpp"
+#include "xingyun/waves.hpp"
+
+namespace xy {
+
+// A checker found the model breaking a promise (a lost packet, a wrong latency...).
+struct CheckFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct RunContext {
+  Config& config;
+  Stats& stats;
+  Waves& waves;
+  std::uint64_t seed;
+  Rng rng(const std::string& block) const { return Rng(seed, block); }
+};
+
+class Testbench {
+ public:
+  virtual ~Testbench() = default;
+  virtual bool done() const = 0;
+  // Grows while the run makes progress; the watchdog fails a run where it stops growing.
+  virtual std::uint64_t progress() const = 0;
+  virtual void end_warmup() {}
+  // End-of-run scoreboard checks; throws CheckFailure.
+  virtual void check() const = 0;
+  virtual nlohmann::json summary() const = 0;  // headline figures, units in key names
+  virtual std::string report() const = 0;       // the same for people, a few table lines
+};
+
+struct Scenario {
+  std::string name, description;
+  std::function<std::unique_ptr<Testbench>(RunContext&)> build;
+};
+
+const std::vector<Scenario>& scenarios();
+const Scenario* find_scenario(const std::string& name);
+inline const char* kDefaultScenario = "link-basic";
+
+}  // namespace xy

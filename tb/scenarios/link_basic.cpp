@@ -1,0 +1,325 @@
+// link-basic: a traffic generator and a sink with a scoreboard over one credit-controlled
+// channel of configurable latency, width and clock.
+//
+// Cycle contract (exact, asserted by tests/hw): a flit pushed at cycle t is popped at t + latency
+// unless the sink stalls or credits run out; a packet of b beats injected at cycle t with no
+// stall has its head at t + latency and its tail at t + latency + b - 1. With enough credits
+// (latency + credit_latency) and load 1.0 the channel carries one beat every cycle.
+#include "tb/scenarios/link_basic.hpp"
+
+#include <deque>
+
+#include <fmt/format.h>
+
+#include "xingyun/channel.hpp"
+#include "xingyun/clock_domain.hpp"
+#include "xingyun/packet.hpp"
+
+namespace xy {
+namespace {
+
+struct Params {
+  double clock_mhz;
+  Cycle latency, credit_latency;
+  std::uint32_t width, credits;
+  double load, stall;
+  std::uint64_t packets;
+  std::uint32_t min_bytes, max_bytes;
+  bool payload;
+
+  explicit Params(Config& c) {
+    clock_mhz = c.real("link.clock_mhz", 1000, "MHz", 1, 100000, "clock of the link's domain");
+    latency = c.integer("link.latency_cycles", 8, "cycles", 1, 1000000, "flit latency through the channel");
+    width = c.integer("link.width_bytes", 32, "bytes", 1, 4096, "bytes per beat, one beat per cycle");
+    credit_latency = c.integer("link.credit_latency_cycles", 1, "cycles", 1, 1000000,
+                               "from a pop at the sink to the credit usable by the generator");
+    credits = c.integer("link.credits", 0, "beats", 0, 10000000,
+                        "sink buffer in beats; 0 = latency + credit latency (full rate)");
+    if (credits == 0) credits = static_cast<std::uint32_t>(latency + credit_latency);
+    load = c.real("traffic.load", 0.5, "fraction", 0.0001, 1, "offered load as a fraction of line rate (beats)");
+    packets = c.integer("traffic.packets", 20000, "packets", 1, 1000000000, "packets to send");
+    min_bytes = c.integer("traffic.min_bytes", 64, "bytes", 1, 65536, "smallest packet");
+    max_bytes = c.integer("traffic.max_bytes", 1500, "bytes", 1, 65536, "largest packet (uniform in between)");
+    if (min_bytes > max_bytes)
+      throw ConfigError(fmt::format("traffic.min_bytes = {} is above traffic.max_bytes = {}: must be <=",
+                                    min_bytes, max_bytes));
+    payload = c.flag("traffic.payload", true, "carry real random bytes and check them at the sink");
+    stall = c.real("sink.stall_probability", 0, "fraction", 0, 0.99,
+                   "chance per cycle that the sink does not take a beat (back-pressure)");
+  }
+};
+
+// What the sink must receive, in order; filled by the generator.
+struct Expected {
+  std::uint64_t id;
+  std::uint32_t bytes;
+  std::uint64_t digest;
+};
+
+std::uint64_t digest_of(const Packet& p) {
+  std::uint64_t h = 0xcbf29ce484222325ULL ^ p.bytes;
+  for (std::uint8_t b : p.payload) h = (h ^ b) * 0x100000001b3ULL;
+  return h;
+}
+
+class Generator : public Core {
+ public:
+  Generator(std::string name, const Params& p, Channel<Flit>& out, PacketPool& pool, std::deque<Expected>& expect,
+            Rng rng)
+      : Core(std::move(name)), p_(p), out_(out), pool_(pool), expect_(expect), rng_(rng) {
+    const double mean_beats = (beats(p.min_bytes, p.width) + beats(p.max_bytes, p.width)) / 2.0;
+    start_probability_ = 1.0 / (1.0 + mean_beats * (1.0 / p.load - 1.0));
+  }
+
+  void eval() override {
+    if (now() < resume_at_) return;  // woken early by a returning credit
+    if (!current_ && made_ < p_.packets) current_ = make_packet();
+    if (current_ && out_.can_push()) {
+      Flit f;
+      f.packet = current_;
+      f.index = beat_;
+      f.head = beat_ == 0;
+      const std::uint32_t left = current_->bytes - beat_ * p_.width;
+      f.bytes = static_cast<std::uint16_t>(std::min(left, p_.width));
+      f.tail = left <= p_.width;
+      if (f.head) current_->injected = clock().time_of(now());
+      out_.push(f);
+      ++beat_;
+      if (f.tail) {
+        current_ = nullptr;
+        beat_ = 0;
+        if (made_ < p_.packets) {
+          // Idle gap before the next packet: geometric, so the offered load comes out at `load`.
+          const Cycle gap = rng_.geometric(start_probability_) - 1;
+          resume_at_ = now() + 1 + gap;
+          if (gap) wake_at(resume_at_);
+        }
+      }
+    }
+  }
+  void commit() override { set_busy(current_ || (made_ < p_.packets && resume_at_ <= now() + 1)); }
+
+  std::uint64_t made() const { return made_; }
+  std::uint64_t current_id() const { return current_ ? current_->id : 0; }
+
+ private:
+  Packet* make_packet() {
+    Packet* pk = pool_.acquire();
+    pk->id = ++made_;
+    pk->bytes = static_cast<std::uint32_t>(rng_.between(p_.min_bytes, p_.max_bytes));
+    pk->phantom = !p_.payload;
+    pk->created = clock().time_of(now());
+    if (p_.payload) {
+      pk->payload.resize(pk->bytes);
+      for (auto& b : pk->payload) b = static_cast<std::uint8_t>(rng_.next());
+    }
+    expect_.push_back({pk->id, pk->bytes, digest_of(*pk)});
+    return pk;
+  }
+
+  const Params& p_;
+  Channel<Flit>& out_;
+  PacketPool& pool_;
+  std::deque<Expected>& expect_;
+  Rng rng_;
+  double start_probability_;
+  Packet* current_ = nullptr;
+  std::uint32_t beat_ = 0;
+  std::uint64_t made_ = 0;
+  Cycle resume_at_ = 0;
+};
+
+class Sink : public Core {
+ public:
+  Sink(std::string name, const Params& p, Channel<Flit>& in, PacketPool& pool, std::deque<Expected>& expect,
+       Rng rng, Stats& stats)
+      : Core(std::move(name)), p_(p), in_(in), pool_(pool), expect_(expect), rng_(rng),
+        packets_(stats.counter(this->name() + ".packets", "packets", "packets received whole")),
+        bytes_(stats.counter(this->name() + ".bytes", "bytes", "payload bytes received")),
+        beats_(stats.counter(this->name() + ".beats", "beats", "beats taken from the channel")),
+        stalls_(stats.counter(this->name() + ".stall_cycles", "cycles", "cycles a ready beat was not taken")),
+        latency_(stats.histogram(this->name() + ".latency", clock_period(p),
+                                 "packet latency: head injected to tail received")),
+        head_latency_(stats.histogram(this->name() + ".head_latency", clock_period(p),
+                                      "network latency: head injected to head received")) {}
+
+  void eval() override {
+    if (!in_.can_pop()) return;
+    if (p_.stall > 0 && rng_.chance(p_.stall)) {
+      stalls_.add();
+      return;
+    }
+    const Flit f = in_.pop();
+    beats_.add();
+    const Time t = clock().time_of(now());
+    const Cycle period = clock().period();
+    if (!first_beat_) first_beat_ = t;
+    last_beat_ = t;
+    if (f.head != (f.index == 0) || f.index != expected_beat_)
+      fail(fmt::format("beat {} of packet {} arrived when beat {} was due", f.index, f.packet->id, expected_beat_));
+    if (f.head) head_latency_.record((t - f.packet->injected) / period);
+    ++expected_beat_;
+    if (!f.tail) return;
+    expected_beat_ = 0;
+    Packet* pk = f.packet;
+    latency_.record((t - pk->injected) / period);
+    packets_.add();
+    bytes_.add(pk->bytes);
+    ++received_;
+    check_against_expected(*pk);
+    pool_.release(pk);
+  }
+  void commit() override { set_busy(in_.ready_by(now() + 1)); }
+
+  std::uint64_t received() const { return received_; }
+  std::uint64_t lost() const { return lost_; }
+  std::uint64_t duplicated() const { return duplicated_; }
+  std::uint64_t reordered() const { return reordered_; }
+  std::uint64_t corrupted() const { return corrupted_; }
+  std::uint64_t last_id() const { return last_id_; }
+  const std::string& first_error() const { return first_error_; }
+  Time first_beat() const { return first_beat_; }
+  Time last_beat() const { return last_beat_; }
+  void restart_window() { first_beat_ = last_beat_ = 0; }
+
+ private:
+  static Time clock_period(const Params& p) { return period_from_mhz(p.clock_mhz); }
+  void fail(std::string what) {
+    if (first_error_.empty())
+      first_error_ = fmt::format("{} at cycle {} ({}): {}", name(), now(), format_time(clock().time_of(now())), what);
+  }
+  void check_against_expected(const Packet& pk) {
+    last_id_ = pk.id;
+    if (pk.id <= highest_id_) {
+      ++duplicated_;
+      return fail(fmt::format("packet {} received again", pk.id));
+    }
+    highest_id_ = pk.id;
+    while (!expect_.empty() && expect_.front().id < pk.id) {
+      ++lost_;
+      fail(fmt::format("packet {} lost (packet {} arrived)", expect_.front().id, pk.id));
+      expect_.pop_front();
+    }
+    if (expect_.empty() || expect_.front().id != pk.id) {
+      ++reordered_;
+      return fail(fmt::format("packet {} was not expected", pk.id));
+    }
+    if (expect_.front().bytes != pk.bytes || (!pk.phantom && expect_.front().digest != digest_of(pk))) {
+      ++corrupted_;
+      fail(fmt::format("packet {} arrived with other bytes than were sent", pk.id));
+    }
+    expect_.pop_front();
+  }
+
+  const Params& p_;
+  Channel<Flit>& in_;
+  PacketPool& pool_;
+  std::deque<Expected>& expect_;
+  Rng rng_;
+  Counter &packets_, &bytes_, &beats_, &stalls_;
+  LatencyHistogram &latency_, &head_latency_;
+  std::uint32_t expected_beat_ = 0;
+  std::uint64_t received_ = 0, lost_ = 0, duplicated_ = 0, reordered_ = 0, corrupted_ = 0;
+  std::uint64_t highest_id_ = 0, last_id_ = 0;
+  Time first_beat_ = 0, last_beat_ = 0;
+  std::string first_error_;
+};
+
+class LinkBasic : public Testbench {
+ public:
+  explicit LinkBasic(RunContext& ctx)
+      : p_(ctx.config),
+        domain_("link", period_from_mhz(p_.clock_mhz)),
+        channel_("top.link.channel", domain_.clock(), ChannelSpec{p_.latency, p_.credits, p_.credit_latency, 2}),
+        gen_("top.link.gen", p_, channel_, pool_, expect_, ctx.rng("top.link.gen")),
+        sink_("top.link.sink", p_, channel_, pool_, expect_, ctx.rng("top.link.sink"), ctx.stats),
+        stats_(ctx.stats) {
+    domain_.attach(gen_);
+    domain_.attach(sink_);
+    channel_.connect(&gen_, &sink_);
+    gen_.wake_at(0);
+
+    Waves& w = ctx.waves;
+    w.probe("top.link.gen.packet_id", 32, [this] { return gen_.current_id(); });
+    w.probe("top.link.gen.packets_made", 32, [this] { return gen_.made(); });
+    w.probe("top.link.channel.credits", 32, [this] { return channel_.credits_available(); });
+    w.probe("top.link.channel.in_flight", 32, [this] { return channel_.in_flight(); });
+    w.probe("top.link.sink.packets", 32, [this] { return sink_.received(); });
+    w.probe("top.link.sink.last_id", 32, [this] { return sink_.last_id(); });
+    w.watch(domain_.clock());
+  }
+
+  bool done() const override { return sink_.received() + sink_.lost() >= p_.packets; }
+  std::uint64_t progress() const override { return channel_.popped(); }
+  void end_warmup() override { sink_.restart_window(); }
+
+  void check() const override {
+    if (!sink_.first_error().empty()) throw CheckFailure(sink_.first_error());
+    if (!done()) throw CheckFailure(fmt::format("top.link.sink: {} of {} packets received", sink_.received(), p_.packets));
+  }
+
+  nlohmann::json summary() const override {
+    const Time period = domain_.clock().period();
+    const auto* lat = stats_.find_histogram("top.link.sink.latency");
+    const auto* head = stats_.find_histogram("top.link.sink.head_latency");
+    const double window_cycles = sink_.last_beat() > sink_.first_beat()
+                                     ? static_cast<double>(sink_.last_beat() - sink_.first_beat()) / period + 1
+                                     : 0;
+    const double beats = static_cast<double>(stats_.find_counter("top.link.sink.beats")->value());
+    const double bytes = static_cast<double>(stats_.find_counter("top.link.sink.bytes")->value());
+    nlohmann::json s;
+    s["line_rate_Gbps"] = gbps(p_.width, period);
+    s["goodput_Gbps"] = window_cycles ? gbps(bytes / window_cycles, period) : 0.0;
+    s["beat_utilisation"] = window_cycles ? beats / window_cycles : 0.0;
+    s["packets_sent"] = gen_.made();
+    s["packets_received"] = sink_.received();
+    s["packets_lost"] = sink_.lost();
+    s["packets_duplicated"] = sink_.duplicated();
+    s["packets_reordered"] = sink_.reordered();
+    s["packets_corrupted"] = sink_.corrupted();
+    s["configured_latency_cycles"] = p_.latency;
+    s["head_latency"] = head->to_json();
+    s["packet_latency"] = lat->to_json();
+    return s;
+  }
+
+  std::string report() const override {
+    const nlohmann::json s = summary();
+    const auto& h = s["head_latency"];
+    const auto& l = s["packet_latency"];
+    std::string out;
+    out += fmt::format("  {:<28} {:>12.3f} Gb/s\n", "line rate", s["line_rate_Gbps"].get<double>());
+    out += fmt::format("  {:<28} {:>12.3f} Gb/s  (beat utilisation {:.4f})\n", "goodput",
+                       s["goodput_Gbps"].get<double>(), s["beat_utilisation"].get<double>());
+    out += fmt::format("  {:<28} {:>12} / {} sent  (lost {}, duplicated {}, reordered {}, corrupted {})\n",
+                       "packets received", sink_.received(), gen_.made(), sink_.lost(), sink_.duplicated(),
+                       sink_.reordered(), sink_.corrupted());
+    out += fmt::format("  {:<28} min {} p50 {} p99 {} max {} cycles (configured {})\n", "head latency",
+                       h["min_cycles"].get<double>(), h["p50_cycles"].get<double>(), h["p99_cycles"].get<double>(),
+                       h["max_cycles"].get<double>(), p_.latency);
+    out += fmt::format("  {:<28} p50 {:.2f} p99 {:.2f} p99.9 {:.2f} max {:.2f} ns\n", "packet latency",
+                       l["p50_ns"].get<double>(), l["p99_ns"].get<double>(), l["p999_ns"].get<double>(),
+                       l["max_ns"].get<double>());
+    return out;
+  }
+
+ private:
+  Params p_;
+  ClockDomain domain_;
+  PacketPool pool_;
+  std::deque<Expected> expect_;
+  Channel<Flit> channel_;
+  Generator gen_;
+  Sink sink_;
+  Stats& stats_;
+};
+
+}  // namespace
+
+Scenario link_basic_scenario() {
+  return {"link-basic",
+          "generator -> one channel (latency, width, clock, credits) -> sink with scoreboard",
+          [](RunContext& ctx) { return std::make_unique<LinkBasic>(ctx); }};
+}
+
+}  // namespace xy

@@ -1,0 +1,19 @@
+#include "tb/scenarios/link_basic.hpp"
+#include "tb/scenario.hpp"
+
+namespace xy {
+
+const std::vector<Scenario>& scenarios() {
+  static const std::vector<Scenario> all = {
+      link_basic_scenario(),
+  };
+  return all;
+}
+
+const Scenario* find_scenario(const std::string& name) {
+  for (const auto& s : scenarios())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+}  // namespace xy

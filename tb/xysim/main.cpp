@@ -1,0 +1,97 @@
+// xysim: the Xingyun driver. Exit status: 0 ok, 1 a check failed, 2 bad input.
+#include <cstdlib>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <systemc>
+
+#include "tb/bench/kernel_bench.hpp"
+#include "tb/scenario.hpp"
+#include "tb/xysim/run.hpp"
+#include "xingyun/version.hpp"
+
+int sc_main(int argc, char** argv) {
+  using namespace xy;
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+
+  CLI::App app{"xysim — cycle-accurate models of the Xingyun AI-cluster interconnect"};
+  app.set_version_flag("--version", std::string("xysim ") + kVersion + " (SystemC " + sc_core::sc_release() + ")");
+  app.require_subcommand(1);
+  app.failure_message([](const CLI::App*, const CLI::Error& e) { return "error: " + std::string(e.what()) + " (see --help)\n"; });
+
+  RunOptions run;
+  std::uint64_t seed = 0;
+  std::string window;
+  auto* run_cmd = app.add_subcommand("run", "run a scenario (built-in name or YAML file) and report");
+  run_cmd->add_option("scenario", run.scenario, "scenario name or FILE.yaml (default: link-basic)");
+  run_cmd->add_option("--set", run.sets, "override a parameter: key=value (repeatable)")->take_all();
+  auto* seed_opt = run_cmd->add_option("--seed", seed, "seed of every random stream (default 1)");
+  run_cmd->add_option("--out", run.out_dir, "write DIR/results.json and DIR/run.json");
+  run_cmd->add_option("--waves", run.waves.path, "dump waveforms to FILE.vcd or FILE.fst (+ FILE.gtkw)");
+  run_cmd->add_option("--waves-scope", run.waves.scope, "only signals under this name, e.g. top.link.sink");
+  run_cmd->add_option("--waves-window", window, "only this time window, e.g. 10us:12us");
+  run_cmd->add_flag("--quiet", run.quiet, "no progress on stderr");
+
+  app.add_subcommand("scenarios", "list the built-in scenarios");
+
+  std::string params_scenario;
+  auto* params_cmd = app.add_subcommand("params", "list every parameter of a scenario");
+  params_cmd->add_option("scenario", params_scenario, "scenario name (default: link-basic)");
+
+  KernelBenchOptions bench;
+  auto* bench_cmd = app.add_subcommand("bench", "benchmarks");
+  auto* kernel_cmd = bench_cmd->add_subcommand("kernel", "ClockDomain vs one SC_METHOD per block, in one run");
+  kernel_cmd->add_option("--repeats", bench.repeats, "runs per configuration (median is reported)")->check(CLI::Range(1, 15));
+  kernel_cmd->add_option("--scale", bench.scale, "multiply the simulated cycles")->check(CLI::Range(0.01, 100.0));
+  auto* one_cmd = bench_cmd->add_subcommand("kernel-one", "one configuration (used by 'bench kernel')");
+  one_cmd->group("");  // internal
+  one_cmd->add_option("--style", bench.style)->required()->check(CLI::IsMember({"domain", "method", "method-gated"}));
+  one_cmd->add_option("--blocks", bench.blocks)->required()->check(CLI::Range(1, 100000));
+  one_cmd->add_option("--activity", bench.activity_percent)->required()->check(CLI::IsMember({1, 10, 100}));
+  one_cmd->add_option("--cycles", bench.cycles)->required()->check(CLI::Range(1, 1000000000));
+  bench_cmd->require_subcommand(1);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+
+  try {
+    if (run_cmd->parsed()) {
+      if (*seed_opt) run.seed = seed;
+      if (!window.empty()) {
+        try {
+          WavesOptions::parse_window(window, &run.waves.window_begin, &run.waves.window_end);
+        } catch (const std::invalid_argument& e) {
+          throw ConfigError(std::string("--waves-window: ") + e.what());
+        }
+      }
+      return run_command(run);
+    }
+    if (app.got_subcommand("scenarios")) {
+      for (const auto& s : scenarios()) std::cout << s.name << "  " << s.description << "\n";
+      return 0;
+    }
+    if (params_cmd->parsed()) return params_command(params_scenario);
+    if (kernel_cmd->parsed()) return kernel_bench(argv[0], bench);
+    if (one_cmd->parsed()) return kernel_bench_one(bench);
+  } catch (const ConfigError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::invalid_argument& e) {  // e.g. a --waves file with an unknown extension
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+// Our own main, so SystemC's banner (printed before sc_main) stays out of the output.
+int main(int argc, char** argv) {
+  setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
+  return sc_core::sc_elab_and_sim(argc, argv);
+}

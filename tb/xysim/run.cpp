@@ -1,0 +1,187 @@
+#include "tb/xysim/run.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "tb/scenario.hpp"
+#include "xingyun/clock_domain.hpp"
+#include "xingyun/version.hpp"
+
+namespace xy {
+namespace {
+
+bool is_yaml(const std::string& s) {
+  const auto ext = std::filesystem::path(s).extension();
+  return ext == ".yaml" || ext == ".yml";
+}
+
+std::string scenario_names() {
+  std::string names;
+  for (const auto& s : scenarios()) names += (names.empty() ? "" : ", ") + s.name;
+  return names;
+}
+
+const Scenario& scenario_or_throw(const std::string& name, const std::string& origin) {
+  if (const Scenario* s = find_scenario(name)) return *s;
+  throw ConfigError(fmt::format("{}unknown scenario '{}': one of {}, or a .yaml file", origin, name, scenario_names()));
+}
+
+struct SimParams {
+  Time max_time, warmup, watchdog;
+  explicit SimParams(Config& c) {
+    max_time = static_cast<Time>(c.real("sim.max_time_us", 100000, "us", 0.001, 1e9,
+                                        "stop and fail a run that has not finished by then") * kUs);
+    warmup = static_cast<Time>(c.real("sim.warmup_us", 0, "us", 0, 1e9,
+                                      "stats are reset at this time; results count what follows") * kUs);
+    watchdog = static_cast<Time>(c.real("sim.watchdog_us", 1000, "us", 0.001, 1e9,
+                                        "fail the run if nothing moves for this long (deadlock)") * kUs);
+  }
+};
+
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+  if (!f) throw std::runtime_error(fmt::format("cannot write {}", path.string()));
+}
+
+}  // namespace
+
+RunResult run_scenario(const RunOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  Config config;
+  std::uint64_t seed = 1;
+  std::string name = options.scenario.empty() ? kDefaultScenario : options.scenario;
+  if (is_yaml(name)) {
+    const std::string file = name;
+    name = config.load_yaml_file(file, &seed);
+    if (name.empty()) throw ConfigError(fmt::format("{}: missing 'scenario:' (one of {})", file, scenario_names()));
+    scenario_or_throw(name, file + ": ");
+  }
+  const Scenario& scenario = scenario_or_throw(name, "");
+  for (const auto& s : options.sets) config.set_from_assignment(s);
+  if (options.seed) seed = *options.seed;
+
+  Stats stats;
+  Waves waves(options.waves);
+  RunContext ctx{config, stats, waves, seed};
+  const SimParams sim(config);
+  std::unique_ptr<Testbench> tb = scenario.build(ctx);
+  config.check_all_used();
+
+  waves.start();
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  const Time slice = std::min<Time>(sim.watchdog / 4 + 1, 10 * kUs);
+  bool warm = sim.warmup == 0;
+  std::uint64_t last_progress = tb->progress();
+  Time last_move = 0;
+  std::string failure;
+  auto last_print = std::chrono::steady_clock::now();
+  while (!tb->done()) {
+    const Time now = sim_now();
+    if (now >= sim.max_time) {
+      failure = fmt::format("not finished at sim.max_time_us = {}", to_us(sim.max_time));
+      break;
+    }
+    if (!sc_core::sc_pending_activity()) {
+      failure = fmt::format("deadlock at {}: nothing is scheduled but the testbench is not done", format_time(now));
+      break;
+    }
+    Time step = std::min(slice, sim.max_time - now);
+    if (!warm) step = std::min(step, sim.warmup - now);
+    ClockDomain::set_run_ahead_limit(now + step);
+    sc_core::sc_start(to_sc_time(step));
+    if (!warm && sim_now() >= sim.warmup) {
+      stats.reset();
+      tb->end_warmup();
+      warm = true;
+    }
+    if (tb->progress() != last_progress) {
+      last_progress = tb->progress();
+      last_move = sim_now();
+    } else if (sim_now() - last_move >= sim.watchdog) {
+      failure = fmt::format("watchdog: no progress from {} to {} (sim.watchdog_us = {})", format_time(last_move),
+                            format_time(sim_now()), to_us(sim.watchdog));
+      break;
+    }
+    const auto wall = std::chrono::steady_clock::now();
+    if (!options.quiet && wall - last_print > std::chrono::seconds(1)) {
+      const double secs = std::chrono::duration<double>(wall - wall_start).count();
+      std::cerr << fmt::format("[xysim] {}  sim {}  ({:.1f} sim-us per wall-s)\n", name, format_time(sim_now()),
+                               to_us(sim_now()) / secs);
+      last_print = wall;
+    }
+  }
+  const Time end = sim_now();
+  waves.finish(end);
+  if (failure.empty()) {
+    try {
+      tb->check();
+    } catch (const CheckFailure& e) {
+      failure = e.what();
+    }
+  }
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+
+  RunResult r;
+  r.results = {{"scenario", name},
+               {"seed", seed},
+               {"xysim_version", kVersion},
+               {"config", config.effective()},
+               {"sim_time_ns", to_ns(end)},
+               {"passed", failure.empty()},
+               {"failure", failure},
+               {"stats", stats.to_json()},
+               {"summary", tb->summary()}};
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  r.run = {{"host", host},
+           {"wall_s", wall_s},
+           {"sim_time_per_wall_s_us", wall_s > 0 ? to_us(end) / wall_s : 0.0},
+           {"waves", waves.path()},
+           {"gtkw", waves.enabled() ? waves.gtkw_path() : ""}};
+  r.report = fmt::format("xysim {} — scenario {}, seed {}, simulated {}\n{}", kVersion, name, seed,
+                         format_time(end), tb->report());
+  r.failure = failure;
+  return r;
+}
+
+int run_command(const RunOptions& options) {
+  RunResult r = run_scenario(options);
+  std::cout << r.report;
+  if (!options.out_dir.empty()) {
+    const std::filesystem::path dir(options.out_dir);
+    std::filesystem::create_directories(dir);
+    write_file(dir / "results.json", r.results.dump(2) + "\n");
+    write_file(dir / "run.json", r.run.dump(2) + "\n");
+    std::cout << fmt::format("  results: {}\n", (dir / "results.json").string());
+  }
+  if (!options.waves.path.empty()) std::cout << fmt::format("  waves:   gtkwave {}\n", r.run["gtkw"].get<std::string>());
+  if (!r.failure.empty()) {
+    std::cerr << "FAILED: " << r.failure << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+int params_command(const std::string& scenario_name) {
+  const Scenario& scenario = scenario_or_throw(scenario_name.empty() ? kDefaultScenario : scenario_name, "");
+  Config config;
+  Stats stats;
+  Waves waves;
+  RunContext ctx{config, stats, waves, 1};
+  const SimParams sim(config);
+  auto tb = scenario.build(ctx);
+  std::cout << fmt::format("{:<32} {:<10} {:<8} {:<24} {}\n", "parameter", "default", "unit", "allowed", "description");
+  for (const auto& p : config.params())
+    std::cout << fmt::format("{:<32} {:<10} {:<8} {:<24} {}\n", p.key, p.default_value.dump(), p.unit, p.range,
+                             p.description);
+  return 0;
+}
+
+}  // namespace xy

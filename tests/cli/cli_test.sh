@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Command-line behaviour of xysim: cli_test.sh XYSIM CASE
+set -uo pipefail
+xysim=$1
+case_name=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# Runs xysim expecting exit status 2 and exactly one line on stderr containing $1.
+expect_bad_input() {
+  local want=$1; shift
+  "$xysim" "$@" >"$work/out" 2>"$work/err"
+  local rc=$?
+  [ "$rc" -eq 2 ] || fail "xysim $*: exit $rc, expected 2; stderr: $(cat "$work/err")"
+  [ "$(wc -l <"$work/err")" -eq 1 ] || fail "xysim $*: expected one line on stderr, got: $(cat "$work/err")"
+  grep -qF -- "$want" "$work/err" || fail "xysim $*: stderr lacks '$want': $(cat "$work/err")"
+  echo "ok: $(cat "$work/err")"
+}
+
+case "$case_name" in
+  negative_latency)
+    expect_bad_input "link.latency_cycles = '-3'" run link-basic --set link.latency_cycles=-3 --quiet ;;
+  unknown_key)
+    expect_bad_input "unknown parameter 'no.such.key'" run link-basic --set no.such.key=1 --quiet ;;
+  yaml_syntax)
+    printf 'scenario: link-basic\nparams:\n  link: {latency_cycles: 4\n' >"$work/bad.yaml"
+    expect_bad_input "$work/bad.yaml:" run "$work/bad.yaml" --quiet ;;
+  unknown_scenario)
+    expect_bad_input "unknown scenario 'nope'" run nope ;;
+  bad_waves_extension)
+    expect_bad_input ".vcd or .fst" run --waves "$work/x.txt" --quiet ;;
+  bad_cli_value)
+    expect_bad_input "--seed" run --seed abc ;;
+  same_seed_same_results)
+    "$xysim" run link-basic --seed 7 --out "$work/A" --quiet >/dev/null || fail "run A"
+    "$xysim" run link-basic --seed 7 --out "$work/B" --quiet >/dev/null || fail "run B"
+    "$xysim" run link-basic --seed 8 --out "$work/C" --quiet >/dev/null || fail "run C"
+    cmp "$work/A/results.json" "$work/B/results.json" || fail "same seed, different results"
+    cmp -s "$work/A/results.json" "$work/C/results.json" && fail "seeds 7 and 8 gave identical results"
+    [ -s "$work/A/run.json" ] || fail "no run.json"
+    echo "ok: seed 7 twice identical, seed 8 differs" ;;
+  yaml_scenario_file)
+    printf 'scenario: link-basic\nseed: 3\nparams:\n  link:\n    latency_cycles: 21\n  traffic.packets: 300\n' >"$work/s.yaml"
+    "$xysim" run "$work/s.yaml" --out "$work/Y" --quiet >/dev/null || fail "yaml run"
+    grep -q '"link.latency_cycles": 21' "$work/Y/results.json" || fail "latency not applied"
+    grep -q '"seed": 3' "$work/Y/results.json" || fail "seed not applied"
+    echo "ok" ;;
+  lists)
+    "$xysim" scenarios | grep -q '^link-basic ' || fail "scenarios"
+    "$xysim" params link-basic | grep -q '^link.latency_cycles ' || fail "params"
+    "$xysim" --version | grep -q '^xysim ' || fail "version"
+    echo "ok" ;;
+  *) fail "unknown case $case_name" ;;
+esac

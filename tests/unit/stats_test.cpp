@@ -1,0 +1,116 @@
+#include "xingyun/stats.hpp"
+
+#include <gtest/gtest.h>
+
+#include "xingyun/packet.hpp"
+#include "xingyun/rng.hpp"
+#include "xingyun/units.hpp"
+
+namespace xy {
+namespace {
+
+TEST(LatencyHistogram, QuantilesAreExactCycleCounts) {
+  LatencyHistogram h(kNs);
+  for (Cycle c = 1; c <= 1000; ++c) h.record(c);
+  EXPECT_EQ(h.count(), 1000u);
+  EXPECT_EQ(h.quantile(0.5), 500u);
+  EXPECT_EQ(h.quantile(0.99), 990u);
+  EXPECT_EQ(h.quantile(0.999), 999u);
+  EXPECT_EQ(h.quantile(1.0), 1000u);
+  EXPECT_EQ(h.min(), 1u);
+  EXPECT_EQ(h.max(), 1000u);
+  EXPECT_DOUBLE_EQ(h.mean(), 500.5);
+}
+
+TEST(LatencyHistogram, ReportsCyclesAndNanoseconds) {
+  LatencyHistogram h(2 * kNs);  // 500 MHz
+  h.record(10);
+  h.record(30);
+  const auto j = h.to_json();
+  EXPECT_EQ(j["p50_cycles"], 10.0);
+  EXPECT_EQ(j["p50_ns"], 20.0);
+  EXPECT_EQ(j["max_ns"], 60.0);
+  EXPECT_EQ(j["count"], 2u);
+}
+
+TEST(LatencyHistogram, TailOfASkewedDistribution) {
+  LatencyHistogram h(kNs);
+  for (int i = 0; i < 9990; ++i) h.record(8);
+  for (int i = 0; i < 10; ++i) h.record(5000);
+  EXPECT_EQ(h.quantile(0.99), 8u);
+  EXPECT_EQ(h.quantile(0.999), 8u);
+  EXPECT_EQ(h.quantile(0.9995), 5000u);
+}
+
+TEST(Stats, RegistryResetsAtTheEndOfWarmup) {
+  Stats s;
+  Counter& c = s.counter("top.a.packets", "packets", "d");
+  LatencyHistogram& h = s.histogram("top.a.latency", kNs, "d");
+  c.add(5);
+  h.record(3);
+  s.reset();
+  EXPECT_EQ(c.value(), 0u);
+  EXPECT_EQ(h.count(), 0u);
+  c.add(2);
+  EXPECT_EQ(s.to_json()["top.a.packets"]["value"], 2u);
+  EXPECT_THROW(s.counter("top.a.packets", "", ""), std::logic_error);
+}
+
+TEST(Rng, SameSeedAndNameGiveTheSameStream) {
+  Rng a(7, "top.gen"), b(7, "top.gen"), c(7, "top.sink"), d(8, "top.gen");
+  bool differs_by_name = false, differs_by_seed = false;
+  for (int i = 0; i < 100; ++i) {
+    const auto x = a.next();
+    EXPECT_EQ(x, b.next());
+    differs_by_name |= x != c.next();
+    differs_by_seed |= x != d.next();
+  }
+  EXPECT_TRUE(differs_by_name);
+  EXPECT_TRUE(differs_by_seed);
+}
+
+TEST(Rng, BelowIsUniform) {
+  Rng r(1, "u");
+  int counts[6] = {};
+  const int n = 600000;
+  for (int i = 0; i < n; ++i) ++counts[r.below(6)];
+  double chi2 = 0;
+  for (int c : counts) chi2 += (c - n / 6.0) * (c - n / 6.0) / (n / 6.0);
+  EXPECT_LT(chi2, 20.5);  // 5 degrees of freedom, p = 0.001
+}
+
+TEST(Rng, GeometricHasMeanOneOverP) {
+  Rng r(3, "g");
+  double sum = 0;
+  const int n = 200000;
+  for (int i = 0; i < n; ++i) sum += static_cast<double>(r.geometric(0.01));
+  EXPECT_NEAR(sum / n, 100.0, 1.5);  // sd of the mean = sqrt(0.99)/0.01/sqrt(n) = 0.22
+  EXPECT_EQ(r.geometric(1.0), 1u);
+}
+
+TEST(Units, ParsesAndFormatsTimes) {
+  EXPECT_EQ(parse_time("10us"), 10 * kUs);
+  EXPECT_EQ(parse_time("1.5ns"), 1500 * kPs);
+  EXPECT_EQ(parse_time("0"), 0u);
+  EXPECT_THROW(parse_time("10 parsecs"), std::invalid_argument);
+  EXPECT_THROW(parse_time("-1us"), std::invalid_argument);
+  EXPECT_EQ(period_from_mhz(1000), kNs);
+  EXPECT_EQ(period_from_mhz(1328.125), 752941u);  // 752.941 ps
+  EXPECT_EQ(beats(65, 32), 3u);
+  EXPECT_DOUBLE_EQ(gbps(32, kNs), 256.0);
+}
+
+TEST(PacketPool, RecyclesPacketsWithoutNewAllocations) {
+  PacketPool pool;
+  std::vector<Packet*> held;
+  for (int round = 0; round < 100; ++round) {
+    for (int i = 0; i < 10; ++i) held.push_back(pool.acquire());
+    for (Packet* p : held) pool.release(p);
+    held.clear();
+  }
+  EXPECT_EQ(pool.allocated(), 10u);
+  EXPECT_EQ(pool.in_use(), 0u);
+}
+
+}  // namespace
+}  // namespace xy

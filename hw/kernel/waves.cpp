@@ -284,6 +284,11 @@ void Waves::start() {
       throw std::invalid_argument("waves: probe '" + probes_[order[k]].name +
                                   "' registered twice");
 
+  const auto dir = std::filesystem::path(options_.path).parent_path();
+  if (!dir.empty()) {
+    std::error_code ignored;  // an unwritable place is reported when the file fails to open
+    std::filesystem::create_directories(dir, ignored);
+  }
   if (format_of(options_.path) == Format::kVcd)
     writer_ = std::make_unique<VcdWriter>(options_.path);
   else

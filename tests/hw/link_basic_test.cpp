@@ -93,6 +93,16 @@ TEST(LinkBasic, FstWavesAreWritten) {
   EXPECT_TRUE(std::filesystem::exists("/tmp/xy_link_basic_test.gtkw"));
 }
 
+TEST(LinkBasic, WarmupResetsTheStatsButNotTheScoreboard) {
+  // 256-byte packets back to back: one packet per 8 cycles (8 ns); 10 us of warm-up ~ 1250 packets.
+  const RunResult r = run({"traffic.load=1", "traffic.min_bytes=256", "traffic.max_bytes=256", "traffic.packets=4000",
+                           "sim.warmup_us=10"});
+  ASSERT_EQ(r.failure, "");
+  const auto counted = r.results["stats"]["top.link.sink.packets"]["value"].get<std::uint64_t>();
+  EXPECT_EQ(r.results["summary"]["packets_received"], 4000u);  // the scoreboard saw every packet
+  EXPECT_NEAR(static_cast<double>(counted), 4000.0 - 1250.0, 2.0);
+}
+
 TEST(LinkBasic, UnknownParameterIsRejectedBeforeTheRun) {
   EXPECT_THROW(run({"link.latency=3"}), ConfigError);
 }

@@ -129,15 +129,24 @@ struct Consumer : Core {
   void commit() override { set_busy(ch.ready_by(now() + 1)); }
 };
 
+// A producer and a consumer wired through one channel, from clock `src` to clock `dst`.
+struct Pipe {
+  Channel<std::uint64_t> ch;
+  Producer p;
+  Consumer c;
+  Pipe(Clock& src, Clock& dst, ChannelSpec spec, std::uint64_t items, double stall, Cycle start = 0)
+      : ch("ch", src, dst, spec), p(ch, items), c(ch, stall) {
+    src.attach(p);
+    dst.attach(c);
+    ch.connect(&p, &c);
+    p.wake_at(start);
+  }
+};
+
 TEST(Channel, DeliversEachItemExactlyLatencyCyclesLater) {
   Clock clock("clk", kNs);
-  Channel<std::uint64_t> ch("ch", clock, ChannelSpec{5, 0, 1, 2});
-  Producer p(ch, 100);
-  Consumer c(ch, 0);
-  clock.attach(p);
-  clock.attach(c);
-  ch.connect(&p, &c);
-  p.wake_at(0);
+  Pipe pipe(clock, clock, ChannelSpec{5, 0, 1, 2}, 100, 0);
+  auto& [ch, p, c] = pipe;
   run_until({&clock}, kUs);
   ASSERT_EQ(c.got.size(), 100u);
   for (std::size_t i = 0; i < 100; ++i) {
@@ -150,13 +159,8 @@ TEST(Channel, DeliversEachItemExactlyLatencyCyclesLater) {
 TEST(Channel, CreditsLimitItemsInFlightToTheBuffer) {
   // 3 credits over latency 4 + credit latency 1: at most 3 items per 5-cycle round trip.
   Clock clock("clk", kNs);
-  Channel<std::uint64_t> ch("ch", clock, ChannelSpec{4, 3, 1, 2});
-  Producer p(ch, 300);
-  Consumer c(ch, 0);
-  clock.attach(p);
-  clock.attach(c);
-  ch.connect(&p, &c);
-  p.wake_at(0);
+  Pipe pipe(clock, clock, ChannelSpec{4, 3, 1, 2}, 300, 0);
+  const Consumer& c = pipe.c;
   run_until({&clock}, 10 * kUs);
   ASSERT_EQ(c.got.size(), 300u);
   const Cycle span = c.got.back().first - c.got.front().first;
@@ -165,13 +169,8 @@ TEST(Channel, CreditsLimitItemsInFlightToTheBuffer) {
 
 TEST(Channel, FullCreditsGiveFullRateAndStallsLoseNothing) {
   Clock clock("clk", kNs);
-  Channel<std::uint64_t> ch("ch", clock, ChannelSpec{3, 4, 1, 2});
-  Producer p(ch, 5000);
-  Consumer c(ch, 0.3);  // back-pressure 30 % of cycles
-  clock.attach(p);
-  clock.attach(c);
-  ch.connect(&p, &c);
-  p.wake_at(0);
+  Pipe pipe(clock, clock, ChannelSpec{3, 4, 1, 2}, 5000, 0.3);  // back-pressure 30 % of cycles
+  auto& [ch, p, c] = pipe;
   run_until({&clock}, kMs);
   ASSERT_EQ(c.got.size(), 5000u);
   for (std::size_t i = 0; i < c.got.size(); ++i) ASSERT_EQ(c.got[i].second, i);
@@ -197,13 +196,8 @@ TEST(Channel, PushWithoutCreditThrows) {
 
 TEST(AsyncFifo, CrossesClocksThroughTheSynchroniserInOrder) {
   Clock src("src", 1000 * kPs), dst("dst", 1550 * kPs);
-  Channel<std::uint64_t> ch("cdc", src, dst, ChannelSpec{1, 8, 1, 2});
-  Producer p(ch, 2000);
-  Consumer c(ch, 0.1);
-  src.attach(p);
-  dst.attach(c);
-  ch.connect(&p, &c);
-  p.wake_at(0);
+  Pipe pipe(src, dst, ChannelSpec{1, 8, 1, 2}, 2000, 0.1);
+  const auto& [ch, p, c] = pipe;
   run_until({&src, &dst}, kMs);
   ASSERT_EQ(c.got.size(), 2000u);
   for (std::size_t i = 0; i < c.got.size(); ++i) {
@@ -218,13 +212,8 @@ TEST(AsyncFifo, CrossesClocksThroughTheSynchroniserInOrder) {
 
 TEST(AsyncFifo, ZeroLoadLatencyIsTheSynchroniserDepth) {
   Clock src("src", 1000 * kPs), dst("dst", 3000 * kPs);
-  Channel<std::uint64_t> ch("cdc", src, dst, ChannelSpec{1, 0, 1, 3});
-  Producer p(ch, 1);
-  Consumer c(ch, 0);
-  src.attach(p);
-  dst.attach(c);
-  ch.connect(&p, &c);
-  p.wake_at(4);  // written at 4 ns; next dst edge 6 ns, then 9 and 12 ns
+  Pipe pipe(src, dst, ChannelSpec{1, 0, 1, 3}, 1, 0, 4);  // written at 4 ns; dst edges 6, 9, 12 ns
+  const Consumer& c = pipe.c;
   run_until({&src, &dst}, kUs);
   ASSERT_EQ(c.got.size(), 1u);
   EXPECT_EQ(dst.time_of(c.got[0].first), 12 * kNs);

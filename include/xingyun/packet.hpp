@@ -17,6 +17,7 @@ struct Packet {
   std::uint32_t bytes = 0;
   std::uint8_t vc = 0;
   bool phantom = true;               // true: `payload` is unused, only `bytes` counts
+  bool bad = false;                  // marked on the way (uncorrectable FEC codeword, bad FCS)
   Time created = 0;                  // when the generator made it
   Time injected = 0;                 // when its head entered the first channel
   std::vector<std::uint8_t> payload; // `bytes` long when !phantom
@@ -42,6 +43,7 @@ class PacketPool {
   }
   void release(Packet* p) {
     p->payload.clear();  // keeps capacity
+    p->bad = false;
     free_.push_back(p);
   }
   std::size_t allocated() const { return store_.size(); }

@@ -7,13 +7,12 @@
 // (latency + credit_latency) and load 1.0 the channel carries one beat every cycle.
 #include "tb/scenarios/link_basic.hpp"
 
-#include <deque>
-
 #include <fmt/format.h>
 
 #include "xingyun/channel.hpp"
 #include "xingyun/clock_domain.hpp"
 #include "xingyun/packet.hpp"
+#include "tb/scoreboard.hpp"
 
 namespace xy {
 namespace {
@@ -49,24 +48,11 @@ struct Params {
   }
 };
 
-// What the sink must receive, in order; filled by the generator.
-struct Expected {
-  std::uint64_t id;
-  std::uint32_t bytes;
-  std::uint64_t digest;
-};
-
-std::uint64_t digest_of(const Packet& p) {
-  std::uint64_t h = 0xcbf29ce484222325ULL ^ p.bytes;
-  for (std::uint8_t b : p.payload) h = (h ^ b) * 0x100000001b3ULL;
-  return h;
-}
-
 class Generator : public Core {
  public:
-  Generator(std::string name, const Params& p, Channel<Flit>& out, PacketPool& pool, std::deque<Expected>& expect,
+  Generator(std::string name, const Params& p, Channel<Flit>& out, PacketPool& pool, Scoreboard& scoreboard,
             Rng rng)
-      : Core(std::move(name)), p_(p), out_(out), pool_(pool), expect_(expect), rng_(rng) {
+      : Core(std::move(name)), p_(p), out_(out), pool_(pool), scoreboard_(scoreboard), rng_(rng) {
     const double mean_beats = (beats(p.min_bytes, p.width) + beats(p.max_bytes, p.width)) / 2.0;
     start_probability_ = 1.0 / (1.0 + mean_beats * (1.0 / p.load - 1.0));
   }
@@ -113,14 +99,14 @@ class Generator : public Core {
       pk->payload.resize(pk->bytes);
       for (auto& b : pk->payload) b = static_cast<std::uint8_t>(rng_.next());
     }
-    expect_.push_back({pk->id, pk->bytes, digest_of(*pk)});
+    scoreboard_.expect(*pk);
     return pk;
   }
 
   const Params& p_;
   Channel<Flit>& out_;
   PacketPool& pool_;
-  std::deque<Expected>& expect_;
+  Scoreboard& scoreboard_;
   Rng rng_;
   double start_probability_;
   Packet* current_ = nullptr;
@@ -131,9 +117,9 @@ class Generator : public Core {
 
 class Sink : public Core {
  public:
-  Sink(std::string name, const Params& p, Channel<Flit>& in, PacketPool& pool, std::deque<Expected>& expect,
+  Sink(std::string name, const Params& p, Channel<Flit>& in, PacketPool& pool, Scoreboard& scoreboard,
        Rng rng, Stats& stats)
-      : Core(std::move(name)), p_(p), in_(in), pool_(pool), expect_(expect), rng_(rng),
+      : Core(std::move(name)), p_(p), in_(in), pool_(pool), scoreboard_(scoreboard), rng_(rng),
         packets_(stats.counter(this->name() + ".packets", "packets", "packets received whole")),
         bytes_(stats.counter(this->name() + ".bytes", "bytes", "payload bytes received")),
         beats_(stats.counter(this->name() + ".beats", "beats", "beats taken from the channel")),
@@ -165,17 +151,12 @@ class Sink : public Core {
     latency_.record((t - pk->injected) / period);
     packets_.add();
     bytes_.add(pk->bytes);
-    ++received_;
-    check_against_expected(*pk);
+    last_id_ = pk->id;
+    if (std::string e = scoreboard_.receive(*pk); !e.empty()) fail(e);
     pool_.release(pk);
   }
   void commit() override { set_busy(in_.ready_by(now() + 1)); }
 
-  std::uint64_t received() const { return received_; }
-  std::uint64_t lost() const { return lost_; }
-  std::uint64_t duplicated() const { return duplicated_; }
-  std::uint64_t reordered() const { return reordered_; }
-  std::uint64_t corrupted() const { return corrupted_; }
   std::uint64_t last_id() const { return last_id_; }
   const std::string& first_error() const { return first_error_; }
   Time first_beat() const { return first_beat_; }
@@ -188,39 +169,15 @@ class Sink : public Core {
     if (first_error_.empty())
       first_error_ = fmt::format("{} at cycle {} ({}): {}", name(), now(), format_time(clock().time_of(now())), what);
   }
-  void check_against_expected(const Packet& pk) {
-    last_id_ = pk.id;
-    if (pk.id <= highest_id_) {
-      ++duplicated_;
-      return fail(fmt::format("packet {} received again", pk.id));
-    }
-    highest_id_ = pk.id;
-    while (!expect_.empty() && expect_.front().id < pk.id) {
-      ++lost_;
-      fail(fmt::format("packet {} lost (packet {} arrived)", expect_.front().id, pk.id));
-      expect_.pop_front();
-    }
-    if (expect_.empty() || expect_.front().id != pk.id) {
-      ++reordered_;
-      return fail(fmt::format("packet {} was not expected", pk.id));
-    }
-    if (expect_.front().bytes != pk.bytes || (!pk.phantom && expect_.front().digest != digest_of(pk))) {
-      ++corrupted_;
-      fail(fmt::format("packet {} arrived with other bytes than were sent", pk.id));
-    }
-    expect_.pop_front();
-  }
-
   const Params& p_;
   Channel<Flit>& in_;
   PacketPool& pool_;
-  std::deque<Expected>& expect_;
+  Scoreboard& scoreboard_;
   Rng rng_;
   Counter &packets_, &bytes_, &beats_, &stalls_;
   LatencyHistogram &latency_, &head_latency_;
   std::uint32_t expected_beat_ = 0;
-  std::uint64_t received_ = 0, lost_ = 0, duplicated_ = 0, reordered_ = 0, corrupted_ = 0;
-  std::uint64_t highest_id_ = 0, last_id_ = 0;
+  std::uint64_t last_id_ = 0;
   Time first_beat_ = 0, last_beat_ = 0;
   std::string first_error_;
 };
@@ -231,8 +188,8 @@ class LinkBasic : public Testbench {
       : p_(ctx.config),
         domain_("link", period_from_mhz(p_.clock_mhz)),
         channel_("top.link.channel", domain_.clock(), ChannelSpec{p_.latency, p_.credits, p_.credit_latency, 2}),
-        gen_("top.link.gen", p_, channel_, pool_, expect_, ctx.rng("top.link.gen")),
-        sink_("top.link.sink", p_, channel_, pool_, expect_, ctx.rng("top.link.sink"), ctx.stats),
+        gen_("top.link.gen", p_, channel_, pool_, scoreboard_, ctx.rng("top.link.gen")),
+        sink_("top.link.sink", p_, channel_, pool_, scoreboard_, ctx.rng("top.link.sink"), ctx.stats),
         stats_(ctx.stats) {
     domain_.attach(gen_);
     domain_.attach(sink_);
@@ -244,18 +201,18 @@ class LinkBasic : public Testbench {
     w.probe("top.link.gen.packets_made", 32, [this] { return gen_.made(); });
     w.probe("top.link.channel.credits", 32, [this] { return channel_.credits_available(); });
     w.probe("top.link.channel.in_flight", 32, [this] { return channel_.in_flight(); });
-    w.probe("top.link.sink.packets", 32, [this] { return sink_.received(); });
+    w.probe("top.link.sink.packets", 32, [this] { return scoreboard_.received(); });
     w.probe("top.link.sink.last_id", 32, [this] { return sink_.last_id(); });
     w.watch(domain_.clock());
   }
 
-  bool done() const override { return sink_.received() + sink_.lost() >= p_.packets; }
+  bool done() const override { return scoreboard_.received() + scoreboard_.lost() >= p_.packets; }
   std::uint64_t progress() const override { return channel_.popped(); }
   void end_warmup() override { sink_.restart_window(); }
 
   void check() const override {
     if (!sink_.first_error().empty()) throw CheckFailure(sink_.first_error());
-    if (!done()) throw CheckFailure(fmt::format("top.link.sink: {} of {} packets received", sink_.received(), p_.packets));
+    if (!done()) throw CheckFailure(fmt::format("top.link.sink: {} of {} packets received", scoreboard_.received(), p_.packets));
   }
 
   nlohmann::json summary() const override {
@@ -272,11 +229,11 @@ class LinkBasic : public Testbench {
     s["goodput_Gbps"] = window_cycles ? gbps(bytes / window_cycles, period) : 0.0;
     s["beat_utilisation"] = window_cycles ? beats / window_cycles : 0.0;
     s["packets_sent"] = gen_.made();
-    s["packets_received"] = sink_.received();
-    s["packets_lost"] = sink_.lost();
-    s["packets_duplicated"] = sink_.duplicated();
-    s["packets_reordered"] = sink_.reordered();
-    s["packets_corrupted"] = sink_.corrupted();
+    s["packets_received"] = scoreboard_.received();
+    s["packets_lost"] = scoreboard_.lost();
+    s["packets_duplicated"] = scoreboard_.duplicated();
+    s["packets_reordered"] = scoreboard_.reordered();
+    s["packets_corrupted"] = scoreboard_.corrupted();
     s["configured_latency_cycles"] = p_.latency;
     s["head_latency"] = head->to_json();
     s["packet_latency"] = lat->to_json();
@@ -292,8 +249,8 @@ class LinkBasic : public Testbench {
     out += fmt::format("  {:<28} {:>12.3f} Gb/s  (beat utilisation {:.4f})\n", "goodput",
                        s["goodput_Gbps"].get<double>(), s["beat_utilisation"].get<double>());
     out += fmt::format("  {:<28} {:>12} / {} sent  (lost {}, duplicated {}, reordered {}, corrupted {})\n",
-                       "packets received", sink_.received(), gen_.made(), sink_.lost(), sink_.duplicated(),
-                       sink_.reordered(), sink_.corrupted());
+                       "packets received", scoreboard_.received(), gen_.made(), scoreboard_.lost(), scoreboard_.duplicated(),
+                       scoreboard_.reordered(), scoreboard_.corrupted());
     out += fmt::format("  {:<28} min {} p50 {} p99 {} max {} cycles (configured {})\n", "head latency",
                        h["min_cycles"].get<double>(), h["p50_cycles"].get<double>(), h["p99_cycles"].get<double>(),
                        h["max_cycles"].get<double>(), p_.latency);
@@ -307,7 +264,7 @@ class LinkBasic : public Testbench {
   Params p_;
   ClockDomain domain_;
   PacketPool pool_;
-  std::deque<Expected> expect_;
+  Scoreboard scoreboard_;
   Channel<Flit> channel_;
   Generator gen_;
   Sink sink_;

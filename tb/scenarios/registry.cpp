@@ -1,4 +1,5 @@
 #include "tb/scenarios/link_basic.hpp"
+#include "tb/scenarios/phy.hpp"
 #include "tb/scenario.hpp"
 
 namespace xy {
@@ -6,6 +7,8 @@ namespace xy {
 const std::vector<Scenario>& scenarios() {
   static const std::vector<Scenario> all = {
       link_basic_scenario(),
+      phy_loopback_scenario(),
+      phy_fec_curve_scenario(),
   };
   return all;
 }

@@ -30,6 +30,12 @@ case "$case_name" in
     expect_bad_input "unknown scenario 'nope'" run nope ;;
   bad_waves_extension)
     expect_bad_input ".vcd or .fst" run --waves "$work/x.txt" --quiet ;;
+  phy_bad_lanes)
+    expect_bad_input "phy.lanes = 3" run phy-loopback --set phy.lanes=3 --quiet ;;
+  phy_bad_ber)
+    expect_bad_input "phy.errors.ber = '1'" run phy-loopback --set phy.errors.ber=1 --quiet ;;
+  phy_bad_fec)
+    expect_bad_input "must be one of rs544, rs272, none" run phy-loopback --set phy.fec=rs999 --quiet ;;
   bad_cli_value)
     expect_bad_input "--seed" run --seed abc ;;
   same_seed_same_results)

@@ -333,7 +333,8 @@ TEST(Waves, UnknownExtensionThrowsNamingThePath) {
 }
 
 TEST(Waves, UnopenableFileThrowsNamingThePath) {
-  for (const std::string path : {"/nonexistent-xy/dir/a.vcd", "/nonexistent-xy/dir/a.fst"}) {
+  // Under a file, so no folder can be made for them.
+  for (const std::string path : {"/dev/null/dir/a.vcd", "/dev/null/dir/a.fst"}) {
     Waves w(to(path));
     w.probe("top.a", 1, [] { return 0; });
     try {

@@ -1,0 +1,451 @@
+#include "hw/phy/phy.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+
+#include <boost/math/distributions/binomial.hpp>
+#include <fmt/format.h>
+
+namespace xy::phy {
+namespace {
+
+constexpr int kSymbolBits = 10;     // every code here is over GF(2^10)
+constexpr int kLaneBitsPerCycle = 40;
+
+// As in 200G/400GBASE-R (802.3 clause 119), 257b blocks are scrambled after transcoding; the
+// model scrambles bits 1..256 of each (the header bit stays in the clear).
+void scramble_block(Scrambler& s, std::uint8_t* bits, std::uint64_t at, bool descramble) {
+  for (int w = 0; w < 4; ++w) {
+    const std::uint64_t pos = at + 1 + 64 * w;
+    const std::uint64_t v = get_bits(bits, pos, 64);
+    put_bits(bits, pos, 64, descramble ? s.descramble(v) : s.scramble(v));
+  }
+}
+
+Cycle ns_to_cycles(double ns, Time period) {
+  return static_cast<Cycle>(std::ceil(ns * kNs / static_cast<double>(period) - 1e-9));
+}
+
+}  // namespace
+
+PhyParams PhyParams::declare(Config& c, const std::string& prefix) {
+  PhyParams p;
+  const std::string k = prefix + ".";
+  p.fec = c.choice(k + "fec", "rs544", {"rs544", "rs272", "none"},
+                   "FEC: KP4 RS(544,514), low-latency RS(272,257+1), or none (CRC only)");
+  p.lanes = static_cast<int>(c.integer(k + "lanes", 4, "lanes", 1, 8, "SerDes lanes of the port: 1, 2, 4 or 8"));
+  if (p.lanes != 1 && p.lanes != 2 && p.lanes != 4 && p.lanes != 8)
+    throw ConfigError(fmt::format("{}lanes = {}: must be 1, 2, 4 or 8", k, p.lanes));
+  p.interleave = static_cast<int>(
+      c.integer(k + "interleave", 1, "codewords", 1, 2, "codewords interleaved symbol by symbol over the lanes"));
+  p.lane_gbps = c.real(k + "lane_gbps", 106.25, "Gb/s", 1, 1000, "line rate of one lane (53.125 GBd PAM4)");
+  p.fast = c.choice(k + "codec", "fast", {"fast", "exact"},
+                    "exact: encode and decode every codeword; fast: only those the channel touched (same results)") ==
+           "fast";
+  const Time period = p.period();
+  struct { const char* mode; double enc, dec; Pipeline* pipeline; } defaults[] = {
+      {"rs544", 5, 50, &p.rs544}, {"rs272", 3, 25, &p.rs272}, {"none", 0, 1, &p.none}};
+  for (const auto& d : defaults) {
+    d.pipeline->encoder = ns_to_cycles(c.real(k + d.mode + ".encoder_ns", d.enc, "ns", 0, 100000, "encoder pipeline"), period);
+    d.pipeline->decoder = ns_to_cycles(
+        c.real(k + d.mode + ".decoder_ns", d.dec, "ns", 0, 100000, "decoder pipeline after the codeword is complete"),
+        period);
+  }
+  const double pma_tx = c.real(k + "pma_tx_ns", 10, "ns", 0, 100000, "TX PMA/SerDes latency (check)");
+  const double pma_rx = c.real(k + "pma_rx_ns", 10, "ns", 0, 100000, "RX PMA/SerDes latency incl. DSP (check)");
+  const double cable = c.real(k + "cable_m", 2, "m", 0, 1000, "cable length; 5 ns per metre");
+  p.max_skew_ns = c.real(k + "max_skew_ns", 1, "ns", 0, 1000, "worst skew between lanes, removed by the deskew buffer");
+  p.path_cycles = ns_to_cycles(pma_tx + 5 * cable + pma_rx + p.max_skew_ns, period);
+  p.cdr_lock_cycles = ns_to_cycles(c.real(k + "cdr_lock_us", 1, "us", 0, 1e6, "link-up time: CDR lock") * 1000, period);
+  p.am_period_groups = static_cast<Cycle>(
+      c.integer(k + "am_period", 8192, "codeword groups", 0, 1 << 24, "alignment markers every this many; 0 = none"));
+  p.am_cycles = ns_to_cycles(c.real(k + "am_ns", 0, "ns", 0, 1000, "line time of one alignment-marker group") ,
+                             period);
+  if (p.am_cycles == 0 && p.am_period_groups)
+    p.am_cycles = (1920 + kLaneBitsPerCycle * p.lanes - 1) / (kLaneBitsPerCycle * p.lanes);  // 16 x 120-bit AMs
+  p.errors.ber = c.real(k + "errors.ber", 0, "", 0, 0.49, "random bit error ratio per lane (pre-FEC)");
+  p.errors.p_good_to_bad = c.real(k + "errors.p_good_to_bad", 0, "per symbol", 0, 1,
+                                  "Gilbert-Elliott: chance per symbol of entering a burst; 0 = no bursts");
+  p.errors.p_bad_to_good =
+      c.real(k + "errors.p_bad_to_good", 0.1, "per symbol", 1e-12, 1, "Gilbert-Elliott: chance per symbol of leaving it");
+  p.errors.ber_bad = c.real(k + "errors.ber_bad", 0.01, "", 0, 0.49, "bit error ratio inside a burst");
+  p.errors.dfe_propagation = c.real(k + "errors.dfe_propagation", 0, "", 0, 0.99,
+                                    "chance that a symbol error is followed by another (DFE)");
+  if (p.n() * p.interleave * kSymbolBits % (kLaneBitsPerCycle * p.lanes) != 0 && p.fec != "none")
+    throw ConfigError(fmt::format("{}lanes = {} with {}fec = {} and {}interleave = {}: a codeword group must fill "
+                                  "whole cycles of {} bits; use {}interleave = 2",
+                                  k, p.lanes, k, p.fec, k, p.interleave, kLaneBitsPerCycle * p.lanes, k));
+  return p;
+}
+
+Time PhyParams::period() const { return period_from_mhz(lane_gbps * 1000 / kLaneBitsPerCycle); }
+int PhyParams::n() const { return fec == "rs544" ? 544 : fec == "rs272" ? 272 : 514; }
+int PhyParams::k() const { return fec == "rs544" ? 514 : fec == "rs272" ? 258 : 514; }
+int PhyParams::t() const { return fec == "rs544" ? 15 : fec == "rs272" ? 7 : 0; }
+int PhyParams::blocks_per_codeword() const { return fec == "rs272" ? 40 : 80; }  // 257b blocks x 4
+Cycle PhyParams::group_cycles() const {
+  const int bits = n() * interleave * kSymbolBits, per_cycle = kLaneBitsPerCycle * lanes;
+  return static_cast<Cycle>((bits + per_cycle - 1) / per_cycle);  // `none` pads its last beat
+}
+
+double codeword_error_ratio(const PhyParams& p, double ber) {
+  // A PAM4 symbol errs with 2*ber and flips one bit; an m-bit FEC symbol spans m/2 of them.
+  const double symbol_ok = std::pow(1 - 2 * ber, kSymbolBits / 2);
+  const boost::math::binomial_distribution<double> errors(p.n(), 1 - symbol_ok);
+  return boost::math::cdf(boost::math::complement(errors, static_cast<double>(p.t())));
+}
+
+struct PhyLink::Impl {
+  Impl(const std::string& name, const PhyParams& p, Clock& clock, Stats& stats, std::uint64_t seed,
+       const std::string& stream, Channel<Packet*>* in, Channel<Packet*>* out, PacketPool& pool);
+
+  // --- TX: frames to 66b blocks; every C cycles a codeword group onto the line ---
+  struct Tx : Core {
+    Impl& link;
+    explicit Tx(Impl& l, std::string name) : Core(std::move(name)), link(l) {}
+    void eval() override { link.tx_eval(); }
+    void commit() override { link.tx_commit(); }
+  };
+  // --- RX: decode a group D cycles after it is complete, deliver frames one per cycle ---
+  struct Rx : Core {
+    Impl& link;
+    explicit Rx(Impl& l, std::string name) : Core(std::move(name)), link(l) {}
+    void eval() override { link.rx_eval(); }
+    void commit() override { link.rx_commit(); }
+  };
+
+  void tx_eval();
+  void tx_commit();
+  void rx_eval();
+  void rx_commit();
+  CodewordGroup* make_group();
+  void distribute_errors(CodewordGroup& g);
+  void decode(CodewordGroup& g);
+  void deliver_frames();
+
+  std::string name;
+  PhyParams p;
+  Clock& clock;
+  ReedSolomon codec;
+  std::vector<BitErrorModel> lanes;
+  Channel<Packet*>* in;
+  Channel<Packet*>* out;
+  PacketPool& pool;
+  Channel<CodewordGroup*> line;
+  Tx tx;
+  Rx rx;
+
+  // TX state
+  Scrambler scrambler;
+  std::deque<Block66> tx_blocks;      // blocks not yet sent
+  std::uint64_t tx_block_base = 0;    // global index of tx_blocks.front()
+  std::uint64_t tx_block_end = 0;     // global index one past the last queued block
+  Cycle next_send = 0;
+  std::uint64_t groups_sent = 0;
+  bool stopped = false;
+  std::uint64_t stop_failures = ~0ull, stop_codewords = ~0ull;
+  std::vector<std::unique_ptr<CodewordGroup>> group_store;
+  std::vector<CodewordGroup*> free_groups;
+  std::vector<std::uint64_t> lane_flips;
+
+  // RX state
+  Scrambler descrambler;
+  std::deque<std::pair<Block66, bool>> rx_blocks;  // block, carried by a failed codeword
+  std::uint64_t rx_block_base = 0;
+  std::deque<FrameRecord> frames;    // taken in by the TX, not yet delivered
+  std::deque<std::pair<Cycle, CodewordGroup*>> decoding;
+  std::deque<Packet*> rx_out;
+  std::vector<std::uint8_t> bits;    // one codeword's message bits
+  std::vector<std::uint8_t> frame_bytes;
+  std::vector<Block66> frame_blocks;
+  std::vector<bool> symbol_hit;
+  Cycle last_fec_latency = 0;
+
+  Counter &codewords, &corrected_codewords, &corrected_symbols, &uncorrectable, &miscorrected, &beyond_t,
+      &decoder_failures,
+      &line_bits, &pre_fec_bit_errors, &message_bits, &post_fec_bit_errors, &frames_in, &frames_out, &frames_bad,
+      &decoded;
+  LatencyHistogram& frame_latency;
+};
+
+PhyLink::Impl::Impl(const std::string& name_, const PhyParams& params, Clock& clock_, Stats& stats,
+                    std::uint64_t seed, const std::string& stream, Channel<Packet*>* in_, Channel<Packet*>* out_,
+                    PacketPool& pool_)
+    : name(name_), p(params), clock(clock_),
+      codec(p.fec == "rs272" ? rs272() : rs544()),  // `none` never calls the codec
+      in(in_), out(out_), pool(pool_),
+      line(name + ".line", clock, ChannelSpec{p.encoder_cycles() + p.path_cycles + p.group_cycles(), 0, 1, 2}),
+      tx(*this, name + ".tx"), rx(*this, name + ".rx"),
+      codewords(stats.counter(name + ".fec.codewords", "codewords", "codewords received")),
+      corrected_codewords(stats.counter(name + ".fec.corrected_codewords", "codewords", "codewords with corrected symbols")),
+      corrected_symbols(stats.counter(name + ".fec.corrected_symbols", "symbols", "symbols corrected")),
+      uncorrectable(stats.counter(name + ".fec.uncorrectable_codewords", "codewords", "codewords flagged uncorrectable")),
+      miscorrected(stats.counter(name + ".fec.miscorrected_codewords", "codewords",
+                                 "codewords the decoder 'corrected' into another codeword (known from the truth)")),
+      beyond_t(stats.counter(name + ".fec.beyond_t_codewords", "codewords",
+                             "codewords with more symbol errors than the code corrects (from the error log)")),
+      decoder_failures(stats.counter(name + ".fec.decoder_failures", "codewords",
+                                     "correctable codewords not restored: a model bug, must be 0")),
+      line_bits(stats.counter(name + ".line_bits", "bits", "bits carried by the lanes")),
+      pre_fec_bit_errors(stats.counter(name + ".pre_fec_bit_errors", "bits", "bits flipped by the channel")),
+      message_bits(stats.counter(name + ".fec.message_bits", "bits", "message bits after the decoder")),
+      post_fec_bit_errors(stats.counter(name + ".post_fec_bit_errors", "bits", "message bits still wrong after FEC")),
+      frames_in(stats.counter(name + ".frames_in", "frames", "frames taken in by the TX")),
+      frames_out(stats.counter(name + ".frames_out", "frames", "frames delivered by the RX")),
+      frames_bad(stats.counter(name + ".frames_bad", "frames", "frames delivered marked bad")),
+      decoded(stats.counter(name + ".fec.decoded_codewords", "codewords", "codewords run through the decoder")),
+      frame_latency(stats.histogram(name + ".frame_latency", clock.period(), "frame in at TX to frame out at RX")) {
+  for (int l = 0; l < p.lanes; ++l) lanes.emplace_back(p.errors, Rng(seed, fmt::format("{}.lane{}", stream, l)));
+  clock.attach(tx);
+  clock.attach(rx);
+  line.connect(&tx, &rx);
+  next_send = p.cdr_lock_cycles;
+  tx.wake_at(next_send);
+  bits.resize((p.k() * kSymbolBits + 7) / 8 + 8);
+}
+
+void PhyLink::Impl::tx_eval() {
+  // Take in at most one frame per cycle while fewer than two groups of blocks wait.
+  const std::uint64_t room = 2ull * p.interleave * p.blocks_per_codeword();
+  if (in && in->can_pop() && tx_blocks.size() < room && clock.now() >= p.cdr_lock_cycles) {
+    Packet* f = in->pop();
+    f->injected = clock.time_of(clock.now());
+    const std::uint64_t first = tx_block_end;
+    const std::size_t before = tx_blocks.size();
+    std::vector<Block66> blocks;
+    encode_frame(f->payload.data(), f->bytes, blocks);
+    tx_blocks.insert(tx_blocks.end(), blocks.begin(), blocks.end());
+    tx_block_end += tx_blocks.size() - before;
+    frames.push_back({f, first, tx_block_end - 1});  // the trailing idle is not part of the frame
+    frames_in.add();
+  }
+  if (uncorrectable.value() + miscorrected.value() >= stop_failures || groups_sent * p.interleave >= stop_codewords)
+    stopped = true;
+  if (clock.now() == next_send && !stopped) {
+    CodewordGroup* g = make_group();
+    g->sent = clock.now();
+    line.push(g);
+    ++groups_sent;
+    next_send += p.group_cycles();
+    if (p.am_period_groups && groups_sent % p.am_period_groups == 0) next_send += p.am_cycles;
+  }
+}
+
+void PhyLink::Impl::tx_commit() {
+  if (!stopped) tx.wake_at(next_send);
+  const std::uint64_t room = 2ull * p.interleave * p.blocks_per_codeword();
+  tx.set_busy(in && in->ready_by(clock.now() + 1) && tx_blocks.size() < room);
+}
+
+CodewordGroup* PhyLink::Impl::make_group() {
+  CodewordGroup* g;
+  if (free_groups.empty()) {
+    group_store.push_back(std::make_unique<CodewordGroup>());
+    g = group_store.back().get();
+    g->words.resize(p.interleave);
+  } else {
+    g = free_groups.back();
+    free_groups.pop_back();
+  }
+  g->index = groups_sent;
+  const int per_word = p.blocks_per_codeword();
+  for (auto& w : g->words) {
+    std::fill(bits.begin(), bits.end(), 0);
+    Block66 four[4];
+    for (int b = 0; b < per_word; ++b) {
+      Block66 blk = idle_block();
+      if (!tx_blocks.empty()) {
+        blk = tx_blocks.front();
+        tx_blocks.pop_front();
+        ++tx_block_base;
+      } else {
+        ++tx_block_base;
+        ++tx_block_end;  // an idle fills the gap: keep global block numbers aligned
+      }
+      four[b % 4] = blk;
+      if (b % 4 == 3) {
+        const std::uint64_t at = static_cast<std::uint64_t>(b / 4) * 257;
+        transcode(four, bits.data(), at);
+        scramble_block(scrambler, bits.data(), at, false);
+      }
+    }
+    w.sent.assign(p.n(), 0);
+    for (int s = 0; s < p.k(); ++s)  // rs272's pad symbol (the "+1") stays zero
+      w.sent[s] = static_cast<std::uint16_t>(get_bits(bits.data(), static_cast<std::uint64_t>(s) * kSymbolBits, kSymbolBits));
+    w.parity_valid = false;
+    if (!p.fast && p.fec != "none") {
+      codec.encode(w.sent.data());
+      w.parity_valid = true;
+    }
+    w.flips.clear();
+  }
+  distribute_errors(*g);
+  return g;
+}
+
+// Symbol j of the group's stream (codewords alternate when interleaved) goes to lane j % L.
+void PhyLink::Impl::distribute_errors(CodewordGroup& g) {
+  const std::uint64_t symbols = static_cast<std::uint64_t>(p.n()) * p.interleave;
+  for (int l = 0; l < p.lanes; ++l) {
+    const std::uint64_t lane_symbols = symbols / p.lanes + (static_cast<std::uint64_t>(l) < symbols % p.lanes);
+    const std::uint64_t base = lanes[l].position();
+    lane_flips.clear();
+    lanes[l].draw(lane_symbols * kSymbolBits, lane_flips);
+    line_bits.add(lane_symbols * kSymbolBits);
+    for (std::uint64_t pos : lane_flips) {
+      const std::uint64_t rel = pos - base;
+      const std::uint64_t j = (rel / kSymbolBits) * p.lanes + l;
+      auto& w = g.words[j % p.interleave];
+      w.flips.push_back(static_cast<std::uint32_t>((j / p.interleave) * kSymbolBits + rel % kSymbolBits));
+    }
+    pre_fec_bit_errors.add(lane_flips.size());
+  }
+}
+
+void PhyLink::Impl::decode(CodewordGroup& g) {
+  for (auto& w : g.words) {
+    codewords.add();
+    const bool touched = !w.flips.empty();
+    if (touched && !w.parity_valid && p.fec != "none") {
+      codec.encode(w.sent.data());  // fast mode: the truth's parity, only now that it matters
+      w.parity_valid = true;
+    }
+    w.received = w.sent;
+    for (std::uint32_t f : w.flips) w.received[f / kSymbolBits] ^= static_cast<std::uint16_t>(1u << (f % kSymbolBits));
+    // The truth: how many symbols the channel hit.
+    symbol_hit.assign(p.n(), false);
+    int symbol_errors = 0;
+    for (std::uint32_t f : w.flips)
+      if (!symbol_hit[f / kSymbolBits]) {
+        symbol_hit[f / kSymbolBits] = true;
+        ++symbol_errors;
+      }
+    if (symbol_errors > p.t()) beyond_t.add();
+    bool failed = false;
+    if (p.fec == "none") {
+      failed = touched;  // the CRC sees every error; nothing corrects it
+      if (failed) uncorrectable.add();
+    } else if (touched || !p.fast) {
+      decoded.add();
+      const DecodeResult r = codec.decode(w.received.data());
+      const bool restored = std::equal(w.received.begin(), w.received.end(), w.sent.begin());
+      if (!r.ok) {
+        failed = true;
+        uncorrectable.add();
+      } else if (!restored) {
+        miscorrected.add();
+      } else if (r.corrected) {
+        corrected_codewords.add();
+        corrected_symbols.add(r.corrected);
+      }
+      if (symbol_errors <= p.t() && !restored) decoder_failures.add();
+    }
+    // Residual errors in the message, and the blocks it carries, marked if the word failed.
+    std::fill(bits.begin(), bits.end(), 0);
+    for (int s = 0; s < p.k(); ++s) {
+      put_bits(bits.data(), static_cast<std::uint64_t>(s) * kSymbolBits, kSymbolBits, w.received[s]);
+      post_fec_bit_errors.add(__builtin_popcount(w.received[s] ^ w.sent[s]));
+    }
+    message_bits.add(static_cast<std::uint64_t>(p.k()) * kSymbolBits);
+    for (int x = 0; x < p.blocks_per_codeword() / 4; ++x) {
+      Block66 four[4];
+      const std::uint64_t at = static_cast<std::uint64_t>(x) * 257;
+      scramble_block(descrambler, bits.data(), at, true);
+      untranscode(bits.data(), at, four);
+      for (const auto& b : four) rx_blocks.emplace_back(b, failed);
+    }
+  }
+}
+
+void PhyLink::Impl::deliver_frames() {
+  const std::uint64_t have = rx_block_base + rx_blocks.size();
+  while (!frames.empty() && frames.front().end_block <= have) {
+    const FrameRecord f = frames.front();
+    frames.pop_front();
+    const std::size_t from = f.first_block - rx_block_base, count = f.end_block - f.first_block;
+    frame_blocks.resize(count);
+    bool bad = false;
+    for (std::size_t i = 0; i < count; ++i) {
+      frame_blocks[i] = rx_blocks[from + i].first;
+      bad = bad || rx_blocks[from + i].second;
+    }
+    const bool ok = decode_frame(frame_blocks.data(), count, frame_bytes);
+    Packet* o = pool.acquire();
+    o->id = f.packet->id;
+    o->src = f.packet->src;
+    o->dst = f.packet->dst;
+    o->created = f.packet->created;
+    o->injected = f.packet->injected;
+    o->phantom = false;
+    o->payload = ok ? frame_bytes : f.packet->payload;  // undecodable: keep the length, mark it
+    o->bytes = static_cast<std::uint32_t>(o->payload.size());
+    o->bad = bad || !ok;
+    pool.release(f.packet);
+    rx_out.push_back(o);
+  }
+  // Drop the blocks no frame still needs.
+  const std::uint64_t keep_from = frames.empty() ? have : frames.front().first_block;
+  while (rx_block_base < keep_from && !rx_blocks.empty()) {
+    rx_blocks.pop_front();
+    ++rx_block_base;
+  }
+}
+
+void PhyLink::Impl::rx_eval() {
+  const Cycle now = clock.now();
+  while (line.can_pop()) {
+    CodewordGroup* g = line.pop();
+    decoding.emplace_back(now + p.decoder_cycles(), g);
+  }
+  while (!decoding.empty() && decoding.front().first <= now) {
+    CodewordGroup* g = decoding.front().second;
+    decoding.pop_front();
+    decode(*g);
+    deliver_frames();
+    const Cycle first_bit_at_rx = g->sent + p.encoder_cycles() + p.path_cycles;
+    last_fec_latency = now - first_bit_at_rx;
+    free_groups.push_back(g);
+  }
+  if (!rx_out.empty() && (!out || out->can_push())) {
+    Packet* o = rx_out.front();
+    rx_out.pop_front();
+    frames_out.add();
+    if (o->bad) frames_bad.add();
+    frame_latency.record((clock.time_of(now) - o->injected) / clock.period());
+    if (out) out->push(o);
+    else pool.release(o);
+  }
+}
+
+void PhyLink::Impl::rx_commit() {
+  if (!decoding.empty()) rx.wake_at(std::max(decoding.front().first, clock.now() + 1));
+  rx.set_busy(!rx_out.empty());
+}
+
+PhyLink::PhyLink(const std::string& name, const PhyParams& params, Clock& clock, Stats& stats, std::uint64_t seed,
+                 const std::string& random_stream, Channel<Packet*>* in, Channel<Packet*>* out, PacketPool& pool)
+    : impl_(std::make_unique<Impl>(name, params, clock, stats, seed, random_stream, in, out, pool)) {}
+PhyLink::~PhyLink() = default;
+
+std::uint64_t PhyLink::codewords() const { return impl_->codewords.value(); }
+std::uint64_t PhyLink::codewords_sent() const { return impl_->groups_sent * impl_->p.interleave; }
+std::uint64_t PhyLink::uncorrectable() const { return impl_->uncorrectable.value(); }
+std::uint64_t PhyLink::decoder_failures() const { return impl_->decoder_failures.value(); }
+std::uint64_t PhyLink::frames_in() const { return impl_->frames_in.value(); }
+std::uint64_t PhyLink::frames_out() const { return impl_->frames_out.value(); }
+Cycle PhyLink::measured_fec_latency() const { return impl_->last_fec_latency; }
+std::uint64_t PhyLink::beyond_t() const { return impl_->beyond_t.value(); }
+std::uint64_t PhyLink::failed_codewords() const {
+  return impl_->uncorrectable.value() + impl_->miscorrected.value();
+}
+const PhyParams& PhyLink::params() const { return impl_->p; }
+Core& PhyLink::tx_core() { return impl_->tx; }
+Core& PhyLink::rx_core() { return impl_->rx; }
+void PhyLink::stop_after(std::uint64_t failed_codewords, std::uint64_t codewords) {
+  impl_->stop_failures = failed_codewords;
+  impl_->stop_codewords = codewords;
+}
+bool PhyLink::stopped() const { return impl_->stopped; }
+
+}  // namespace xy::phy

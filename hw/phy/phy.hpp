@@ -1,0 +1,114 @@
+// One direction of a PHY link: TX PCS and FEC encoder, the SerDes lanes with their error
+// models, RX FEC decoder and PCS, on the port's datapath clock.
+//
+// Cycle contract. The datapath clock runs at lane_gbps / 40 (2.65625 GHz for 106.25 Gb/s
+// lanes) and moves 40 bits per lane per cycle, so a group of `interleave` codewords takes
+// C = interleave * n * m / (40 * lanes) cycles on the line. The TX sends one group every C
+// cycles from link-up (CDR lock) on, plus an alignment-marker gap every am_period groups. A
+// group sent at cycle t has its first bit at the RX at t + E + P and its last at
+// t + E + P + C - 1 (E: encoder pipeline; P: PMA TX + cable + PMA RX + lane deskew), is
+// decoded D cycles after it is complete, and its frames leave the RX from t + E + P + C + D,
+// one per cycle. FEC latency = C (accumulation) + D (decoder pipeline), exactly.
+// Exact: every bit of frames and idles (64b/66b, scrambler, 256b/257b, RS codewords, lane
+// distribution, Gray-coded PAM4 symbol errors) and the decoder's outcome. Abstracted: lane
+// skew only adds its worst case as latency; alignment markers cost their time but carry no
+// bits; the line is never idle (idles are sent), so the TX wakes every C cycles.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/phy/bit_errors.hpp"
+#include "hw/phy/pcs.hpp"
+#include "hw/phy/reed_solomon.hpp"
+#include "xingyun/channel.hpp"
+#include "xingyun/config.hpp"
+#include "xingyun/packet.hpp"
+#include "xingyun/stats.hpp"
+
+namespace xy::phy {
+
+struct PhyParams {
+  std::string fec;  // rs544 | rs272 | none
+  int lanes = 4;
+  int interleave = 1;
+  double lane_gbps = 106.25;
+  bool fast = true;  // decode only the codewords the channel touched
+  struct Pipeline {
+    Cycle encoder = 0, decoder = 0;
+  };
+  Pipeline rs544, rs272, none;  // per FEC mode, so that one declaration serves every mode
+  Cycle path_cycles = 0, cdr_lock_cycles = 0;
+  Cycle am_period_groups = 0, am_cycles = 0;
+  ErrorModelSpec errors;
+  double max_skew_ns = 0;
+
+  // Declares the parameters under `prefix` (e.g. "phy") and checks them together.
+  static PhyParams declare(Config& config, const std::string& prefix);
+  Time period() const;           // datapath clock period
+  int n() const;                 // symbols per codeword
+  int k() const;                 // message symbols per codeword (with the pad symbol of rs272)
+  int blocks_per_codeword() const;  // 66b blocks carried by one codeword
+  Cycle group_cycles() const;    // C
+  int t() const;                 // correctable symbols (0 for none)
+  Cycle encoder_cycles() const { return pipeline().encoder; }
+  Cycle decoder_cycles() const { return pipeline().decoder; }
+  const Pipeline& pipeline() const { return fec == "rs544" ? rs544 : fec == "rs272" ? rs272 : none; }
+};
+
+// A group of codewords on its way through the line, with the truth about it.
+struct CodewordGroup {
+  std::uint64_t index = 0;
+  Cycle sent = 0;  // TX cycle its first bit entered the line
+  struct Word {
+    std::vector<std::uint16_t> sent;      // message + parity (parity filled lazily in fast mode)
+    std::vector<std::uint16_t> received;  // after the channel and the decoder
+    std::vector<std::uint32_t> flips;     // bit positions (symbol * m + bit) the lanes flipped
+    bool parity_valid = false;
+  };
+  std::vector<Word> words;
+};
+
+// What the RX must deliver: a frame the TX took in, with the blocks that carry it.
+struct FrameRecord {
+  Packet* packet;
+  std::uint64_t first_block, end_block;  // [first, end): start .. terminate
+};
+
+class PhyLink {
+ public:
+  // Frames come in on `in` and leave on `out` (new packets from `pool`, marked bad when an
+  // uncorrectable codeword carried any part of them); the originals are released.
+  PhyLink(const std::string& name, const PhyParams& params, Clock& clock, Stats& stats, std::uint64_t seed,
+          const std::string& random_stream, Channel<Packet*>* in, Channel<Packet*>* out, PacketPool& pool);
+  ~PhyLink();
+
+  std::uint64_t codewords() const;       // received
+  std::uint64_t codewords_sent() const;
+  std::uint64_t uncorrectable() const;
+  std::uint64_t decoder_failures() const;  // correctable words not restored: must stay 0
+  std::uint64_t frames_in() const;
+  std::uint64_t frames_out() const;
+  Cycle measured_fec_latency() const;      // RX output minus first bit at RX, last codeword
+  std::uint64_t beyond_t() const;          // codewords with more than t symbol errors (truth)
+  std::uint64_t failed_codewords() const;  // flagged uncorrectable or miscorrected
+  const PhyParams& params() const;
+  // The cores a testbench connects its channels to: `in` feeds the TX, `out` is fed by the RX.
+  Core& tx_core();
+  Core& rx_core();
+  // Stop sending codewords once this many have failed or been sent (curve measurements).
+  void stop_after(std::uint64_t failed_codewords, std::uint64_t codewords);
+  bool stopped() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Probability that a codeword fails (more than t symbol errors; any error without FEC) on
+// this model's channel with random errors at `ber`: binomial over n symbols whose error
+// probability follows from 2*ber PAM4 symbol errors, m/2 of them per FEC symbol.
+double codeword_error_ratio(const PhyParams& params, double ber);
+
+}  // namespace xy::phy

@@ -1,0 +1,12 @@
+// `xysim bench fec`: single-core throughput of the Reed–Solomon codec for the PHY presets
+// (rs544, rs272, rs255). Figures are Gb/s of codeword bits (n * m bits per codeword): encode,
+// decode of clean codewords, and decode of codewords carrying t symbol errors.
+#pragma once
+
+namespace xy {
+
+// Runs each measurement for about `seconds_per_point` seconds, prints a table, returns 0 (1 if
+// a decode result was wrong).
+int fec_bench(double seconds_per_point);
+
+}  // namespace xy

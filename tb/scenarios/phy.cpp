@@ -1,0 +1,337 @@
+// PHY scenarios: phy-loopback and phy-fec-curve (see hw/phy/phy.hpp for the model).
+#include "tb/scenarios/phy.hpp"
+
+#include <cmath>
+#include <memory>
+
+#include <boost/math/distributions/binomial.hpp>
+#include <fmt/format.h>
+
+#include "hw/phy/phy.hpp"
+#include "tb/scoreboard.hpp"
+#include "xingyun/clock_domain.hpp"
+
+namespace xy {
+namespace {
+
+using phy::PhyLink;
+using phy::PhyParams;
+
+nlohmann::json fec_stats(const Stats& stats, const std::string& name) {
+  auto v = [&](const std::string& key) { return stats.find_counter(name + "." + key)->value(); };
+  nlohmann::json j;
+  j["codewords"] = v("fec.codewords");
+  j["corrected_codewords"] = v("fec.corrected_codewords");
+  j["corrected_symbols"] = v("fec.corrected_symbols");
+  j["uncorrectable_codewords"] = v("fec.uncorrectable_codewords");
+  j["miscorrected_codewords"] = v("fec.miscorrected_codewords");
+  j["beyond_t_codewords"] = v("fec.beyond_t_codewords");
+  j["decoded_codewords"] = v("fec.decoded_codewords");
+  const double line = static_cast<double>(v("line_bits")), message = static_cast<double>(v("fec.message_bits"));
+  j["pre_fec_ber"] = line ? static_cast<double>(v("pre_fec_bit_errors")) / line : 0.0;
+  j["post_fec_ber"] = message ? static_cast<double>(v("post_fec_bit_errors")) / message : 0.0;
+  return j;
+}
+
+// Frames of random length and random bytes at an offered load of the PHY's payload capacity.
+class FrameSource : public Core {
+ public:
+  FrameSource(std::string name, Channel<Packet*>& out, PacketPool& pool, Scoreboard& scoreboard, Rng rng,
+              std::uint64_t frames, std::uint32_t min_bytes, std::uint32_t max_bytes, double mean_gap)
+      : Core(std::move(name)), out_(out), pool_(pool), scoreboard_(scoreboard), rng_(rng), frames_(frames),
+        min_(min_bytes), max_(max_bytes), start_probability_(1.0 / (1.0 + mean_gap)) {}
+  void eval() override {
+    if (made_ == frames_ || now() < resume_at_ || !out_.can_push()) return;
+    Packet* f = pool_.acquire();
+    f->id = ++made_;
+    f->bytes = static_cast<std::uint32_t>(rng_.between(min_, max_));
+    f->phantom = false;
+    f->created = clock().time_of(now());
+    f->payload.resize(f->bytes);
+    for (auto& b : f->payload) b = static_cast<std::uint8_t>(rng_.next());
+    scoreboard_.expect(*f);
+    out_.push(f);
+    resume_at_ = now() + rng_.geometric(start_probability_);
+    if (made_ < frames_) wake_at(resume_at_);
+  }
+  std::uint64_t made() const { return made_; }
+
+ private:
+  Channel<Packet*>& out_;
+  PacketPool& pool_;
+  Scoreboard& scoreboard_;
+  Rng rng_;
+  std::uint64_t frames_, made_ = 0;
+  std::uint32_t min_, max_;
+  double start_probability_;
+  Cycle resume_at_ = 0;
+};
+
+// Takes every frame; a frame marked bad is counted, not compared; one not marked must match.
+class FrameSink : public Core {
+ public:
+  FrameSink(std::string name, Channel<Packet*>& in, PacketPool& pool, Scoreboard& scoreboard)
+      : Core(std::move(name)), in_(in), pool_(pool), scoreboard_(scoreboard) {}
+  void eval() override {
+    if (!in_.can_pop()) return;
+    Packet* f = in_.pop();
+    const std::uint64_t corrupted_before = scoreboard_.corrupted();
+    const std::string error = scoreboard_.receive(*f);
+    if (f->bad) {
+      ++bad_;
+    } else if (scoreboard_.corrupted() != corrupted_before) {
+      ++silent_;  // a miscorrected codeword: the MAC's FCS would catch it
+    } else if (!error.empty() && first_error_.empty()) {
+      first_error_ = fmt::format("{} at cycle {}: {}", name(), now(), error);
+    }
+    pool_.release(f);
+  }
+  void commit() override { set_busy(in_.ready_by(now() + 1)); }
+  std::uint64_t bad() const { return bad_; }
+  std::uint64_t silent() const { return silent_; }
+  const std::string& first_error() const { return first_error_; }
+
+ private:
+  Channel<Packet*>& in_;
+  PacketPool& pool_;
+  Scoreboard& scoreboard_;
+  std::uint64_t bad_ = 0, silent_ = 0;
+  std::string first_error_;
+};
+
+class PhyLoopback : public Testbench {
+ public:
+  explicit PhyLoopback(RunContext& ctx)
+      : p_(PhyParams::declare(ctx.config, "phy")), stats_(ctx.stats),
+        frames_(static_cast<std::uint64_t>(ctx.config.integer("traffic.frames", 20000, "frames", 1, 1000000000,
+                                                                "frames to send"))),
+        domain_("phy", p_.period()),
+        to_tx_("top.phy.in", domain_.clock(), ChannelSpec{1, 4, 1, 2}),
+        from_rx_("top.phy.out", domain_.clock(), ChannelSpec{1, 0, 1, 2}),
+        link_("top.phy", p_, domain_.clock(), ctx.stats, ctx.seed, "top.phy", &to_tx_, &from_rx_, pool_) {
+    Config& c = ctx.config;
+    const double load = c.real("traffic.load", 0.5, "fraction", 0.0001, 1, "offered load, fraction of PHY payload capacity");
+    const auto min_bytes = static_cast<std::uint32_t>(c.integer("traffic.min_bytes", 64, "bytes", 1, 16384, "smallest frame"));
+    const auto max_bytes = static_cast<std::uint32_t>(c.integer("traffic.max_bytes", 1518, "bytes", 1, 16384, "largest frame"));
+    if (min_bytes > max_bytes)
+      throw ConfigError(fmt::format("traffic.min_bytes = {} is above traffic.max_bytes = {}: must be <=", min_bytes, max_bytes));
+    // Capacity in 66b blocks per cycle; a frame takes blocks_for_frame() of them.
+    const double blocks_per_cycle =
+        static_cast<double>(p_.blocks_per_codeword() * p_.interleave) / static_cast<double>(p_.group_cycles());
+    const double mean_blocks = static_cast<double>(phy::blocks_for_frame((min_bytes + max_bytes) / 2));
+    const double mean_gap = std::max(0.0, mean_blocks / (load * blocks_per_cycle) - 1);
+    source_ = std::make_unique<FrameSource>("top.source", to_tx_, pool_, scoreboard_, ctx.rng("top.source"), frames_,
+                                            min_bytes, max_bytes, mean_gap);
+    sink_ = std::make_unique<FrameSink>("top.sink", from_rx_, pool_, scoreboard_);
+    domain_.attach(*source_);
+    domain_.attach(*sink_);
+    to_tx_.connect(source_.get(), &link_.tx_core());
+    from_rx_.connect(&link_.rx_core(), sink_.get());
+    source_->wake_at(0);
+    ctx.waves.probe("top.phy.frames_in", 32, [this] { return link_.frames_in(); });
+    ctx.waves.probe("top.phy.frames_out", 32, [this] { return link_.frames_out(); });
+    ctx.waves.probe("top.phy.codewords", 32, [this] { return link_.codewords(); });
+    ctx.waves.probe("top.phy.uncorrectable", 32, [this] { return link_.uncorrectable(); });
+    ctx.waves.watch(domain_.clock());
+  }
+
+  bool done() const override { return scoreboard_.received() >= frames_; }
+  std::uint64_t progress() const override { return link_.codewords(); }
+  void check() const override {
+    if (!sink_->first_error().empty()) throw CheckFailure(sink_->first_error());
+    if (!done()) throw CheckFailure(fmt::format("top.sink: {} of {} frames received", scoreboard_.received(), frames_));
+    if (link_.decoder_failures())
+      throw CheckFailure(fmt::format("top.phy: {} correctable codewords were not restored", link_.decoder_failures()));
+    // Every codeword the error log says is beyond t was flagged or miscorrected, and no other.
+    if (link_.failed_codewords() != link_.beyond_t())
+      throw CheckFailure(fmt::format("top.phy: {} codewords failed but the error log has {} beyond t",
+                                     link_.failed_codewords(), link_.beyond_t()));
+  }
+
+  nlohmann::json summary() const override {
+    const Time period = domain_.clock().period();
+    nlohmann::json s;
+    s["fec"] = p_.fec;
+    s["lanes"] = p_.lanes;
+    s["codec"] = p_.fast ? "fast" : "exact";
+    s["accumulation_cycles"] = p_.group_cycles();
+    s["decoder_cycles"] = p_.decoder_cycles();
+    s["configured_fec_latency_cycles"] = p_.group_cycles() + p_.decoder_cycles();
+    s["fec_latency_cycles"] = link_.measured_fec_latency();
+    s["fec_latency_ns"] = to_ns(link_.measured_fec_latency() * period);
+    s["clock_period_ps"] = static_cast<double>(period) / kPs;
+    s["frames_sent"] = source_->made();
+    s["frames_received"] = scoreboard_.received();
+    s["frames_marked_bad"] = sink_->bad();
+    s["frames_silently_corrupted"] = sink_->silent();
+    s["codewords"] = fec_stats(stats_, "top.phy");
+    s["frame_latency"] = stats_.find_histogram("top.phy.frame_latency")->to_json();
+    return s;
+  }
+
+  std::string report() const override {
+    const nlohmann::json s = summary();
+    const auto& cw = s["codewords"];
+    std::string out;
+    out += fmt::format("  {:<26} {} over {} lanes, codec {}\n", "FEC", p_.fec, p_.lanes, s["codec"].get<std::string>());
+    out += fmt::format("  {:<26} {} cycles = {:.2f} ns (accumulation {} + decoder {}; configured {})\n", "FEC latency",
+                       s["fec_latency_cycles"].get<Cycle>(), s["fec_latency_ns"].get<double>(),
+                       p_.group_cycles(), p_.decoder_cycles(), s["configured_fec_latency_cycles"].get<Cycle>());
+    out += fmt::format("  {:<26} {} sent, {} received, {} marked bad, {} silently corrupted\n", "frames",
+                       source_->made(), scoreboard_.received(), sink_->bad(), sink_->silent());
+    out += fmt::format("  {:<26} {} ({} corrected, {} uncorrectable, {} miscorrected; {} beyond t in the log)\n",
+                       "codewords", cw["codewords"].get<std::uint64_t>(), cw["corrected_codewords"].get<std::uint64_t>(),
+                       cw["uncorrectable_codewords"].get<std::uint64_t>(),
+                       cw["miscorrected_codewords"].get<std::uint64_t>(), cw["beyond_t_codewords"].get<std::uint64_t>());
+    out += fmt::format("  {:<26} pre-FEC {:.3g}, post-FEC {:.3g}\n", "bit error ratio", cw["pre_fec_ber"].get<double>(),
+                       cw["post_fec_ber"].get<double>());
+    const auto& l = s["frame_latency"];
+    out += fmt::format("  {:<26} p50 {:.1f} p99 {:.1f} max {:.1f} ns\n", "frame latency", l["p50_ns"].get<double>(),
+                       l["p99_ns"].get<double>(), l["max_ns"].get<double>());
+    return out;
+  }
+
+ private:
+  PhyParams p_;
+  Stats& stats_;
+  std::uint64_t frames_;
+  ClockDomain domain_;
+  PacketPool pool_;
+  Scoreboard scoreboard_;
+  Channel<Packet*> to_tx_, from_rx_;
+  PhyLink link_;
+  std::unique_ptr<FrameSource> source_;
+  std::unique_ptr<FrameSink> sink_;
+};
+
+// The BER at which the model's binomial codeword error ratio is `cer` (bisection in log space).
+double ber_for_cer(const PhyParams& p, double cer) {
+  double lo = 1e-9, hi = 0.2;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    (phy::codeword_error_ratio(p, mid) < cer ? lo : hi) = mid;
+  }
+  return std::sqrt(lo * hi);
+}
+
+class PhyFecCurve : public Testbench {
+ public:
+  explicit PhyFecCurve(RunContext& ctx) : stats_(ctx.stats) {
+    Config& c = ctx.config;
+    const auto points = static_cast<int>(c.integer("curve.points", 5, "points", 1, 20, "BER points per FEC mode"));
+    const double min_cer = c.real("curve.min_cer", 0.01, "", 1e-6, 0.9, "lowest codeword error ratio to aim a point at");
+    const double max_cer = c.real("curve.max_cer", 0.5, "", 1e-6, 0.99, "highest codeword error ratio to aim a point at");
+    if (min_cer > max_cer)
+      throw ConfigError(fmt::format("curve.min_cer = {} is above curve.max_cer = {}: must be <=", min_cer, max_cer));
+    const auto failures = static_cast<double>(c.integer(
+        "curve.failures", 150, "codewords", 1, 100000000, "failed codewords each point expects (from the formula)"));
+    const PhyParams base = PhyParams::declare(c, "phy");
+    domain_ = std::make_unique<ClockDomain>("phy", base.period());
+    for (const char* mode : {"rs544", "rs272", "none"}) {
+      for (int i = 0; i < points; ++i) {
+        PhyParams p = base;
+        p.fec = mode;
+        const double cer = points == 1 ? min_cer : min_cer * std::pow(max_cer / min_cer, double(i) / (points - 1));
+        p.errors = phy::ErrorModelSpec{};
+        p.errors.ber = ber_for_cer(p, cer);
+        const std::string name = fmt::format("top.{}.p{}", mode, i);
+        auto link = std::make_unique<PhyLink>(name, p, domain_->clock(), stats_, ctx.seed, name, nullptr, nullptr, pool_);
+        // A fixed number of codewords per point (not "until k failures"), so the binomial
+        // confidence interval applies as it is.
+        link->stop_after(~0ull, static_cast<std::uint64_t>(std::ceil(failures / cer)));
+        points_.push_back({mode, p.errors.ber, std::move(link)});
+      }
+    }
+  }
+
+  bool done() const override {
+    for (const auto& pt : points_)
+      if (!pt.link->stopped() || pt.link->codewords() < pt.link->codewords_sent()) return false;
+    return true;
+  }
+  std::uint64_t progress() const override {
+    std::uint64_t n = 0;
+    for (const auto& pt : points_) n += pt.link->codewords();
+    return n;
+  }
+  void check() const override {
+    for (const auto& pt : points_)
+      if (pt.link->decoder_failures() || pt.link->failed_codewords() != pt.link->beyond_t())
+        throw CheckFailure(fmt::format("{} at ber {}: {} failed codewords, {} beyond t in the error log, {} decoder "
+                                       "failures", pt.mode, pt.ber, pt.link->failed_codewords(), pt.link->beyond_t(),
+                                       pt.link->decoder_failures()));
+  }
+
+  nlohmann::json summary() const override {
+    nlohmann::json s = nlohmann::json::object();
+    for (const char* mode : {"rs544", "rs272", "none"}) {
+      nlohmann::json curve = nlohmann::json::array();
+      int agreeing = 0;
+      for (const auto& pt : points_) {
+        if (pt.mode != mode) continue;
+        const auto n = pt.link->codewords(), k = pt.link->failed_codewords();
+        using boost::math::binomial_distribution;
+        const double lo = binomial_distribution<>::find_lower_bound_on_p(static_cast<double>(n), static_cast<double>(k), 0.025);
+        const double hi = binomial_distribution<>::find_upper_bound_on_p(static_cast<double>(n), static_cast<double>(k), 0.025);
+        const double formula = phy::codeword_error_ratio(pt.link->params(), pt.ber);
+        const bool inside = formula >= lo && formula <= hi;
+        agreeing += inside && k >= 100;
+        curve.push_back({{"pre_fec_ber", pt.ber},
+                         {"codewords", n},
+                         {"failed_codewords", k},
+                         {"measured_cer", n ? static_cast<double>(k) / n : 0.0},
+                         {"binomial_cer", formula},
+                         {"ci95_low", lo},
+                         {"ci95_high", hi},
+                         {"within_ci95", inside}});
+      }
+      const PhyParams& p = points_.front().link->params();
+      PhyParams m = p;
+      m.fec = mode;
+      s[mode] = {{"curve", curve},
+                 {"points_agreeing_with_100_failures", agreeing},
+                 {"t", m.t()},
+                 {"fec_latency_ns", to_ns((m.group_cycles() + m.decoder_cycles()) * p.period())}};
+    }
+    return s;
+  }
+
+  std::string report() const override {
+    const nlohmann::json s = summary();
+    std::string out = fmt::format("  {:<6} {:>11} {:>10} {:>8} {:>11} {:>11} {:>23}\n", "fec", "pre-FEC BER",
+                                  "codewords", "failed", "measured", "binomial", "95% CI");
+    for (const char* mode : {"rs544", "rs272", "none"})
+      for (const auto& pt : s[mode]["curve"])
+        out += fmt::format("  {:<6} {:>11.3e} {:>10} {:>8} {:>11.4e} {:>11.4e}   [{:.4e}, {:.4e}]{}\n", mode,
+                           pt["pre_fec_ber"].get<double>(), pt["codewords"].get<std::uint64_t>(),
+                           pt["failed_codewords"].get<std::uint64_t>(), pt["measured_cer"].get<double>(),
+                           pt["binomial_cer"].get<double>(), pt["ci95_low"].get<double>(), pt["ci95_high"].get<double>(),
+                           pt["within_ci95"].get<bool>() ? "" : "  outside");
+    return out;
+  }
+
+ private:
+  struct Point {
+    std::string mode;
+    double ber;
+    std::unique_ptr<PhyLink> link;
+  };
+  Stats& stats_;
+  std::unique_ptr<ClockDomain> domain_;
+  PacketPool pool_;
+  std::vector<Point> points_;
+};
+
+}  // namespace
+
+Scenario phy_loopback_scenario() {
+  return {"phy-loopback", "frames through TX PCS/FEC, noisy PAM4 lanes, RX FEC/PCS; checked against the error log",
+          [](RunContext& ctx) { return std::make_unique<PhyLoopback>(ctx); }};
+}
+
+Scenario phy_fec_curve_scenario() {
+  return {"phy-fec-curve", "codeword error ratio vs pre-FEC BER per FEC mode, against the binomial formula",
+          [](RunContext& ctx) { return std::make_unique<PhyFecCurve>(ctx); }};
+}
+
+}  // namespace xy

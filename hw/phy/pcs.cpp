@@ -1,5 +1,7 @@
 #include "hw/phy/pcs.hpp"
 
+#include <cstring>
+
 namespace xy::phy {
 namespace {
 
@@ -18,24 +20,30 @@ std::uint64_t bytes_le(const std::uint8_t* p, std::size_t n) {
 
 }  // namespace
 
+// Word-at-a-time access (little-endian machines): one unaligned 64-bit load or store, plus the
+// ninth byte when the field straddles it.
 std::uint64_t get_bits(const std::uint8_t* buf, std::uint64_t at, unsigned count) {
-  std::uint64_t v = 0;
-  for (unsigned done = 0; done < count;) {
-    const std::uint64_t pos = at + done;
-    const unsigned shift = pos % 8, take = std::min(8u - shift, count - done);
-    v |= static_cast<std::uint64_t>((buf[pos / 8] >> shift) & ((1u << take) - 1)) << done;
-    done += take;
-  }
-  return v;
+  const std::uint64_t byte = at / 8;
+  const unsigned shift = at % 8;
+  std::uint64_t word;
+  std::memcpy(&word, buf + byte, 8);
+  std::uint64_t v = word >> shift;
+  if (shift + count > 64) v |= std::uint64_t{buf[byte + 8]} << (64 - shift);
+  return count == 64 ? v : v & ((std::uint64_t{1} << count) - 1);
 }
 
 void put_bits(std::uint8_t* buf, std::uint64_t at, unsigned count, std::uint64_t value) {
-  for (unsigned done = 0; done < count;) {
-    const std::uint64_t pos = at + done;
-    const unsigned shift = pos % 8, take = std::min(8u - shift, count - done);
-    const unsigned mask = ((1u << take) - 1) << shift;
-    buf[pos / 8] = static_cast<std::uint8_t>((buf[pos / 8] & ~mask) | (((value >> done) << shift) & mask));
-    done += take;
+  const std::uint64_t byte = at / 8;
+  const unsigned shift = at % 8;
+  const std::uint64_t mask = count == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << count) - 1;
+  value &= mask;
+  std::uint64_t word;
+  std::memcpy(&word, buf + byte, 8);
+  word = (word & ~(mask << shift)) | (value << shift);
+  std::memcpy(buf + byte, &word, 8);
+  if (shift + count > 64) {
+    const auto high = static_cast<std::uint8_t>((1u << (shift + count - 64)) - 1);
+    buf[byte + 8] = static_cast<std::uint8_t>((buf[byte + 8] & ~high) | ((value >> (64 - shift)) & high));
   }
 }
 

@@ -53,7 +53,8 @@ class Scrambler {
 void transcode(const Block66* four, std::uint8_t* bits, std::uint64_t at);
 void untranscode(const std::uint8_t* bits, std::uint64_t at, Block66* four);
 
-// Bit access in a byte buffer, bit i = bit i % 8 of byte i / 8.
+// Bit access in a byte buffer, bit i = bit i % 8 of byte i / 8. The buffer must extend at least
+// 9 bytes past the byte holding bit `at` (fields are moved a 64-bit word at a time).
 std::uint64_t get_bits(const std::uint8_t* buf, std::uint64_t at, unsigned count);  // count <= 64
 void put_bits(std::uint8_t* buf, std::uint64_t at, unsigned count, std::uint64_t value);
 

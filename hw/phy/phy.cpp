@@ -120,12 +120,15 @@ struct PhyLink::Impl {
   void rx_eval();
   void rx_commit();
   CodewordGroup* make_group();
+  void make_symbols(CodewordGroup::Word& w);
   void distribute_errors(CodewordGroup& g);
   void decode(CodewordGroup& g);
   void deliver_frames();
 
   std::string name;
   PhyParams p;
+  const int n, k, t, blocks_per_codeword;  // of p, cached: they are asked per symbol
+  const bool no_fec;
   Clock& clock;
   ReedSolomon codec;
   std::vector<BitErrorModel> lanes;
@@ -172,7 +175,8 @@ struct PhyLink::Impl {
 PhyLink::Impl::Impl(const std::string& name_, const PhyParams& params, Clock& clock_, Stats& stats,
                     std::uint64_t seed, const std::string& stream, Channel<Packet*>* in_, Channel<Packet*>* out_,
                     PacketPool& pool_)
-    : name(name_), p(params), clock(clock_),
+    : name(name_), p(params), n(p.n()), k(p.k()), t(p.t()), blocks_per_codeword(p.blocks_per_codeword()),
+      no_fec(p.fec == "none"), clock(clock_),
       codec(p.fec == "rs272" ? rs272() : rs544()),  // `none` never calls the codec
       in(in_), out(out_), pool(pool_),
       line(name + ".line", clock, ChannelSpec{p.encoder_cycles() + p.path_cycles + p.group_cycles(), 0, 1, 2}),
@@ -202,12 +206,12 @@ PhyLink::Impl::Impl(const std::string& name_, const PhyParams& params, Clock& cl
   line.connect(&tx, &rx);
   next_send = p.cdr_lock_cycles;
   tx.wake_at(next_send);
-  bits.resize((p.k() * kSymbolBits + 7) / 8 + 8);
+  bits.resize((k * kSymbolBits + 7) / 8 + 8);
 }
 
 void PhyLink::Impl::tx_eval() {
   // Take in at most one frame per cycle while fewer than two groups of blocks wait.
-  const std::uint64_t room = 2ull * p.interleave * p.blocks_per_codeword();
+  const std::uint64_t room = 2ull * p.interleave * blocks_per_codeword;
   if (in && in->can_pop() && tx_blocks.size() < room && clock.now() >= p.cdr_lock_cycles) {
     Packet* f = in->pop();
     f->injected = clock.time_of(clock.now());
@@ -234,7 +238,7 @@ void PhyLink::Impl::tx_eval() {
 
 void PhyLink::Impl::tx_commit() {
   if (!stopped) tx.wake_at(next_send);
-  const std::uint64_t room = 2ull * p.interleave * p.blocks_per_codeword();
+  const std::uint64_t room = 2ull * p.interleave * blocks_per_codeword;
   tx.set_busy(in && in->ready_by(clock.now() + 1) && tx_blocks.size() < room);
 }
 
@@ -249,9 +253,9 @@ CodewordGroup* PhyLink::Impl::make_group() {
     free_groups.pop_back();
   }
   g->index = groups_sent;
-  const int per_word = p.blocks_per_codeword();
+  const int per_word = blocks_per_codeword;
   for (auto& w : g->words) {
-    std::fill(bits.begin(), bits.end(), 0);
+    w.message.assign(bits.size(), 0);  // zero: rs272's pad symbol (the "+1") stays zero
     Block66 four[4];
     for (int b = 0; b < per_word; ++b) {
       Block66 blk = idle_block();
@@ -266,27 +270,31 @@ CodewordGroup* PhyLink::Impl::make_group() {
       four[b % 4] = blk;
       if (b % 4 == 3) {
         const std::uint64_t at = static_cast<std::uint64_t>(b / 4) * 257;
-        transcode(four, bits.data(), at);
-        scramble_block(scrambler, bits.data(), at, false);
+        transcode(four, w.message.data(), at);
+        scramble_block(scrambler, w.message.data(), at, false);
       }
     }
-    w.sent.assign(p.n(), 0);
-    for (int s = 0; s < p.k(); ++s)  // rs272's pad symbol (the "+1") stays zero
-      w.sent[s] = static_cast<std::uint16_t>(get_bits(bits.data(), static_cast<std::uint64_t>(s) * kSymbolBits, kSymbolBits));
-    w.parity_valid = false;
-    if (!p.fast && p.fec != "none") {
-      codec.encode(w.sent.data());
-      w.parity_valid = true;
-    }
+    w.symbols_valid = false;
+    if (!p.fast) make_symbols(w);
     w.flips.clear();
   }
   distribute_errors(*g);
   return g;
 }
 
+// The codeword as symbols: the message cut into m-bit symbols, then the parity. The fast codec
+// makes them only for the words the channel touched.
+void PhyLink::Impl::make_symbols(CodewordGroup::Word& w) {
+  w.sent.assign(n, 0);
+  for (int s = 0; s < k; ++s)
+    w.sent[s] = static_cast<std::uint16_t>(get_bits(w.message.data(), static_cast<std::uint64_t>(s) * kSymbolBits, kSymbolBits));
+  if (!no_fec) codec.encode(w.sent.data());
+  w.symbols_valid = true;
+}
+
 // Symbol j of the group's stream (codewords alternate when interleaved) goes to lane j % L.
 void PhyLink::Impl::distribute_errors(CodewordGroup& g) {
-  const std::uint64_t symbols = static_cast<std::uint64_t>(p.n()) * p.interleave;
+  const std::uint64_t symbols = static_cast<std::uint64_t>(n) * p.interleave;
   for (int l = 0; l < p.lanes; ++l) {
     const std::uint64_t lane_symbols = symbols / p.lanes + (static_cast<std::uint64_t>(l) < symbols % p.lanes);
     const std::uint64_t base = lanes[l].position();
@@ -307,52 +315,57 @@ void PhyLink::Impl::decode(CodewordGroup& g) {
   for (auto& w : g.words) {
     codewords.add();
     const bool touched = !w.flips.empty();
-    if (touched && !w.parity_valid && p.fec != "none") {
-      codec.encode(w.sent.data());  // fast mode: the truth's parity, only now that it matters
-      w.parity_valid = true;
-    }
-    w.received = w.sent;
-    for (std::uint32_t f : w.flips) w.received[f / kSymbolBits] ^= static_cast<std::uint16_t>(1u << (f % kSymbolBits));
     // The truth: how many symbols the channel hit.
-    symbol_hit.assign(p.n(), false);
     int symbol_errors = 0;
-    for (std::uint32_t f : w.flips)
-      if (!symbol_hit[f / kSymbolBits]) {
-        symbol_hit[f / kSymbolBits] = true;
-        ++symbol_errors;
-      }
-    if (symbol_errors > p.t()) beyond_t.add();
+    if (touched) {
+      symbol_hit.assign(n, false);
+      for (std::uint32_t f : w.flips)
+        if (!symbol_hit[f / kSymbolBits]) {
+          symbol_hit[f / kSymbolBits] = true;
+          ++symbol_errors;
+        }
+    }
+    if (symbol_errors > t) beyond_t.add();
     bool failed = false;
-    if (p.fec == "none") {
-      failed = touched;  // the CRC sees every error; nothing corrects it
-      if (failed) uncorrectable.add();
-    } else if (touched || !p.fast) {
-      decoded.add();
-      const DecodeResult r = codec.decode(w.received.data());
-      const bool restored = std::equal(w.received.begin(), w.received.end(), w.sent.begin());
-      if (!r.ok) {
-        failed = true;
-        uncorrectable.add();
-      } else if (!restored) {
-        miscorrected.add();
-      } else if (r.corrected) {
-        corrected_codewords.add();
-        corrected_symbols.add(r.corrected);
+    std::uint8_t* rx_message = w.message.data();  // untouched: what was sent
+    if (touched || !p.fast) {
+      if (!w.symbols_valid) make_symbols(w);
+      w.received = w.sent;
+      for (std::uint32_t f : w.flips)
+        w.received[f / kSymbolBits] ^= static_cast<std::uint16_t>(1u << (f % kSymbolBits));
+      if (no_fec) {
+        failed = touched;  // the CRC sees every error; nothing corrects it
+        if (failed) uncorrectable.add();
+      } else {
+        decoded.add();
+        const DecodeResult r = codec.decode(w.received.data());
+        const bool restored = std::equal(w.received.begin(), w.received.end(), w.sent.begin());
+        if (!r.ok) {
+          failed = true;
+          uncorrectable.add();
+        } else if (!restored) {
+          miscorrected.add();
+        } else if (r.corrected) {
+          corrected_codewords.add();
+          corrected_symbols.add(r.corrected);
+        }
+        if (symbol_errors <= t && !restored) decoder_failures.add();
       }
-      if (symbol_errors <= p.t() && !restored) decoder_failures.add();
+      if (touched) {  // residual errors in the message
+        std::fill(bits.begin(), bits.end(), 0);
+        for (int s = 0; s < k; ++s) {
+          put_bits(bits.data(), static_cast<std::uint64_t>(s) * kSymbolBits, kSymbolBits, w.received[s]);
+          post_fec_bit_errors.add(__builtin_popcount(w.received[s] ^ w.sent[s]));
+        }
+        rx_message = bits.data();
+      }
     }
-    // Residual errors in the message, and the blocks it carries, marked if the word failed.
-    std::fill(bits.begin(), bits.end(), 0);
-    for (int s = 0; s < p.k(); ++s) {
-      put_bits(bits.data(), static_cast<std::uint64_t>(s) * kSymbolBits, kSymbolBits, w.received[s]);
-      post_fec_bit_errors.add(__builtin_popcount(w.received[s] ^ w.sent[s]));
-    }
-    message_bits.add(static_cast<std::uint64_t>(p.k()) * kSymbolBits);
-    for (int x = 0; x < p.blocks_per_codeword() / 4; ++x) {
+    message_bits.add(static_cast<std::uint64_t>(k) * kSymbolBits);
+    for (int x = 0; x < blocks_per_codeword / 4; ++x) {
       Block66 four[4];
       const std::uint64_t at = static_cast<std::uint64_t>(x) * 257;
-      scramble_block(descrambler, bits.data(), at, true);
-      untranscode(bits.data(), at, four);
+      scramble_block(descrambler, rx_message, at, true);
+      untranscode(rx_message, at, four);
       for (const auto& b : four) rx_blocks.emplace_back(b, failed);
     }
   }

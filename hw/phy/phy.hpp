@@ -62,10 +62,11 @@ struct CodewordGroup {
   std::uint64_t index = 0;
   Cycle sent = 0;  // TX cycle its first bit entered the line
   struct Word {
-    std::vector<std::uint16_t> sent;      // message + parity (parity filled lazily in fast mode)
+    std::vector<std::uint8_t> message;    // transcoded, scrambled message bits as sent
+    std::vector<std::uint16_t> sent;      // message + parity symbols, made when needed
     std::vector<std::uint16_t> received;  // after the channel and the decoder
     std::vector<std::uint32_t> flips;     // bit positions (symbol * m + bit) the lanes flipped
-    bool parity_valid = false;
+    bool symbols_valid = false;           // `sent` holds this word (with parity)
   };
   std::vector<Word> words;
 };

@@ -74,8 +74,8 @@ struct Scratch {
 Scratch& scratch(std::size_t n, std::size_t parity) {
   thread_local Scratch s;
   if (s.window.size() < n) s.window.resize(n);
-  if (s.sym.size() < 6 * (parity + 1)) s.sym.resize(6 * (parity + 1));
-  if (s.num.size() < 3 * (parity + 1)) s.num.resize(3 * (parity + 1));
+  if (s.sym.size() < 7 * (parity + 1)) s.sym.resize(7 * (parity + 1));
+  if (s.num.size() < parity + 1) s.num.resize(parity + 1);
   return s;
 }
 
@@ -110,10 +110,13 @@ ReedSolomon::ReedSolomon(RsCode code) : code_(std::move(code)), gf_(code_.m, cod
     for (int j = 0; j < parity; ++j) row[j] = gf_.mul(static_cast<std::uint16_t>(f), generator_[j + 1]);
   }
 
-  // alpha^i for the Chien search, plus a trailing 0 for absent locator terms.
-  chien_exp_.resize(order + 1);
-  for (int i = 0; i < order; ++i) chien_exp_[i] = gf_.exp(i);
-  chien_exp_[order] = 0;
+  // Chien tables: table i-1 multiplies by alpha^-i, the step of locator term i from one
+  // position to the next.
+  chien_table_.assign(static_cast<std::size_t>(q) * code_.t(), 0);
+  for (int i = 1; i <= code_.t(); ++i) {
+    std::uint16_t* table = &chien_table_[static_cast<std::size_t>(i - 1) * q];
+    for (std::uint32_t v = 1; v < q; ++v) table[v] = gf_.exp(gf_.log(static_cast<std::uint16_t>(v)) + order - i);
+  }
 
   // Syndrome tables: table i multiplies by alpha^(first_root + i), the step of Horner's rule.
   root_log_.resize(parity);
@@ -182,9 +185,8 @@ DecodeResult ReedSolomon::decode(std::uint16_t* codeword) const {
   std::uint16_t* prev = lambda + (parity + 1);    // Berlekamp–Massey's B(x)
   std::uint16_t* saved = prev + (parity + 1);
   std::uint16_t* value = saved + (parity + 1);    // error values
+  std::uint16_t* term = value + (parity + 1);     // Chien terms lambda_i * alpha^(-i e)
   int* power = work.num.data();                   // error positions as powers of x
-  int* term = power + (parity + 1);               // Chien terms, log domain
-  int* step = term + (parity + 1);
 
   // A zero remainder means every syndrome is zero: the common clean case stops here.
   remainder(codeword, rem);
@@ -231,21 +233,16 @@ DecodeResult ReedSolomon::decode(std::uint16_t* codeword) const {
     power[0] = gf_.log(lambda[1]);
     found = power[0] < code_.n ? 1 : 0;
   } else {
-    // Log-domain terms; a zero coefficient points at the table's trailing 0 and never moves.
-    for (int i = 0; i < degree; ++i) {
-      term[i] = lambda[i + 1] ? gf_.log(lambda[i + 1]) : order;
-      step[i] = lambda[i + 1] ? i + 1 : 0;
-    }
-    const std::uint16_t* exp = chien_exp_.data();
+    std::copy(lambda + 1, lambda + degree + 1, term);
+    const std::size_t q = gf_.size();
     for (int e = 0; e < code_.n && found < degree; ++e) {
       std::uint16_t sum = 1;
-      for (int i = 0; i < degree; ++i) sum ^= exp[term[i]];
-      if (sum == 0) power[found++] = e;
-      // Next position: term i times alpha^-(i+1). Branch-free so the loop vectorizes.
-      for (int i = 0; i < degree; ++i) {
-        const int v = term[i] - step[i];
-        term[i] = v + ((v >> 31) & order);
+      const std::uint16_t* table = chien_table_.data();
+      for (int i = 0; i < degree; ++i, table += q) {
+        sum ^= term[i];
+        term[i] = table[term[i]];  // times alpha^-(i+1), ready for e + 1
       }
+      if (sum == 0) power[found++] = e;
     }
   }
   if (found != degree) return {false, 0};

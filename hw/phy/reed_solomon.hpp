@@ -83,7 +83,7 @@ class ReedSolomon {
   std::vector<std::uint16_t> encode_table_;    // row f: f * generator_[1..n-k], 2^m rows
   std::vector<std::uint16_t> syndrome_table_;  // table i: v * alpha^(first_root + i), 2^m entries
   std::vector<int> root_log_;                  // (first_root + i) mod (2^m - 1)
-  std::vector<std::uint16_t> chien_exp_;       // alpha^0..alpha^(2^m - 2), then 0
+  std::vector<std::uint16_t> chien_table_;     // table i-1: v * alpha^-i for i = 1..t, 2^m entries
 };
 
 }  // namespace xy::phy

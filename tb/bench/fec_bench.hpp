@@ -9,4 +9,8 @@ namespace xy {
 // a decode result was wrong).
 int fec_bench(double seconds_per_point);
 
+// Runs phy-loopback with the exact and the fast codec (child processes of `self`) at a pre-FEC
+// BER of `ber` and prints the simulated-time rate of each and their ratio; returns 0.
+int fec_mode_bench(const char* self, double ber, int repeats);
+
 }  // namespace xy

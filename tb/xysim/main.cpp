@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <systemc>
 
+#include "tb/bench/fec_bench.hpp"
 #include "tb/bench/kernel_bench.hpp"
 #include "tb/scenario.hpp"
 #include "tb/xysim/run.hpp"
@@ -49,6 +50,11 @@ int sc_main(int argc, char** argv) {
   one_cmd->add_option("--blocks", bench.blocks)->required()->check(CLI::Range(1, 100000));
   one_cmd->add_option("--activity", bench.activity_percent)->required()->check(CLI::IsMember({1, 10, 100}));
   one_cmd->add_option("--cycles", bench.cycles)->required()->check(CLI::Range(1, 1000000000));
+  double fec_seconds = 0.3, fec_ber = 1e-6;
+  auto* fec_cmd = bench_cmd->add_subcommand("fec", "RS codec Gb/s per core; fast vs exact codec in phy-loopback");
+  fec_cmd->add_option("--seconds", fec_seconds, "time per codec measurement")->check(CLI::Range(0.01, 60.0));
+  fec_cmd->add_option("--ber", fec_ber, "pre-FEC BER of the fast/exact comparison")->check(CLI::Range(0.0, 0.01));
+  fec_cmd->add_option("--repeats", bench.repeats, "runs of each codec (median is reported)")->check(CLI::Range(1, 15));
   bench_cmd->require_subcommand(1);
 
   try {
@@ -77,6 +83,10 @@ int sc_main(int argc, char** argv) {
     if (params_cmd->parsed()) return params_command(params_scenario);
     if (kernel_cmd->parsed()) return kernel_bench(argv[0], bench);
     if (one_cmd->parsed()) return kernel_bench_one(bench);
+    if (fec_cmd->parsed()) {
+      const int rc = fec_bench(fec_seconds);
+      return rc ? rc : fec_mode_bench(argv[0], fec_ber, bench.repeats);
+    }
   } catch (const ConfigError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

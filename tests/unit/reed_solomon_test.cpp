@@ -319,9 +319,10 @@ TEST(ReedSolomon, FirstRootAndOddParityAreHandled) {
   expect_corrects_up_to_t({"fcr_neg", 10, 0x409, 300, 280, -5}, 20000);
 }
 
-// A single error at a power of x the shortened code does not use (272..1022) has syndromes that
-// the parity symbols alone can reproduce; its only locator root is outside the word, so the
-// decoder must give up rather than "correct" something.
+// An error at a power of x the shortened code does not use (272..1022) has syndromes that the
+// parity symbols alone can reproduce. Together with up to t-1 real errors it is a pattern of
+// weight <= t of the full-length code, so it is the only explanation within distance t; one of
+// its locator roots lies outside the word, so the decoder must give up rather than "correct".
 TEST(ReedSolomon, LocatorRootOutsideTheShortenedWordIsUncorrectable) {
   const RsCode c = rs272();
   const ReedSolomon rs(c);
@@ -343,6 +344,7 @@ TEST(ReedSolomon, LocatorRootOutsideTheShortenedWordIsUncorrectable) {
     }
     const auto value = static_cast<std::uint16_t>(1 + rng.below(1023));
     received = sent;
+    add_errors(rng, rs, static_cast<int>(rng.below(c.t())), received);  // 0..t-1 real errors
     for (int p = 0; p < parity; ++p) received[c.n - 1 - p] ^= slow_mul(value, rem[p], c.m, c.field_poly);
     const Word before = received;
     const DecodeResult r = rs.decode(received.data());

@@ -1,6 +1,8 @@
 #include "xingyun/rng.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace xy {
 namespace {
@@ -55,6 +57,13 @@ std::uint64_t Rng::below(std::uint64_t n) {  // Lemire's multiply-and-reject
 
 std::uint64_t Rng::between(std::uint64_t lo, std::uint64_t hi) {
   return hi - lo == ~std::uint64_t{0} ? next() : lo + below(hi - lo + 1);
+}
+
+void Rng::fill(std::uint8_t* data, std::size_t size) {
+  for (std::size_t i = 0; i < size; i += 8) {
+    const std::uint64_t r = next();
+    std::memcpy(data + i, &r, std::min<std::size_t>(8, size - i));
+  }
 }
 
 double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }

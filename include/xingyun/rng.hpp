@@ -3,6 +3,7 @@
 // changes another block's numbers. Distributions are written here (not <random>'s) so results
 // are identical across standard libraries.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -18,6 +19,7 @@ class Rng {
   std::uint64_t between(std::uint64_t lo, std::uint64_t hi);  // uniform in [lo, hi]
   double uniform();                            // uniform in [0, 1), 53 bits
   bool chance(double p) { return uniform() < p; }
+  void fill(std::uint8_t* data, std::size_t size);  // random bytes, eight per draw
   // Trials until the next success of probability p (>= 1); skip-sampling of rare events.
   std::uint64_t geometric(double p);
 

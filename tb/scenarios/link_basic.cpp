@@ -97,7 +97,7 @@ class Generator : public Core {
     pk->created = clock().time_of(now());
     if (p_.payload) {
       pk->payload.resize(pk->bytes);
-      for (auto& b : pk->payload) b = static_cast<std::uint8_t>(rng_.next());
+      rng_.fill(pk->payload.data(), pk->payload.size());
     }
     scoreboard_.expect(*pk);
     return pk;

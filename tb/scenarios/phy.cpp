@@ -48,7 +48,7 @@ class FrameSource : public Core {
     f->phantom = false;
     f->created = clock().time_of(now());
     f->payload.resize(f->bytes);
-    for (auto& b : f->payload) b = static_cast<std::uint8_t>(rng_.next());
+    rng_.fill(f->payload.data(), f->payload.size());
     scoreboard_.expect(*f);
     out_.push(f);
     resume_at_ = now() + rng_.geometric(start_probability_);

@@ -58,6 +58,12 @@ PhyParams PhyParams::declare(Config& c, const std::string& prefix) {
   p.max_skew_ns = c.real(k + "max_skew_ns", 1, "ns", 0, 1000, "worst skew between lanes, removed by the deskew buffer");
   p.path_cycles = ns_to_cycles(pma_tx + 5 * cable + pma_rx + p.max_skew_ns, period);
   p.cdr_lock_cycles = ns_to_cycles(c.real(k + "cdr_lock_us", 1, "us", 0, 1e6, "link-up time: CDR lock") * 1000, period);
+  const double down_at = c.real(k + "link_down_at_us", 0, "us", 0, 1e9, "link flap: when the link goes down");
+  const double down_for = c.real(k + "link_down_us", 0, "us", 0, 1e9, "link flap: how long it stays down; 0 = no flap");
+  if (down_for > 0) {
+    p.down_from = ns_to_cycles(down_at * 1000, period);
+    p.down_until = ns_to_cycles((down_at + down_for) * 1000, period) + p.cdr_lock_cycles;
+  }
   p.am_period_groups = static_cast<Cycle>(
       c.integer(k + "am_period", 8192, "codeword groups", 0, 1 << 24, "alignment markers every this many; 0 = none"));
   p.am_cycles = ns_to_cycles(c.real(k + "am_ns", 0, "ns", 0, 1000, "line time of one alignment-marker group") ,
@@ -165,7 +171,7 @@ struct PhyLink::Impl {
   std::vector<bool> symbol_hit;
   Cycle last_fec_latency = 0;
 
-  Counter &codewords, &corrected_codewords, &corrected_symbols, &uncorrectable, &miscorrected, &beyond_t,
+  Counter &codewords, &lost_codewords, &corrected_codewords, &corrected_symbols, &uncorrectable, &miscorrected, &beyond_t,
       &decoder_failures,
       &line_bits, &pre_fec_bit_errors, &message_bits, &post_fec_bit_errors, &frames_in, &frames_out, &frames_bad,
       &decoded;
@@ -182,6 +188,7 @@ PhyLink::Impl::Impl(const std::string& name_, const PhyParams& params, Clock& cl
       line(name + ".line", clock, ChannelSpec{p.encoder_cycles() + p.path_cycles + p.group_cycles(), 0, 1, 2}),
       tx(*this, name + ".tx"), rx(*this, name + ".rx"),
       codewords(stats.counter(name + ".fec.codewords", "codewords", "codewords received")),
+      lost_codewords(stats.counter(name + ".lost_codewords", "codewords", "codewords sent while the link was down")),
       corrected_codewords(stats.counter(name + ".fec.corrected_codewords", "codewords", "codewords with corrected symbols")),
       corrected_symbols(stats.counter(name + ".fec.corrected_symbols", "symbols", "symbols corrected")),
       uncorrectable(stats.counter(name + ".fec.uncorrectable_codewords", "codewords", "codewords flagged uncorrectable")),
@@ -229,6 +236,7 @@ void PhyLink::Impl::tx_eval() {
   if (clock.now() == next_send && !stopped) {
     CodewordGroup* g = make_group();
     g->sent = clock.now();
+    g->lost = g->sent >= p.down_from && g->sent < p.down_until;
     line.push(g);
     ++groups_sent;
     next_send += p.group_cycles();
@@ -325,10 +333,15 @@ void PhyLink::Impl::decode(CodewordGroup& g) {
           ++symbol_errors;
         }
     }
+    if (g.lost) {  // the RX had no signal: every symbol is lost, the frames are marked bad
+      lost_codewords.add();
+      symbol_errors = n;
+    }
     if (symbol_errors > t) beyond_t.add();
-    bool failed = false;
+    bool failed = g.lost;
+    if (g.lost) uncorrectable.add();
     std::uint8_t* rx_message = w.message.data();  // untouched: what was sent
-    if (touched || !p.fast) {
+    if (!g.lost && (touched || !p.fast)) {
       if (!w.symbols_valid) make_symbols(w);
       w.received = w.sent;
       for (std::uint32_t f : w.flips)

@@ -10,7 +10,8 @@
 // decoded D cycles after it is complete, and its frames leave the RX from t + E + P + C + D,
 // one per cycle. FEC latency = C (accumulation) + D (decoder pipeline), exactly.
 // Exact: every bit of frames and idles (64b/66b, scrambler, 256b/257b, RS codewords, lane
-// distribution, Gray-coded PAM4 symbol errors) and the decoder's outcome. Abstracted: lane
+// distribution, Gray-coded PAM4 symbol errors) and the decoder's outcome. A link flap loses
+// every codeword sent from going down until the CDR has locked again. Abstracted: lane
 // skew only adds its worst case as latency; alignment markers cost their time but carry no
 // bits; the line is never idle (idles are sent), so the TX wakes every C cycles.
 #pragma once
@@ -40,6 +41,7 @@ struct PhyParams {
   };
   Pipeline rs544, rs272, none;  // per FEC mode, so that one declaration serves every mode
   Cycle path_cycles = 0, cdr_lock_cycles = 0;
+  Cycle down_from = 0, down_until = 0;  // a link flap: dark, then CDR relock; empty = none
   Cycle am_period_groups = 0, am_cycles = 0;
   ErrorModelSpec errors;
   double max_skew_ns = 0;
@@ -60,7 +62,8 @@ struct PhyParams {
 // A group of codewords on its way through the line, with the truth about it.
 struct CodewordGroup {
   std::uint64_t index = 0;
-  Cycle sent = 0;  // TX cycle its first bit entered the line
+  Cycle sent = 0;     // TX cycle its first bit entered the line
+  bool lost = false;  // sent while the link was down: nothing usable arrives
   struct Word {
     std::vector<std::uint8_t> message;    // transcoded, scrambled message bits as sent
     std::vector<std::uint16_t> sent;      // message + parity symbols, made when needed

@@ -53,6 +53,18 @@ TEST(PhyLoopback, BurstsAndDfePropagationAreRecoveredOrFlaggedNeverSilent) {
   EXPECT_GT(r.results["summary"]["codewords"]["corrected_codewords"].get<std::uint64_t>(), 0u);
 }
 
+TEST(PhyLoopback, ALinkFlapLosesTheCodewordsOfTheDarkTimeAndMarksTheirFramesBad) {
+  // Down 2 us at 20 us, then 1 us of CDR relock: about 3 us / 12.8 ns = 234 codewords lost.
+  const RunResult r = run("phy-loopback", {"phy.link_down_at_us=20", "phy.link_down_us=2", "traffic.frames=3000",
+                                           "traffic.load=0.8"});
+  ASSERT_EQ(r.failure, "");
+  const auto lost = r.results["stats"]["top.phy.lost_codewords"]["value"].get<std::uint64_t>();
+  EXPECT_NEAR(static_cast<double>(lost), 3000.0 / 12.8, 2.0);
+  EXPECT_EQ(r.results["summary"]["codewords"]["uncorrectable_codewords"].get<std::uint64_t>(), lost);
+  EXPECT_GT(r.results["summary"]["frames_marked_bad"].get<std::uint64_t>(), 100u);
+  EXPECT_EQ(r.results["summary"]["frames_received"], 3000u);
+}
+
 // Exact and fast codecs on the same channel draws: every statistic identical.
 TEST(PhyLink, FastAndExactCodecsGiveIdenticalResults) {
   Config config;

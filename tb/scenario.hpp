@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hw/link/pcap.hpp"
 #include "xingyun/config.hpp"
 #include "xingyun/rng.hpp"
 #include "xingyun/stats.hpp"
@@ -21,11 +22,21 @@ struct CheckFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Where a scenario may write the frames that cross its links (--pcap FILE --pcap-scope NAME).
+struct Capture {
+  link::PcapWriter* writer = nullptr;  // null: no capture
+  std::string scope;                   // only links whose name starts with this
+  link::PcapWriter* for_link(const std::string& name) const {
+    return writer && name.rfind(scope, 0) == 0 ? writer : nullptr;
+  }
+};
+
 struct RunContext {
   Config& config;
   Stats& stats;
   Waves& waves;
   std::uint64_t seed;
+  Capture capture;
   Rng rng(const std::string& block) const { return Rng(seed, block); }
 };
 

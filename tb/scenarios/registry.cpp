@@ -1,3 +1,4 @@
+#include "tb/scenarios/link.hpp"
 #include "tb/scenarios/link_basic.hpp"
 #include "tb/scenarios/phy.hpp"
 #include "tb/scenario.hpp"
@@ -9,6 +10,7 @@ const std::vector<Scenario>& scenarios() {
       link_basic_scenario(),
       phy_loopback_scenario(),
       phy_fec_curve_scenario(),
+      link_llr_scenario(),
   };
   return all;
 }

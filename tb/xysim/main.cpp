@@ -31,6 +31,8 @@ int sc_main(int argc, char** argv) {
   run_cmd->add_option("--waves", run.waves.path, "dump waveforms to FILE.vcd or FILE.fst (+ FILE.gtkw)");
   run_cmd->add_option("--waves-scope", run.waves.scope, "only signals under this name, e.g. top.link.sink");
   run_cmd->add_option("--waves-window", window, "only this time window, e.g. 10us:12us");
+  run_cmd->add_option("--pcap", run.pcap, "write the frames crossing the links to FILE.pcap (Wireshark, tshark)");
+  run_cmd->add_option("--pcap-scope", run.pcap_scope, "only links whose name starts with this, e.g. top.a");
   run_cmd->add_flag("--quiet", run.quiet, "no progress on stderr");
 
   app.add_subcommand("scenarios", "list the built-in scenarios");

@@ -69,7 +69,9 @@ RunResult run_scenario(const RunOptions& options) {
 
   Stats stats;
   Waves waves(options.waves);
-  RunContext ctx{config, stats, waves, seed};
+  std::unique_ptr<link::PcapWriter> pcap;
+  if (!options.pcap.empty()) pcap = std::make_unique<link::PcapWriter>(options.pcap);
+  RunContext ctx{config, stats, waves, seed, Capture{pcap.get(), options.pcap_scope}};
   const SimParams sim(config);
   std::unique_ptr<Testbench> tb = scenario.build(ctx);
   config.check_all_used();
@@ -119,6 +121,7 @@ RunResult run_scenario(const RunOptions& options) {
   }
   const Time end = sim_now();
   waves.finish(end);
+  if (pcap) pcap->close();
   if (failure.empty()) {
     try {
       tb->check();
@@ -144,6 +147,7 @@ RunResult run_scenario(const RunOptions& options) {
            {"wall_s", wall_s},
            {"sim_time_per_wall_s_us", wall_s > 0 ? to_us(end) / wall_s : 0.0},
            {"waves", waves.path()},
+           {"pcap_frames", pcap ? pcap->frames() : 0},
            {"gtkw", waves.enabled() ? waves.gtkw_path() : ""}};
   r.report = fmt::format("xysim {} — scenario {}, seed {}, simulated {}\n{}", kVersion, name, seed,
                          format_time(end), tb->report());

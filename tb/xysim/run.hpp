@@ -18,6 +18,7 @@ struct RunOptions {
   std::optional<std::uint64_t> seed;
   std::string out_dir;               // "" = write nothing
   WavesOptions waves;
+  std::string pcap, pcap_scope;      // capture frames crossing the links under the scope
   bool quiet = false;
 };
 

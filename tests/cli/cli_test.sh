@@ -36,6 +36,27 @@ case "$case_name" in
     expect_bad_input "phy.errors.ber = '1'" run phy-loopback --set phy.errors.ber=1 --quiet ;;
   phy_bad_fec)
     expect_bad_input "must be one of rs544, rs272, none" run phy-loopback --set phy.fec=rs999 --quiet ;;
+  llr_window_too_big)
+    expect_bad_input "llr.window = 200" run link-llr --set llr.seq_bits=8 --set llr.window=200 --quiet ;;
+  llr_300km)
+    expect_bad_input "LLR is for short reach" run link-llr --set link.cable_m=300000 --quiet ;;
+  pcap_tshark)
+    command -v tshark >/dev/null || fail "tshark is not installed (scripts/setup installs it)"
+    "$xysim" run link-llr --set link.frame_error=2e-3 --set traffic.frames=3000 --pcap "$work/llr.pcap" \
+      --pcap-scope top.a --out "$work/R" --quiet >/dev/null || fail "run"
+    tshark -r "$work/llr.pcap" -o eth.check_fcs:TRUE -T fields -e eth.fcs.status -e _ws.malformed \
+      >"$work/fields" 2>"$work/tshark.err" || fail "tshark: $(cat "$work/tshark.err")"
+    total=$(wc -l <"$work/fields")
+    bad=$(awk -F'\t' '$1 == "0"' "$work/fields" | wc -l)
+    malformed=$(awk -F'\t' '$2 != ""' "$work/fields" | wc -l)
+    stat() { grep -A3 "\"$1\"" "$work/R/results.json" | grep '"value"' | grep -o '[0-9]\+' | head -1; }
+    corrupted=$(stat top.a.line.corrupted_frames)
+    sent=$(stat top.a.frames_sent)
+    [ "$total" -eq "$sent" ] || fail "tshark read $total frames, port a sent $sent"
+    [ "$malformed" -eq 0 ] || fail "$malformed malformed frames"
+    [ "$bad" -eq "$corrupted" ] || fail "$bad frames with a bad FCS, the channel corrupted $corrupted"
+    [ "$corrupted" -gt 0 ] || fail "no corrupted frame to check"
+    echo "ok: $total frames, $bad bad FCS = $corrupted corrupted on purpose, none malformed" ;;
   bad_cli_value)
     expect_bad_input "--seed" run --seed abc ;;
   same_seed_same_results)

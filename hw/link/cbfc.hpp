@@ -1,0 +1,141 @@
+// Credit-based flow control (CBFC) of the OLink/UEC link layer, as plain cores (no SystemC): the
+// port shell calls them with its cycle count and carries their messages.
+//
+// Public anchor: UEC 1.0 §5.2, as summarised by the OCP SAI CBFC proposal
+// (opencomputeproject/SAI, doc/CBFC/SAI-Credit_Based_Flow_Control.md). Per virtual channel both
+// ends keep wrap-around counters (counter_bits wide) of credits, one credit = credit_bytes of
+// receive buffer, a frame costing ceil((bytes + overhead) / credit_bytes):
+//  - the sender counts credits consumed (S_CC) as it sends and learns credits freed (S_CF) from
+//    the receiver; credits in use = S_CC - S_CF never exceed the VC's buffer (the credit limit);
+//  - the receiver counts credits consumed (R_CC) as frames arrive and freed (R_CF) as they leave
+//    its buffer; R_CC - R_CF is its occupancy.
+// Messages, both carrying absolute counters, so a lost one is repaired by any later one:
+//  - CF_Update, receiver -> sender, an 8-byte control ordered set with R_CF of one VC. Sent when
+//    a VC has update_spacing_bytes of freed credits unreported, or some freed credits unreported
+//    for update_timer_cycles since its last CF_Update, and re-sent unchanged every refresh_cycles
+//    (the CF max spacing) so that a lost one is replaced even when nothing more is freed;
+//  - CC_Update, sender -> receiver, a 64-byte packet with S_CC of every VC, every
+//    resync_period_cycles. The receiver sets R_CF += S_CC - R_CC and R_CC = S_CC: credits of data
+//    frames lost on the wire (FEC/FCS drops) never reached the buffer and are freed here, which
+//    nothing else would do. It must travel in order with the data frames of the link.
+// Updates that would move a counter backwards (stale, reordered, or implausible: more than could
+// be outstanding) are ignored; this is unambiguous because a buffer is below half the counter
+// range, which validate() enforces.
+//
+// Cycle contract: every call takes effect at once; poll() returns at most one message per call,
+// and returns one exactly when now >= next_timer(). Exact: credit arithmetic,
+// counter wrap, message scheduling. Abstracted: message encodings (only their wire sizes), shared
+// credit pools and per-port limits (each VC has its own buffer here).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "xingyun/units.hpp"
+
+namespace xy::link {
+
+struct CbfcConfig {
+  int vcs = 8;                                 // virtual channels, 1..32
+  std::uint32_t credit_bytes = 128;            // buffer bytes per credit, 1..65535
+  std::int32_t overhead_bytes = 0;             // added to every frame's size, -16..127 (SAI)
+  std::uint32_t counter_bits = 20;             // width of the wrap-around counters, 8..32
+  std::vector<std::uint32_t> buffer_credits;   // per VC receive buffer = sender credit limit
+  std::uint32_t update_spacing_bytes = 6400;   // freed bytes that trigger a CF_Update, 800..256 KiB
+  Cycle update_timer_cycles = 500;             // smaller amounts wait at most this long
+  Cycle refresh_cycles = 2622;                 // CF max spacing: 256 KiB at 800 Gb/s, at 1 GHz
+  Cycle resync_period_cycles = 256000;         // CC_Update timer: 256 us at 1 GHz
+  std::uint32_t cf_update_bytes = 8;           // a control ordered set
+  std::uint32_t cc_update_bytes = 64;          // a minimum-size packet
+
+  // Throws ConfigError naming `prefix`.field, the value and what is allowed.
+  void validate(const std::string& prefix = "cbfc") const;
+  // Credits a frame of `bytes` costs: ceil((bytes + overhead) / credit_bytes), at least one.
+  std::uint32_t credits_for(std::uint32_t bytes) const;
+  std::uint32_t counter_mask() const;  // 2^counter_bits - 1
+};
+
+struct CreditUpdate {
+  enum Kind { kCf, kCc };
+  Kind kind = kCf;
+  int vc = -1;                          // kCf: its VC; kCc: -1 (every VC)
+  std::vector<std::uint32_t> counters;  // kCf: {R_CF}; kCc: S_CC of VC 0, 1, ...
+  std::uint32_t wire_bytes = 0;
+};
+
+// The sending end of one port: may a frame go, and what the receiver has freed.
+class CbfcSender {
+ public:
+  explicit CbfcSender(CbfcConfig config);  // validates
+
+  bool can_send(int vc, std::uint32_t bytes) const;
+  void on_send(int vc, std::uint32_t bytes);  // throws std::logic_error without the credits
+  // A CF_Update's freed counter; returns false (and ignores it) when it would move S_CF
+  // backwards or free more than is in use.
+  bool on_cf_update(int vc, std::uint32_t freed_counter);
+  // A CC_Update when the resync period has run out since the last one.
+  std::optional<CreditUpdate> poll(Cycle now);
+  Cycle next_timer() const { return next_cc_; }
+
+  std::uint32_t credits_available(int vc) const { return config_.buffer_credits[vc] - in_use(vc); }
+  std::uint32_t in_use(int vc) const { return (consumed_[vc] - freed_[vc]) & mask_; }
+  std::uint32_t consumed(int vc) const { return consumed_[vc]; }  // S_CC
+  std::uint32_t freed(int vc) const { return freed_[vc]; }        // S_CF
+  const CbfcConfig& config() const { return config_; }
+
+ private:
+  CbfcConfig config_;
+  std::uint32_t mask_;
+  std::vector<std::uint32_t> consumed_, freed_;
+  Cycle next_cc_;
+};
+
+// The receiving end of one port: buffer occupancy per VC and the CF_Updates that return it.
+class CbfcReceiver {
+ public:
+  explicit CbfcReceiver(CbfcConfig config);  // validates
+
+  // A data frame stored in VC `vc`'s buffer; throws std::logic_error ("overflow") if it does not
+  // fit — the sender broke the protocol, or the buffer is smaller than the credits granted.
+  void on_receive(int vc, std::uint32_t bytes);
+  // A frame of `bytes` left the buffer; throws std::logic_error if more than is buffered.
+  void on_drain(int vc, std::uint32_t bytes);
+  // A CC_Update's consumed counter; returns false (and ignores it) when it is behind R_CC or
+  // claims more lost credits than the buffer could have granted.
+  bool on_cc_update(int vc, std::uint32_t consumed_counter);
+  // The next CF_Update due: the VC with the most unreported credits once they reach the spacing;
+  // else one whose unreported credits have waited update_timer_cycles since its last update;
+  // else a refresh of the VC whose last update is oldest, once it is refresh_cycles old.
+  std::optional<CreditUpdate> poll(Cycle now);
+  Cycle next_timer() const;  // the earliest cycle poll() would return something
+
+  std::uint32_t occupancy(int vc) const { return (consumed_[vc] - freed_[vc]) & mask_; }
+  std::uint32_t unreported(int vc) const { return (freed_[vc] - reported_[vc]) & mask_; }
+  std::uint32_t consumed(int vc) const { return consumed_[vc]; }  // R_CC
+  std::uint32_t freed(int vc) const { return freed_[vc]; }        // R_CF
+  const CbfcConfig& config() const { return config_; }
+
+ private:
+  CreditUpdate cf_update(int vc, Cycle now);
+
+  CbfcConfig config_;
+  std::uint32_t mask_;
+  std::uint32_t spacing_credits_;  // unreported credits that make a CF_Update due at once
+  std::vector<std::uint32_t> consumed_, freed_, reported_;
+  std::vector<Cycle> last_update_;
+};
+
+// Credits one VC needs to keep a line of `line_gbps` busy over a credit loop of `round_trip`
+// (wire both ways plus pipelines): round trip x bandwidth, one maximum frame, and the freed
+// credits the receiver holds back until the CF spacing is reached. Small frames need more, as
+// rounding up to whole credits and the overhead inflate them.
+std::uint64_t required_buffer_credits(const CbfcConfig& config, double line_gbps, Time round_trip,
+                                      std::uint32_t max_frame_bytes);
+// "" when every VC's buffer covers required_buffer_credits(); else a message naming the
+// under-provisioned VCs and the size needed (and, where that exceeds what the counters allow,
+// that CBFC does not reach this far).
+std::string check_buffer(const CbfcConfig& config, double line_gbps, Time round_trip,
+                         std::uint32_t max_frame_bytes);
+
+}  // namespace xy::link

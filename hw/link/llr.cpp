@@ -1,0 +1,218 @@
+#include "hw/link/llr.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "xingyun/config.hpp"
+
+namespace xy::link {
+
+void LlrConfig::validate(const std::string& prefix) const {
+  const std::string k = prefix + ".";
+  if (seq_bits < 4 || seq_bits > 32)
+    throw ConfigError(fmt::format("{}seq_bits = {}: must be in [4, 32]", k, seq_bits));
+  const std::uint64_t half = std::uint64_t{1} << (seq_bits - 1);
+  if (window < 1 || window > half)
+    throw ConfigError(fmt::format("{}window = {}: must be in [1, 2^(seq_bits - 1) = {}] so that old and new "
+                                  "sequence numbers cannot be confused",
+                                  k, window, half));
+  if (replay_buffer_bytes < 64)
+    throw ConfigError(fmt::format("{}replay_buffer_bytes = {}: must be at least one minimum frame (64)", k,
+                                  replay_buffer_bytes));
+  if (replay_timer_cycles < 1) throw ConfigError(fmt::format("{}replay_timer: must be at least one cycle", k));
+  if (ack_every < 1) throw ConfigError(fmt::format("{}ack_every = {}: must be >= 1", k, ack_every));
+}
+
+const char* to_string(LlrTxState s) {
+  switch (s) {
+    case LlrTxState::kInit: return "INIT";
+    case LlrTxState::kAdvance: return "ADVANCE";
+    case LlrTxState::kReplay: return "REPLAY";
+    case LlrTxState::kFlush: return "FLUSH";
+  }
+  return "?";
+}
+
+const char* to_string(LlrRxState s) {
+  switch (s) {
+    case LlrRxState::kSendAcks: return "SEND_ACKS";
+    case LlrRxState::kSendNack: return "SEND_NACK";
+    case LlrRxState::kNackSent: return "NACK_SENT";
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------------------------------------
+// TX
+
+LlrTx::LlrTx(LlrConfig config)
+    : c_(config), seq_mask_(static_cast<std::uint32_t>((std::uint64_t{1} << c_.seq_bits) - 1)) {}
+
+bool LlrTx::can_accept(std::uint32_t bytes) const {
+  return state_ == LlrTxState::kAdvance && buffer_.size() < c_.window &&
+         buffer_bytes_ + bytes <= c_.replay_buffer_bytes;
+}
+
+std::uint32_t LlrTx::accept(Packet* frame, Cycle now) {
+  if (buffer_.empty()) last_progress_ = now;  // the replay timer runs while anything is unacknowledged
+  const std::uint32_t seq = next_seq_;
+  next_seq_ = mask(next_seq_ + std::uint64_t{1});
+  buffer_.push_back({frame, seq, now});
+  buffer_bytes_ += frame->bytes;
+  return seq;
+}
+
+std::optional<std::pair<Packet*, std::uint32_t>> LlrTx::next_replay(Cycle now) {
+  if (state_ != LlrTxState::kReplay) return std::nullopt;
+  if (replay_pos_ >= buffer_.size()) {
+    state_ = LlrTxState::kAdvance;
+    return std::nullopt;
+  }
+  const Kept& k = buffer_[replay_pos_++];
+  ++replayed_frames_;
+  if (replay_pos_ == buffer_.size()) state_ = LlrTxState::kAdvance;
+  return std::make_pair(k.frame, k.seq);
+}
+
+std::optional<LlrControl> LlrTx::poll_control() {
+  if (!init_pending_) return std::nullopt;
+  init_pending_ = false;
+  if (state_ == LlrTxState::kFlush) state_ = LlrTxState::kInit;
+  return LlrControl{LlrControl::kInit, next_seq_};
+}
+
+void LlrTx::on_control(const LlrControl& c, Cycle now) {
+  if (c.kind == LlrControl::kInit) return;  // INIT is for the RX
+  // Both ACK and NACK say "everything before seq arrived": release it.
+  const std::uint32_t base = buffer_.empty() ? next_seq_ : buffer_.front().seq;
+  const std::uint32_t acked = mask(std::uint64_t{c.seq} - base);
+  if (acked > buffer_.size()) return;  // stale or from before a FLUSH
+  for (std::uint32_t i = 0; i < acked; ++i) {
+    buffer_bytes_ -= buffer_.front().frame->bytes;
+    released_.push_back(buffer_.front().frame);
+    buffer_.pop_front();
+  }
+  replay_pos_ = replay_pos_ > acked ? replay_pos_ - acked : 0;
+  if (acked) {
+    last_progress_ = now;
+    replays_without_progress_ = 0;
+  }
+  if (state_ == LlrTxState::kInit || state_ == LlrTxState::kFlush) {
+    if (c.kind == LlrControl::kAck && c.seq == next_seq_ && state_ == LlrTxState::kInit) {
+      state_ = LlrTxState::kAdvance;
+      last_progress_ = now;
+    }
+    return;
+  }
+  if (c.kind == LlrControl::kNack && !buffer_.empty()) start_replay(c.seq, now);
+  if (state_ == LlrTxState::kReplay && replay_pos_ >= buffer_.size()) state_ = LlrTxState::kAdvance;
+}
+
+void LlrTx::start_replay(std::uint32_t from, Cycle now) {
+  replay_pos_ = mask(std::uint64_t{from} - buffer_.front().seq);
+  if (replay_pos_ >= buffer_.size()) replay_pos_ = 0;
+  state_ = LlrTxState::kReplay;
+  last_progress_ = now;  // give the replay a full timer period
+  ++replays_;
+}
+
+void LlrTx::flush(Cycle now) {
+  state_ = LlrTxState::kFlush;  // until the INIT goes out
+  flushed_frames_ += buffer_.size();
+  for (const Kept& k : buffer_) released_.push_back(k.frame);
+  buffer_.clear();
+  buffer_bytes_ = 0;
+  replay_pos_ = 0;
+  replays_without_progress_ = 0;
+  // Numbering goes on where it is; an INIT tells the RX, and its ACK moves the TX to ADVANCE.
+  init_pending_ = true;
+  last_progress_ = now;
+}
+
+void LlrTx::tick(Cycle now) {
+  if (state_ == LlrTxState::kInit || state_ == LlrTxState::kFlush) {
+    if (now >= last_progress_ + c_.replay_timer_cycles) {  // INIT or its ACK was lost: again
+      init_pending_ = true;
+      last_progress_ = now;
+    }
+    return;
+  }
+  if (buffer_.empty()) return;
+  if (c_.data_age_cycles && now >= buffer_.front().sent + c_.data_age_cycles) return flush(now);
+  if (now >= last_progress_ + c_.replay_timer_cycles) {
+    if (++replays_without_progress_ > c_.replay_limit) return flush(now);
+    ++timer_replays_;
+    start_replay(buffer_.front().seq, now);
+  }
+}
+
+Cycle LlrTx::next_timer() const {
+  if (state_ == LlrTxState::kInit || state_ == LlrTxState::kFlush) return last_progress_ + c_.replay_timer_cycles;
+  if (buffer_.empty()) return ~Cycle{0};
+  Cycle t = last_progress_ + c_.replay_timer_cycles;
+  if (c_.data_age_cycles) t = std::min(t, buffer_.front().sent + c_.data_age_cycles);
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// RX
+
+LlrRx::LlrRx(LlrConfig config)
+    : c_(config), seq_mask_(static_cast<std::uint32_t>((std::uint64_t{1} << c_.seq_bits) - 1)) {}
+
+LlrRx::Verdict LlrRx::on_frame(std::uint32_t seq, bool fcs_ok, Cycle now) {
+  if (!fcs_ok) {
+    if (state_ != LlrRxState::kNackSent) state_ = LlrRxState::kSendNack;
+    return Verdict::kBadFcs;
+  }
+  const std::uint32_t ahead = (seq - expected_) & seq_mask_;
+  if (ahead == 0) {
+    expected_ = (expected_ + 1) & seq_mask_;
+    state_ = LlrRxState::kSendAcks;
+    if (unacked_++ == 0) first_unacked_ = now;
+    return Verdict::kDeliver;
+  }
+  if (ahead < (seq_mask_ >> 1) + 1) {  // a frame is missing before this one
+    if (state_ != LlrRxState::kNackSent || ahead <= last_ahead_) state_ = LlrRxState::kSendNack;
+    last_ahead_ = ahead;
+    return Verdict::kOutOfOrder;
+  }
+  ack_now_ = true;  // a replayed frame we already have: our ACK may have been lost
+  return Verdict::kDuplicate;
+}
+
+void LlrRx::on_control(const LlrControl& c, Cycle) {
+  if (c.kind != LlrControl::kInit) return;
+  expected_ = c.seq & seq_mask_;
+  state_ = LlrRxState::kSendAcks;
+  unacked_ = 0;
+  ack_now_ = true;
+}
+
+std::optional<LlrControl> LlrRx::poll(Cycle now) {
+  if (state_ == LlrRxState::kSendNack ||
+      (state_ == LlrRxState::kNackSent && now >= nack_sent_ + c_.nack_timer_cycles)) {
+    state_ = LlrRxState::kNackSent;
+    nack_sent_ = now;
+    last_ahead_ = 0;
+    ++nacks_;
+    unacked_ = 0;  // the NACK acknowledges everything before it
+    return LlrControl{LlrControl::kNack, expected_};
+  }
+  if (ack_now_ || unacked_ >= c_.ack_every || (unacked_ > 0 && now >= first_unacked_ + c_.ack_timer_cycles)) {
+    ack_now_ = false;
+    unacked_ = 0;
+    return LlrControl{LlrControl::kAck, expected_};
+  }
+  return std::nullopt;
+}
+
+Cycle LlrRx::next_timer() const {
+  Cycle t = ~Cycle{0};
+  if (state_ == LlrRxState::kNackSent) t = nack_sent_ + c_.nack_timer_cycles;
+  if (unacked_ > 0) t = std::min(t, first_unacked_ + c_.ack_timer_cycles);
+  return t;
+}
+
+}  // namespace xy::link

@@ -1,0 +1,130 @@
+// Link-level retry (LLR): per-hop Go-Back-N between two link partners, as in the UEC 1.0 link
+// layer (OCP SAI LLR documents). Plain C++: the port shell calls these with its cycle count.
+//
+// Contract. The TX numbers every data frame (seq_bits wide, wrapping) and keeps it in the replay
+// buffer until a cumulative ACK covers it. The RX delivers frames in order exactly once; a
+// frame with a bad FCS or a gap in the sequence makes it send one NACK naming the frame it
+// expects, and the TX replays from there (Go-Back-N). While the NACK is outstanding the RX
+// stays quiet, unless the sequence visibly restarts (the replay came, but its first frame was
+// lost again): then it NACKs again at once instead of waiting for its NACK timer. The TX also replays when no ACK has made
+// progress for replay_timer cycles — exactly that many after the last progress, never earlier —
+// and after replay_limit replays without progress, or when its oldest frame is older than
+// data_age, it FLUSHes: the frames are dropped (end-to-end recovery's job), counted, and an
+// INIT tells the RX where numbering restarts. ACKs, NACKs and INITs travel as 8-byte control
+// ordered sets.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+
+#include "xingyun/packet.hpp"
+#include "xingyun/units.hpp"
+
+namespace xy::link {
+
+struct LlrConfig {
+  int seq_bits = 20;
+  std::uint32_t window = 1u << 19;       // frames in flight; <= 2^(seq_bits - 1)
+  std::uint64_t replay_buffer_bytes = 1 << 20;
+  Cycle replay_timer_cycles = 5000;
+  int replay_limit = 3;
+  Cycle data_age_cycles = 0;             // 0 = off
+  int ack_every = 8;                     // frames per cumulative ACK
+  Cycle ack_timer_cycles = 200;          // or this long after the first unacknowledged frame
+  Cycle nack_timer_cycles = 2000;        // re-send a NACK if nothing has come in order since
+  // Throws ConfigError naming `prefix`.key, the value and what is allowed.
+  void validate(const std::string& prefix) const;
+};
+
+struct LlrControl {
+  enum Kind : std::uint8_t { kAck, kNack, kInit } kind;
+  std::uint32_t seq;  // ACK: next expected (all before it received); NACK: expected; INIT: first
+  static constexpr std::uint32_t kWireBytes = 8;  // one control ordered set
+};
+
+enum class LlrTxState { kInit, kAdvance, kReplay, kFlush };
+enum class LlrRxState { kSendAcks, kSendNack, kNackSent };
+const char* to_string(LlrTxState s);
+const char* to_string(LlrRxState s);
+
+class LlrTx {
+ public:
+  explicit LlrTx(LlrConfig config);
+
+  // May a new frame of `bytes` be sent now? (ADVANCE, window and replay buffer have room.)
+  bool can_accept(std::uint32_t bytes) const;
+  // Numbers a new frame and keeps it for replay; returns its sequence number.
+  std::uint32_t accept(Packet* frame, Cycle now);
+  // In REPLAY: the next kept frame to send again, with its sequence number; none when done.
+  std::optional<std::pair<Packet*, std::uint32_t>> next_replay(Cycle now);
+  // A control ordered set the TX must send (INIT), if any.
+  std::optional<LlrControl> poll_control();
+  void on_control(const LlrControl& c, Cycle now);
+  // Timers; call every cycle the shell is ticked (and when woken by next_timer()).
+  void tick(Cycle now);
+  Cycle next_timer() const;  // the cycle tick() must next run at, or ~0
+
+  LlrTxState state() const { return state_; }
+  std::uint64_t replays() const { return replays_; }
+  std::uint64_t replayed_frames() const { return replayed_frames_; }
+  std::uint64_t flushed_frames() const { return flushed_frames_; }
+  std::uint64_t timer_replays() const { return timer_replays_; }
+  std::size_t kept() const { return buffer_.size(); }
+  std::uint64_t kept_bytes() const { return buffer_bytes_; }
+  // Frames released by ACKs since the last call (the shell returns them to their pool).
+  std::deque<Packet*>& released() { return released_; }
+
+ private:
+  struct Kept {
+    Packet* frame;
+    std::uint32_t seq;
+    Cycle sent;
+  };
+  void start_replay(std::uint32_t from, Cycle now);
+  void flush(Cycle now);
+  std::uint32_t mask(std::uint64_t v) const { return static_cast<std::uint32_t>(v & seq_mask_); }
+
+  LlrConfig c_;
+  std::uint32_t seq_mask_;
+  LlrTxState state_ = LlrTxState::kInit;
+  std::uint32_t next_seq_ = 0;
+  std::deque<Kept> buffer_;       // unacknowledged, oldest first
+  std::uint64_t buffer_bytes_ = 0;
+  std::size_t replay_pos_ = 0;    // index in buffer_ of the next frame to replay
+  Cycle last_progress_ = 0;
+  int replays_without_progress_ = 0;
+  bool init_pending_ = true;
+  std::uint64_t replays_ = 0, replayed_frames_ = 0, flushed_frames_ = 0, timer_replays_ = 0;
+  std::deque<Packet*> released_;
+};
+
+class LlrRx {
+ public:
+  explicit LlrRx(LlrConfig config);
+
+  enum class Verdict { kDeliver, kDuplicate, kOutOfOrder, kBadFcs };
+  // A data frame arrived with sequence number `seq`; deliver it only on kDeliver.
+  Verdict on_frame(std::uint32_t seq, bool fcs_ok, Cycle now);
+  void on_control(const LlrControl& c, Cycle now);  // INIT from the partner's TX
+  // The next control ordered set to send (NACK first, then ACK), if one is due at `now`.
+  std::optional<LlrControl> poll(Cycle now);
+  Cycle next_timer() const;  // when poll() may next have something without new input, or ~0
+
+  LlrRxState state() const { return state_; }
+  std::uint32_t expected() const { return expected_; }
+  std::uint64_t nacks() const { return nacks_; }
+
+ private:
+  LlrConfig c_;
+  std::uint32_t seq_mask_;
+  LlrRxState state_ = LlrRxState::kSendAcks;
+  std::uint32_t expected_ = 0;
+  int unacked_ = 0;
+  Cycle first_unacked_ = 0, nack_sent_ = 0;
+  bool ack_now_ = false;
+  std::uint32_t last_ahead_ = 0;  // distance of the last out-of-order frame since the NACK
+  std::uint64_t nacks_ = 0;
+};
+
+}  // namespace xy::link

@@ -1,0 +1,163 @@
+#include "hw/link/llr_port.hpp"
+
+#include <algorithm>
+
+#include "hw/link/crc32.hpp"
+
+namespace xy::link {
+
+LlrPort::LlrPort(std::string name, const LlrConfig& llr, bool llr_on, const LineFaults& faults, Rng rng,
+                 SerialLine<LineItem>& out, SerialLine<LineItem>& in, Channel<Packet*>& from_host,
+                 Channel<Packet*>& to_host, PacketPool& pool, Stats& stats)
+    : Core(std::move(name)), tx_(llr), rx_(llr), llr_on_(llr_on), faults_(faults), rng_(rng), out_(out), in_(in),
+      from_host_(from_host), to_host_(to_host), pool_(pool),
+      frames_sent_(stats.counter(this->name() + ".frames_sent", "frames", "data frames put on the line, replays included")),
+      frames_replayed_(stats.counter(this->name() + ".llr.replayed_frames", "frames", "frames sent again by LLR")),
+      frames_corrupted_(stats.counter(this->name() + ".line.corrupted_frames", "frames", "frames the channel corrupted")),
+      frames_dark_(stats.counter(this->name() + ".line.dark_items", "items", "items lost to a dark line (link flap)")),
+      controls_sent_(stats.counter(this->name() + ".llr.control_sets", "sets", "control ordered sets sent")),
+      controls_lost_(stats.counter(this->name() + ".line.lost_control_sets", "sets", "control ordered sets lost")),
+      bad_fcs_(stats.counter(this->name() + ".rx.bad_fcs", "frames", "frames received with a bad FCS")),
+      out_of_order_(stats.counter(this->name() + ".rx.out_of_order", "frames", "frames after a gap, dropped")),
+      duplicates_(stats.counter(this->name() + ".rx.duplicates", "frames", "replayed frames already delivered")),
+      delivered_(stats.counter(this->name() + ".rx.delivered", "frames", "frames handed to the host")),
+      payload_delivered_(stats.counter(this->name() + ".rx.delivered_bytes", "bytes", "frame bytes handed to the host")) {
+  if (!llr_on_) tx_.on_control({LlrControl::kAck, 0}, 0);  // no handshake: straight to ADVANCE
+}
+
+bool LlrPort::fault_frame() {
+  if (burst_left_) {
+    --burst_left_;
+    return true;
+  }
+  if (faults_.burst_start > 0 && rng_.chance(faults_.burst_start)) {
+    burst_left_ = faults_.burst_frames - 1;
+    return true;
+  }
+  return faults_.frame_error > 0 && rng_.chance(faults_.frame_error);
+}
+
+void LlrPort::send_frame(Packet* frame, std::uint32_t seq, bool replay) {
+  LineItem item;
+  item.frame = frame;
+  item.seq = seq;
+  item.fcs = crc32(frame->payload.data(), frame->payload.size());
+  if (fault_frame()) {
+    item.flipped_bit = static_cast<std::int32_t>(rng_.below(std::uint64_t{frame->bytes} * 8));
+    frames_corrupted_.add();
+    if (!replay) corrupted_sends_.emplace_back(seq, now());
+  }
+  item.lost = now() >= faults_.dark_from && now() < faults_.dark_until;
+  if (item.lost) frames_dark_.add();
+  if (replay) {
+    frames_replayed_.add();
+    while (!corrupted_sends_.empty() && corrupted_sends_.front().first == seq) {
+      recovery_sum_ += now() - corrupted_sends_.front().second;
+      ++recoveries_;
+      corrupted_sends_.pop_front();
+    }
+  }
+  frames_sent_.add();
+  if (pcap_ && !item.lost) {
+    scratch_.assign(frame->payload.begin(), frame->payload.end());
+    if (item.flipped_bit >= 0) scratch_[item.flipped_bit / 8] ^= static_cast<std::uint8_t>(1u << (item.flipped_bit % 8));
+    for (int i = 0; i < 4; ++i) scratch_.push_back(static_cast<std::uint8_t>(item.fcs >> (8 * i)));
+    pcap_->write(clock().time_of(now()), scratch_.data(), scratch_.size());
+  }
+  last_arrival_ = out_.send(item, frame->bytes + kFrameOverheadBytes);
+}
+
+void LlrPort::receive() {
+  while (in_.can_receive()) {
+    const LineItem item = in_.receive();
+    if (item.lost) continue;
+    if (!item.frame) {
+      if (item.control.kind == LlrControl::kInit) rx_.on_control(item.control, now());
+      else tx_.on_control(item.control, now());
+      continue;
+    }
+    // The real check: CRC-32 over the bytes as received.
+    const std::uint8_t* bytes = item.frame->payload.data();
+    if (item.flipped_bit >= 0) {
+      scratch_.assign(item.frame->payload.begin(), item.frame->payload.end());
+      scratch_[item.flipped_bit / 8] ^= static_cast<std::uint8_t>(1u << (item.flipped_bit % 8));
+      bytes = scratch_.data();
+    }
+    const bool fcs_ok = crc32(bytes, item.frame->bytes) == item.fcs;
+    if (!fcs_ok) bad_fcs_.add();
+    const auto verdict = llr_on_ ? rx_.on_frame(item.seq, fcs_ok, now())
+                                 : fcs_ok ? LlrRx::Verdict::kDeliver : LlrRx::Verdict::kBadFcs;
+    switch (verdict) {
+      case LlrRx::Verdict::kDeliver: {
+        Packet* copy = pool_.acquire();
+        *copy = *item.frame;
+        deliver_.push_back(copy);
+        break;
+      }
+      case LlrRx::Verdict::kDuplicate: duplicates_.add(); break;
+      case LlrRx::Verdict::kOutOfOrder: out_of_order_.add(); break;
+      case LlrRx::Verdict::kBadFcs: break;
+    }
+  }
+}
+
+void LlrPort::transmit() {
+  while (out_.has_room()) {
+    std::optional<LlrControl> control = llr_on_ ? rx_.poll(now()) : std::nullopt;
+    if (!control && llr_on_) control = tx_.poll_control();
+    if (control) {
+      LineItem item;
+      item.control = *control;
+      item.lost = (faults_.control_loss > 0 && rng_.chance(faults_.control_loss)) ||
+                  (now() >= faults_.dark_from && now() < faults_.dark_until);
+      if (item.lost) controls_lost_.add();
+      controls_sent_.add();
+      last_arrival_ = out_.send(item, LlrControl::kWireBytes);
+      continue;
+    }
+    if (auto replay = tx_.next_replay(now())) {
+      send_frame(replay->first, replay->second, true);
+      continue;
+    }
+    if (from_host_.can_pop() && tx_.can_accept(from_host_.peek()->bytes)) {
+      Packet* frame = from_host_.pop();
+      frame->injected = clock().time_of(now());
+      const std::uint32_t seq = tx_.accept(frame, now());
+      send_frame(frame, seq, false);
+      if (!llr_on_) tx_.on_control({LlrControl::kAck, seq + 1}, now());  // nothing to keep
+      continue;
+    }
+    break;
+  }
+}
+
+void LlrPort::eval() {
+  while (!retired_.empty() && retired_.front().first < now()) {
+    pool_.release(retired_.front().second);
+    retired_.pop_front();
+  }
+  receive();
+  if (llr_on_) tx_.tick(now());
+  transmit();
+  for (Packet* p : tx_.released()) retired_.emplace_back(last_arrival_, p);
+  tx_.released().clear();
+  if (!deliver_.empty() && to_host_.can_push()) {
+    Packet* copy = deliver_.front();
+    deliver_.pop_front();
+    delivered_.add();
+    payload_delivered_.add(copy->bytes);
+    to_host_.push(copy);
+  }
+}
+
+void LlrPort::commit() {
+  Cycle next = std::min(tx_.next_timer(), rx_.next_timer());
+  if (!retired_.empty()) next = std::min(next, retired_.front().first + 1);
+  if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
+  const bool more_to_send = tx_.state() == LlrTxState::kReplay || from_host_.ready_by(now() + 1);
+  set_busy(!deliver_.empty() || more_to_send);
+}
+
+std::uint64_t LlrPort::mean_recovery_cycles() const { return recoveries_ ? recovery_sum_ / recoveries_ : 0; }
+
+}  // namespace xy::link

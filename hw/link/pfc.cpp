@@ -1,0 +1,129 @@
+#include "hw/link/pfc.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "xingyun/config.hpp"
+
+namespace xy::link {
+namespace {
+
+constexpr int kQuantumBits = 512;
+
+// Femtoseconds of `quanta` pause quanta: bits / (Gb/s) = ns.
+Time quanta_fs(std::uint32_t quanta, double line_gbps) {
+  return static_cast<Time>(std::llround(static_cast<double>(quanta) * kQuantumBits * 1e6 / line_gbps));
+}
+
+void check_prio(const PfcConfig& c, int prio) {
+  if (prio < 0 || prio >= c.priorities)
+    throw std::out_of_range(fmt::format("PFC: priority {} outside 0..{}", prio, c.priorities - 1));
+}
+
+}  // namespace
+
+void PfcConfig::validate(const std::string& prefix) const {
+  const std::string& p = prefix;
+  if (priorities < 1 || priorities > 8)
+    throw ConfigError(fmt::format("{}.priorities = {}: must be in [1, 8]", p, priorities));
+  if (!(line_gbps > 0) || !std::isfinite(line_gbps))
+    throw ConfigError(fmt::format("{}.line_gbps = {}: must be a rate > 0 Gb/s", p, line_gbps));
+  if (buffer_bytes < 1) throw ConfigError(fmt::format("{}.buffer_bytes = 0: must be >= 1 byte", p));
+  if (headroom_bytes >= buffer_bytes)
+    throw ConfigError(fmt::format("{}.headroom_bytes = {}: must be < buffer_bytes = {}", p, headroom_bytes,
+                                  buffer_bytes));
+  if (xoff_bytes < 1 || xoff_bytes > buffer_bytes - headroom_bytes)
+    throw ConfigError(fmt::format("{}.xoff_bytes = {}: must be in [1, buffer_bytes - headroom_bytes = {}]", p,
+                                  xoff_bytes, buffer_bytes - headroom_bytes));
+  if (xon_bytes >= xoff_bytes)
+    throw ConfigError(fmt::format("{}.xon_bytes = {}: must be < xoff_bytes = {}", p, xon_bytes, xoff_bytes));
+  if (pause_quanta < 2)
+    throw ConfigError(fmt::format("{}.pause_quanta = {}: must be in [2, 65535] (room for a refresh)", p,
+                                  pause_quanta));
+  if (refresh_quanta < 1 || refresh_quanta >= pause_quanta)
+    throw ConfigError(fmt::format("{}.refresh_quanta = {}: must be in [1, pause_quanta - 1 = {}]", p,
+                                  refresh_quanta, pause_quanta - 1));
+}
+
+Cycle pause_cycles(std::uint32_t quanta, double line_gbps, Time clock_period) {
+  return (quanta_fs(quanta, line_gbps) + clock_period - 1) / clock_period;
+}
+
+std::uint64_t required_headroom_bytes(double line_gbps, Time round_trip, std::uint32_t max_frame_bytes) {
+  const double loop_bytes = line_gbps * static_cast<double>(round_trip) / 8e6;  // Gb/s x fs
+  return static_cast<std::uint64_t>(std::ceil(loop_bytes - 1e-9)) + 2 * std::uint64_t{max_frame_bytes} +
+         PauseFrame::wire_bytes;
+}
+
+// --- receiver ---
+
+PfcReceiver::PfcReceiver(PfcConfig config, Time clock_period) : config_(std::move(config)) {
+  config_.validate();
+  // Rounded down, so that the refresh never lands later than refresh_quanta, before the pause ends.
+  refresh_cycles_ = std::max<Cycle>(1, quanta_fs(config_.refresh_quanta, config_.line_gbps) / clock_period);
+  occupancy_.assign(config_.priorities, 0);
+  xoff_.assign(config_.priorities, false);
+  refresh_at_.assign(config_.priorities, 0);
+}
+
+void PfcReceiver::on_receive(int prio, std::uint32_t bytes) {
+  check_prio(config_, prio);
+  if (static_cast<std::uint64_t>(occupancy_[prio]) + bytes > config_.buffer_bytes)
+    throw std::logic_error(fmt::format("PFC receiver priority {}: buffer overflow: {} + {} bytes > {} "
+                                       "(headroom {} B too small for the round trip?)",
+                                       prio, occupancy_[prio], bytes, config_.buffer_bytes, config_.headroom_bytes));
+  occupancy_[prio] += bytes;
+}
+
+void PfcReceiver::on_drain(int prio, std::uint32_t bytes) {
+  check_prio(config_, prio);
+  if (bytes > occupancy_[prio])
+    throw std::logic_error(
+        fmt::format("PFC receiver priority {}: drain of {} bytes with {} buffered", prio, bytes, occupancy_[prio]));
+  occupancy_[prio] -= bytes;
+}
+
+std::optional<PauseFrame> PfcReceiver::poll(Cycle now) {
+  PauseFrame frame;
+  for (int p = 0; p < config_.priorities; ++p) {
+    const bool start = !xoff_[p] && occupancy_[p] >= config_.xoff_bytes;
+    const bool end = xoff_[p] && occupancy_[p] < config_.xon_bytes;
+    const bool refresh = xoff_[p] && !end && now >= refresh_at_[p];
+    if (!start && !end && !refresh) continue;
+    frame.enable_vector |= static_cast<std::uint8_t>(1u << p);
+    frame.quanta[p] = end ? 0 : config_.pause_quanta;
+    xoff_[p] = !end;
+    refresh_at_[p] = now + refresh_cycles_;
+  }
+  if (frame.enable_vector == 0) return std::nullopt;
+  return frame;
+}
+
+Cycle PfcReceiver::next_timer() const {
+  Cycle next = ~Cycle{0};
+  for (int p = 0; p < config_.priorities; ++p) {
+    if (xoff_[p] ? occupancy_[p] < config_.xon_bytes : occupancy_[p] >= config_.xoff_bytes) return 0;
+    if (xoff_[p]) next = std::min(next, refresh_at_[p]);
+  }
+  return next;
+}
+
+// --- sender ---
+
+PfcSender::PfcSender(PfcConfig config, Time clock_period)
+    : config_(std::move(config)), clock_period_(clock_period) {
+  config_.validate();
+  paused_until_.assign(config_.priorities, 0);
+}
+
+void PfcSender::on_pause(const PauseFrame& frame, Cycle now) {
+  for (int p = 0; p < config_.priorities; ++p)
+    if (frame.enable_vector & (1u << p))
+      paused_until_[p] = now + pause_cycles(frame.quanta[p], config_.line_gbps, clock_period_);
+}
+
+}  // namespace xy::link

@@ -1,0 +1,275 @@
+// link-llr: two ports joined by two serial lines (one per direction), frames both ways, LLR on
+// or off, faults injected on the lines. Checks: every frame delivered exactly once, in order,
+// unchanged (LLR on), and every cycle's bookkeeping through the port cores.
+#include "tb/scenarios/link.hpp"
+
+#include <cmath>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "hw/link/llr_port.hpp"
+#include "tb/frames.hpp"
+#include "xingyun/clock_domain.hpp"
+
+namespace xy {
+namespace {
+
+using link::LlrConfig;
+using link::LlrPort;
+using link::SerialLine;
+
+struct LinkParams {
+  double clock_mhz;
+  std::uint32_t width;
+  Cycle latency;  // one way: PHY + cable
+  bool llr;
+  LlrConfig llr_config;
+  link::LineFaults faults;
+  std::uint64_t frames;
+  std::uint32_t min_bytes, max_bytes;
+  double load;
+  std::string warning;
+
+  explicit LinkParams(Config& c) {
+    clock_mhz = c.real("link.clock_mhz", 1562.5, "MHz", 1, 100000, "MAC clock");
+    width = static_cast<std::uint32_t>(c.integer("link.width_bytes", 64, "bytes", 1, 4096, "line bytes per cycle (64 at 1562.5 MHz = 800 Gb/s)"));
+    const double cable_m = c.real("link.cable_m", 2, "m", 0, 1e7, "cable or fibre length; 5 ns per metre");
+    const double phy_ns = c.real("link.phy_latency_ns", 150, "ns", 0, 1e6, "one-way PHY latency (PCS, FEC, PMA, both ends) (check)");
+    const Time period = period_from_mhz(clock_mhz);
+    const auto cycles = [&](double ns) { return static_cast<Cycle>(std::ceil(ns * kNs / static_cast<double>(period))); };
+    latency = std::max<Cycle>(1, cycles(phy_ns + 5 * cable_m));
+    llr = c.flag("link.llr", true, "link-level retry on; off: frames with a bad FCS are dropped (end-to-end recovery's job)");
+    LlrConfig& l = llr_config;
+    l.seq_bits = static_cast<int>(c.integer("llr.seq_bits", 20, "bits", 4, 32, "sequence number width"));
+    l.window = static_cast<std::uint32_t>(c.integer("llr.window", 0, "frames", 0, 1ll << 31,
+                                                    "frames in flight; 0 = 2^(seq_bits - 1)"));
+    if (l.window == 0) l.window = 1u << (l.seq_bits - 1);
+    l.replay_timer_cycles = cycles(c.real("llr.replay_timer_ns", 5000, "ns", 1, 1e9, "replay when no ACK progress this long"));
+    l.replay_limit = static_cast<int>(c.integer("llr.replay_limit", 3, "replays", 0, 1000, "replays without progress before FLUSH"));
+    l.data_age_cycles = cycles(c.real("llr.data_age_us", 0, "us", 0, 1e9, "FLUSH frames older than this; 0 = off") * 1000);
+    l.ack_every = static_cast<int>(c.integer("llr.ack_every", 8, "frames", 1, 1 << 20, "frames per cumulative ACK"));
+    l.ack_timer_cycles = cycles(c.real("llr.ack_timer_ns", 500, "ns", 1, 1e9, "or ACK this long after the first unacknowledged frame"));
+    l.nack_timer_cycles = cycles(c.real("llr.nack_timer_ns", 2000, "ns", 1, 1e9, "re-send a NACK after this long without progress"));
+    max_bytes = static_cast<std::uint32_t>(c.integer("traffic.max_bytes", 1500, "bytes", 64, 9216, "largest frame"));
+    min_bytes = static_cast<std::uint32_t>(c.integer("traffic.min_bytes", 64, "bytes", 64, 9216, "smallest frame"));
+    if (min_bytes > max_bytes)
+      throw ConfigError(fmt::format("traffic.min_bytes = {} is above traffic.max_bytes = {}: must be <=", min_bytes, max_bytes));
+    // Replay buffer: line rate x loop time + two jumbo frames (SPEC 2.3).
+    const double loop_cycles = 2.0 * latency + 2.0 * (9216 + 24) / width + static_cast<double>(l.ack_timer_cycles);
+    const auto needed = static_cast<std::uint64_t>(std::ceil(loop_cycles * width)) + 2 * 9216;
+    const auto max_buffer = static_cast<std::uint64_t>(c.integer("llr.max_replay_buffer_bytes", 8 << 20, "bytes", 1024,
+                                                                 1ll << 40, "the largest replay buffer a port can have"));
+    const auto given = static_cast<std::uint64_t>(c.integer("llr.replay_buffer_bytes", 0, "bytes", 0, 1ll << 40,
+                                                            "0 = sized by the rule: rate x loop time + 2 jumbo frames"));
+    if (llr && needed > max_buffer && given == 0)
+      throw ConfigError(fmt::format(
+          "link.cable_m = {}: LLR over this link needs a {:.1f} MB replay buffer (line rate x loop time of {:.2f} us + 2 "
+          "jumbo frames), above llr.max_replay_buffer_bytes = {}; LLR is for short reach: set link.llr=false",
+          cable_m, needed / 1e6, loop_cycles * static_cast<double>(period) / kUs, max_buffer));
+    l.replay_buffer_bytes = given ? given : needed;
+    if (llr && given && given < needed)
+      warning = fmt::format("llr.replay_buffer_bytes = {} is below the {} the sizing rule asks for: the link will stall "
+                            "waiting for ACKs", given, needed);
+    l.validate("llr");
+    faults.frame_error = c.real("link.frame_error", 0, "", 0, 0.5, "chance a frame is corrupted (one bit flipped)");
+    faults.burst_start = c.real("link.burst_start", 0, "", 0, 0.5, "chance per frame that a burst of corrupted frames starts");
+    faults.burst_frames = static_cast<std::uint32_t>(c.integer("link.burst_frames", 100, "frames", 1, 1 << 20, "frames per burst"));
+    faults.control_loss = c.real("link.control_loss", 0, "", 0, 0.5, "chance a control ordered set is lost");
+    const double flap_at = c.real("link.flap_at_us", 0, "us", 0, 1e9, "a link flap starts here");
+    const double flap_us = c.real("link.flap_us", 0, "us", 0, 1e9, "and lasts this long; 0 = none");
+    if (flap_us > 0) {
+      faults.dark_from = cycles(flap_at * 1000);
+      faults.dark_until = cycles((flap_at + flap_us) * 1000);
+    }
+    frames = static_cast<std::uint64_t>(c.integer("traffic.frames", 20000, "frames", 1, 1ll << 40, "frames each way"));
+    load = c.real("traffic.load", 1, "fraction", 0.0001, 1, "offered load each way, fraction of line rate");
+  }
+};
+
+// One direction's traffic: a source at one port, a sink at the other.
+struct Direction {
+  Scoreboard scoreboard;
+  std::unique_ptr<Channel<Packet*>> from_host, to_host;
+  std::unique_ptr<FrameSource> source;
+  std::unique_ptr<FrameSink> sink;
+};
+
+class LinkLlr : public Testbench {
+ public:
+  explicit LinkLlr(RunContext& ctx)
+      : p_(ctx.config), stats_(ctx.stats), domain_("link", period_from_mhz(p_.clock_mhz)),
+        ab_(domain_.clock(), p_.width, p_.latency), ba_(domain_.clock(), p_.width, p_.latency) {
+    Clock& clock = domain_.clock();
+    const double mean_frame = (p_.min_bytes + p_.max_bytes) / 2.0 + link::kFrameOverheadBytes;
+    // Load 1 saturates: the source keeps the port's queue full.
+    const double mean_gap = p_.load >= 1 ? 0.0 : std::max(0.0, mean_frame / p_.width / p_.load - 1);
+    for (int d = 0; d < 2; ++d) {
+      Direction& dir = dirs_[d];
+      const std::string from = d == 0 ? "a" : "b", to = d == 0 ? "b" : "a";
+      dir.from_host = std::make_unique<Channel<Packet*>>("top." + from + ".host_tx", clock, ChannelSpec{1, 4, 1, 2});
+      dir.to_host = std::make_unique<Channel<Packet*>>("top." + to + ".host_rx", clock, ChannelSpec{1, 0, 1, 2});
+      dir.source = std::make_unique<FrameSource>("top." + from + ".source", *dir.from_host, pool_, dir.scoreboard,
+                                                 ctx.rng("top." + from + ".source"), p_.frames, p_.min_bytes,
+                                                 p_.max_bytes, mean_gap);
+      dir.sink = std::make_unique<FrameSink>("top." + to + ".sink", *dir.to_host, pool_, dir.scoreboard);
+      domain_.attach(*dir.source);
+      domain_.attach(*dir.sink);
+      dir.source->wake_at(0);
+      latency_[d] = &ctx.stats.histogram("top." + to + ".frame_latency", clock.period(),
+                                         "frame accepted by the sending port to handed to the host");
+    }
+    a_ = std::make_unique<LlrPort>("top.a", p_.llr_config, p_.llr, p_.faults, ctx.rng("top.a.line"), ab_, ba_,
+                                   *dirs_[0].from_host, *dirs_[1].to_host, pool_, ctx.stats);
+    b_ = std::make_unique<LlrPort>("top.b", p_.llr_config, p_.llr, p_.faults, ctx.rng("top.b.line"), ba_, ab_,
+                                   *dirs_[1].from_host, *dirs_[0].to_host, pool_, ctx.stats);
+    for (LlrPort* port : {a_.get(), b_.get()}) {
+      domain_.attach(*port);
+      port->wake_at(0);
+      port->capture_to(ctx.capture.for_link(port->name()));
+    }
+    ab_.connect(b_.get());
+    ba_.connect(a_.get());
+    dirs_[0].from_host->connect(dirs_[0].source.get(), a_.get());
+    dirs_[1].from_host->connect(dirs_[1].source.get(), b_.get());
+    dirs_[0].to_host->connect(b_.get(), dirs_[0].sink.get());
+    dirs_[1].to_host->connect(a_.get(), dirs_[1].sink.get());
+    for (int d = 0; d < 2; ++d)
+      dirs_[d].sink->on_frame([this, d](const Packet& f) {
+        const Clock& clk = domain_.clock();
+        latency_[d]->record((clk.time_of(clk.now()) - f.injected) / clk.period());
+        last_delivery_ = clk.now();
+      });
+    if (!p_.warning.empty()) std::cerr << "warning: " << p_.warning << "\n";
+    Waves& w = ctx.waves;
+    for (LlrPort* port : {a_.get(), b_.get()}) {
+      const std::string n = port->name();
+      w.probe(n + ".llr.tx_state", 2, [port] { return static_cast<std::uint64_t>(port->tx().state()); });
+      w.probe(n + ".llr.rx_state", 2, [port] { return static_cast<std::uint64_t>(port->rx().state()); });
+      w.probe(n + ".llr.kept", 32, [port] { return port->tx().kept(); });
+      w.probe(n + ".llr.expected", 32, [port] { return port->rx().expected(); });
+      w.probe(n + ".llr.replays", 32, [port] { return port->tx().replays(); });
+    }
+    w.watch(clock);
+  }
+
+  // Done when every frame was made and nothing is left anywhere on the way.
+  bool done() const override {
+    for (const auto& d : dirs_)
+      if (d.source->made() < p_.frames || d.from_host->in_flight() || d.to_host->in_flight()) return false;
+    return a_->idle() && b_->idle() && ab_.empty() && ba_.empty();
+  }
+  std::uint64_t progress() const override { return a_->delivered() + b_->delivered(); }
+
+  void check() const override {
+    for (const auto& d : dirs_) {
+      if (d.scoreboard.duplicated() || d.scoreboard.reordered() || d.scoreboard.corrupted())
+        throw CheckFailure(d.sink->first_error());
+      // With LLR nothing may go missing unless it was FLUSHed (then end-to-end recovery owns it).
+      if (p_.llr && (lost(d) > flushed() || d.scoreboard.duplicated() || d.scoreboard.reordered() ||
+                     d.scoreboard.corrupted()))
+        throw CheckFailure(fmt::format("LLR lost {} (flushed {}), duplicated {}, reordered {}, corrupted {} frames",
+                                       lost(d), flushed(), d.scoreboard.duplicated(), d.scoreboard.reordered(),
+                                       d.scoreboard.corrupted()));
+    }
+  }
+
+  nlohmann::json summary() const override {
+    const Time period = domain_.clock().period();
+    nlohmann::json s;
+    const double line_gbps = gbps(p_.width, period);
+    s["line_rate_Gbps"] = line_gbps;
+    s["llr"] = p_.llr;
+    s["one_way_latency_cycles"] = p_.latency;
+    s["replay_buffer_bytes"] = p_.llr_config.replay_buffer_bytes;
+    if (!p_.warning.empty()) s["warnings"] = {p_.warning};
+    std::uint64_t delivered_bytes = 0, line_bytes = 0, frames_sent = 0, controls = 0, corrupted = 0;
+    for (const LlrPort* port : {a_.get(), b_.get()}) {
+      const std::string n = port->name();
+      delivered_bytes += counter(n + ".rx.delivered_bytes");
+      frames_sent += counter(n + ".frames_sent");
+      controls += counter(n + ".llr.control_sets");
+      corrupted += counter(n + ".line.corrupted_frames");
+    }
+    line_bytes = ab_.bytes_sent() + ba_.bytes_sent();
+    const double elapsed = static_cast<double>(last_delivery_) + 1;
+    const double goodput = gbps(static_cast<double>(delivered_bytes) / 2 / elapsed, period);
+    s["goodput_Gbps"] = goodput;  // per direction
+    // The arithmetic of the overheads: what the line carried besides frame bytes.
+    const std::uint64_t frame_bytes = delivered_bytes;  // each delivered once; replays cost more line
+    s["overhead"] = {{"frames_sent", frames_sent},
+                     {"frame_bytes_delivered", frame_bytes},
+                     {"preamble_fcs_gap_bytes", frames_sent * link::kFrameOverheadBytes},
+                     {"control_sets", controls},
+                     {"control_bytes", controls * link::LlrControl::kWireBytes},
+                     {"line_bytes", line_bytes},
+                     {"goodput_at_full_line_Gbps", line_gbps * static_cast<double>(frame_bytes) / static_cast<double>(line_bytes)}};
+    const double loss = frames_sent ? static_cast<double>(corrupted) / static_cast<double>(frames_sent) : 0;
+    const double mean_frame_cycles =
+        ((p_.min_bytes + p_.max_bytes) / 2.0 + link::kFrameOverheadBytes) / static_cast<double>(p_.width);
+    const double recovery = static_cast<double>(a_->mean_recovery_cycles() + b_->mean_recovery_cycles()) / 2;
+    const double frames_per_loop = recovery / mean_frame_cycles;
+    s["frame_loss"] = loss;
+    s["recovery_loop_cycles"] = recovery;
+    s["gbn_efficiency"] = (1 - loss) / (1 - loss + frames_per_loop * loss);
+    s["goodput_ratio"] = p_.load >= 1 ? goodput / zero_error_goodput() : 0.0;
+    s["replays"] = a_->tx().replays() + b_->tx().replays();
+    s["flushed_frames"] = flushed();
+    s["frames_lost"] = lost(dirs_[0]) + lost(dirs_[1]);
+    const auto lat = latency_[0]->to_json();
+    s["latency_p50_ns"] = lat["p50_ns"];
+    s["latency_p99_ns"] = lat["p99_ns"];
+    s["latency_p999_ns"] = lat["p999_ns"];
+    s["latency_max_ns"] = lat["max_ns"];
+    return s;
+  }
+
+  std::string report() const override {
+    const nlohmann::json s = summary();
+    std::string out;
+    out += fmt::format("  {:<26} {:.1f} Gb/s each way, LLR {}, one-way latency {} cycles\n", "line",
+                       s["line_rate_Gbps"].get<double>(), p_.llr ? "on" : "off", p_.latency);
+    out += fmt::format("  {:<26} {:.2f} Gb/s each way (ratio to zero errors {:.4f}; Go-Back-N {:.4f})\n", "goodput",
+                       s["goodput_Gbps"].get<double>(), s["goodput_ratio"].get<double>(),
+                       s["gbn_efficiency"].get<double>());
+    out += fmt::format("  {:<26} loss {:.3g}, {} replays, {} flushed, {} lost\n", "faults", s["frame_loss"].get<double>(),
+                       s["replays"].get<std::uint64_t>(), s["flushed_frames"].get<std::uint64_t>(),
+                       s["frames_lost"].get<std::uint64_t>());
+    out += fmt::format("  {:<26} p50 {:.1f} p99 {:.1f} p99.9 {:.1f} max {:.1f} ns\n", "frame latency a->b",
+                       s["latency_p50_ns"].get<double>(), s["latency_p99_ns"].get<double>(),
+                       s["latency_p999_ns"].get<double>(), s["latency_max_ns"].get<double>());
+    return out;
+  }
+
+ private:
+  std::uint64_t counter(const std::string& key) const { return stats_.find_counter(key)->value(); }
+  std::uint64_t flushed() const { return a_->tx().flushed_frames() + b_->tx().flushed_frames(); }
+  std::uint64_t lost(const Direction& d) const { return d.source->made() - d.scoreboard.received(); }
+  // Frames of mean size back to back, with the ACKs of the other direction sharing the line.
+  double zero_error_goodput() const {
+    const double frame = (p_.min_bytes + p_.max_bytes) / 2.0;
+    const double line = frame + link::kFrameOverheadBytes +
+                        (p_.llr ? double(link::LlrControl::kWireBytes) / p_.llr_config.ack_every : 0.0);
+    return gbps(p_.width, domain_.clock().period()) * frame / line;
+  }
+
+  LinkParams p_;
+  Stats& stats_;
+  ClockDomain domain_;
+  PacketPool pool_;
+  SerialLine<link::LineItem> ab_, ba_;
+  Direction dirs_[2];
+  std::unique_ptr<LlrPort> a_, b_;
+  LatencyHistogram* latency_[2] = {};
+  Cycle last_delivery_ = 0;
+};
+
+}  // namespace
+
+Scenario link_llr_scenario() {
+  return {"link-llr", "two ports with LLR (Go-Back-N) over lossy lines, frames both ways; goodput, latency, replays",
+          [](RunContext& ctx) { return std::make_unique<LinkLlr>(ctx); }};
+}
+
+}  // namespace xy

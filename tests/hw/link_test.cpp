@@ -1,0 +1,79 @@
+// link-llr: two ports with LLR over lossy lines, one simulation per process.
+#include <gtest/gtest.h>
+
+#include "tb/xysim/run.hpp"
+#include "xingyun/config.hpp"
+
+namespace xy {
+namespace {
+
+RunResult run(std::vector<std::string> sets) {
+  RunOptions o;
+  o.scenario = "link-llr";
+  o.sets = std::move(sets);
+  o.quiet = true;
+  return run_scenario(o);
+}
+
+TEST(LinkLlr, ZeroErrorGoodputIsTheLineRateLessTheAccountedOverheads) {
+  const RunResult r = run({"traffic.min_bytes=1000", "traffic.max_bytes=1000", "traffic.frames=50000"});
+  ASSERT_EQ(r.failure, "");
+  const auto& s = r.results["summary"];
+  const auto& o = s["overhead"];
+  // Line bytes = frames x (1000 + 8 preamble + 4 FCS + 12 gap) + control sets x 8.
+  EXPECT_EQ(o["line_bytes"].get<std::uint64_t>(),
+            o["frames_sent"].get<std::uint64_t>() * 1024 + o["control_sets"].get<std::uint64_t>() * 8);
+  EXPECT_EQ(o["frame_bytes_delivered"].get<std::uint64_t>(), 2u * 50000u * 1000u);
+  // Measured over the run (start-up handshake and the last frame's flight included: < 0.5 %).
+  EXPECT_NEAR(s["goodput_Gbps"].get<double>(), o["goodput_at_full_line_Gbps"].get<double>(),
+              0.005 * o["goodput_at_full_line_Gbps"].get<double>());
+  EXPECT_EQ(s["replays"], 0u);
+}
+
+void expect_go_back_n(const std::string& loss) {
+  const RunResult r = run({"link.frame_error=" + loss, "traffic.frames=60000"});
+  ASSERT_EQ(r.failure, "");  // every frame delivered once, in order, unchanged
+  const auto& s = r.results["summary"];
+  const double measured = s["goodput_ratio"].get<double>(), analytic = s["gbn_efficiency"].get<double>();
+  EXPECT_NEAR(measured, analytic, 0.05 * analytic) << "loss " << loss;
+  EXPECT_GT(s["replays"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(s["frames_lost"], 0u);
+}
+
+TEST(LinkLlr, GoodputFollowsGoBackNAtOnePerMille) { expect_go_back_n("1e-3"); }
+TEST(LinkLlr, GoodputFollowsGoBackNAtOnePercent) { expect_go_back_n("1e-2"); }
+TEST(LinkLlr, GoodputFollowsGoBackNAtFivePercent) { expect_go_back_n("5e-2"); }
+
+// 8-bit sequence numbers: 20000 frames wrap them 78 times.
+TEST(LinkLlr, BurstsOfOneHundredCorruptedFramesAcrossWrapsLoseNothing) {
+  const RunResult r = run({"llr.seq_bits=8", "link.burst_start=2e-4", "link.burst_frames=100", "traffic.frames=20000"});
+  ASSERT_EQ(r.failure, "");
+  EXPECT_GT(r.results["summary"]["replays"].get<std::uint64_t>(), 0u);
+}
+
+TEST(LinkLlr, ALinkFlapAndLostControlSetsLoseNothing) {
+  const RunResult r = run({"llr.seq_bits=8", "link.flap_at_us=20", "link.flap_us=3", "link.control_loss=0.01",
+                           "link.frame_error=1e-3", "traffic.frames=20000"});
+  ASSERT_EQ(r.failure, "");
+  const auto& st = r.results["stats"];
+  EXPECT_GT(st["top.a.line.dark_items"]["value"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(st["top.a.line.lost_control_sets"]["value"].get<std::uint64_t>(), 0u);
+}
+
+TEST(LinkLlr, WithoutLlrCorruptedFramesAreLeftToEndToEndRecovery) {
+  const RunResult off = run({"link.llr=false", "link.frame_error=1e-3", "traffic.frames=20000"});
+  ASSERT_EQ(off.failure, "");
+  EXPECT_GT(off.results["summary"]["frames_lost"].get<std::uint64_t>(), 0u);  // end-to-end recovery's job
+}
+
+TEST(LinkLlr, LlrOnA300KmLinkIsRefused) {
+  try {
+    run({"link.cable_m=300000"});
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("LLR is for short reach"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace xy

@@ -149,6 +149,11 @@ bool CbfcReceiver::on_cc_update(int vc, std::uint32_t consumed_counter) {
   return true;
 }
 
+Cycle CbfcReceiver::wait(int vc) const {
+  const Cycle refresh = config_.refresh_cycles;
+  return unreported(vc) > 0 ? std::min(config_.update_timer_cycles, refresh) : refresh;
+}
+
 CreditUpdate CbfcReceiver::cf_update(int vc, Cycle now) {
   reported_[vc] = freed_[vc];
   last_update_[vc] = now;
@@ -161,8 +166,7 @@ std::optional<CreditUpdate> CbfcReceiver::poll(Cycle now) {
   for (int vc = 0; vc < config_.vcs; ++vc) {
     const std::uint32_t u = unreported(vc);
     const bool urgent = u >= spacing_credits_;
-    const Cycle wait = u > 0 ? std::min(config_.update_timer_cycles, config_.refresh_cycles) : config_.refresh_cycles;
-    if (!urgent && now - last_update_[vc] < wait) continue;
+    if (!urgent && now < last_update_[vc] + wait(vc)) continue;
     // Urgent first, then most unreported, then the oldest update (round-robin among refreshes).
     const bool better = best < 0 || (urgent && !best_urgent) ||
                         (urgent == best_urgent &&
@@ -176,10 +180,8 @@ std::optional<CreditUpdate> CbfcReceiver::poll(Cycle now) {
 Cycle CbfcReceiver::next_timer() const {
   Cycle next = ~Cycle{0};
   for (int vc = 0; vc < config_.vcs; ++vc) {
-    const std::uint32_t u = unreported(vc);
-    if (u >= spacing_credits_) return 0;
-    const Cycle wait = u > 0 ? std::min(config_.update_timer_cycles, config_.refresh_cycles) : config_.refresh_cycles;
-    next = std::min(next, last_update_[vc] + wait);
+    if (unreported(vc) >= spacing_credits_) return 0;
+    next = std::min(next, last_update_[vc] + wait(vc));
   }
   return next;
 }

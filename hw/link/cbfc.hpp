@@ -22,6 +22,9 @@
 // be outstanding) are ignored; this is unambiguous because a buffer is below half the counter
 // range, which validate() enforces.
 //
+// VC numbers are checked (std::out_of_range) by the calls that change state and by can_send();
+// the read-only accessors trust them.
+//
 // Cycle contract: every call takes effect at once; poll() returns at most one message per call,
 // and returns one exactly when now >= next_timer(). Exact: credit arithmetic,
 // counter wrap, message scheduling. Abstracted: message encodings (only their wire sizes), shared
@@ -36,18 +39,21 @@
 
 namespace xy::link {
 
+// Defaults from the SAI proposal unless marked "model": credit size, overhead, counter width,
+// CF min/max spacing, CC timer, message sizes. Cycle counts assume a 1 GHz clock.
 struct CbfcConfig {
-  int vcs = 8;                                 // virtual channels, 1..32
-  std::uint32_t credit_bytes = 128;            // buffer bytes per credit, 1..65535
-  std::int32_t overhead_bytes = 0;             // added to every frame's size, -16..127 (SAI)
-  std::uint32_t counter_bits = 20;             // width of the wrap-around counters, 8..32
-  std::vector<std::uint32_t> buffer_credits;   // per VC receive buffer = sender credit limit
-  std::uint32_t update_spacing_bytes = 6400;   // freed bytes that trigger a CF_Update, 800..256 KiB
-  Cycle update_timer_cycles = 500;             // smaller amounts wait at most this long
-  Cycle refresh_cycles = 2622;                 // CF max spacing: 256 KiB at 800 Gb/s, at 1 GHz
-  Cycle resync_period_cycles = 256000;         // CC_Update timer: 256 us at 1 GHz
-  std::uint32_t cf_update_bytes = 8;           // a control ordered set
-  std::uint32_t cc_update_bytes = 64;          // a minimum-size packet
+  int vcs = 8;                                // virtual channels, 1..32
+  std::uint32_t credit_bytes = 128;           // buffer bytes per credit, 1..65535
+  std::int32_t overhead_bytes = 0;            // added to every frame's size, -16..127
+  std::uint32_t counter_bits = 20;            // width of the wrap-around counters, 8..32
+  // Receive buffer per VC, which is also the sender's credit limit (model: 128 KiB each).
+  std::vector<std::uint32_t> buffer_credits = std::vector<std::uint32_t>(8, 1024);
+  std::uint32_t update_spacing_bytes = 6400;  // freed bytes that make a CF_Update due, 800..256 KiB
+  Cycle update_timer_cycles = 500;            // model: how long fewer freed bytes may wait
+  Cycle refresh_cycles = 2622;                // CF max spacing, 256 KiB, as line time at 800 Gb/s
+  Cycle resync_period_cycles = 256000;        // CC_Update timer, 256 us
+  std::uint32_t cf_update_bytes = 8;          // a control ordered set
+  std::uint32_t cc_update_bytes = 64;         // a minimum-size packet
 
   // Throws ConfigError naming `prefix`.field, the value and what is allowed.
   void validate(const std::string& prefix = "cbfc") const;
@@ -117,6 +123,8 @@ class CbfcReceiver {
   const CbfcConfig& config() const { return config_; }
 
  private:
+  // Cycles after its last CF_Update that a VC below the spacing waits for its next one.
+  Cycle wait(int vc) const;
   CreditUpdate cf_update(int vc, Cycle now);
 
   CbfcConfig config_;
@@ -132,9 +140,9 @@ class CbfcReceiver {
 // rounding up to whole credits and the overhead inflate them.
 std::uint64_t required_buffer_credits(const CbfcConfig& config, double line_gbps, Time round_trip,
                                       std::uint32_t max_frame_bytes);
-// "" when every VC's buffer covers required_buffer_credits(); else a message naming the
-// under-provisioned VCs and the size needed (and, where that exceeds what the counters allow,
-// that CBFC does not reach this far).
+// Validates `config`, then "" when every VC's buffer covers required_buffer_credits(); else a
+// message naming the under-provisioned VCs and the size needed (and, where that exceeds what the
+// counters can track, that CBFC does not reach this far).
 std::string check_buffer(const CbfcConfig& config, double line_gbps, Time round_trip,
                          std::uint32_t max_frame_bytes);
 

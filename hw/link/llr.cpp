@@ -164,6 +164,7 @@ LlrRx::LlrRx(LlrConfig config)
 LlrRx::Verdict LlrRx::on_frame(std::uint32_t seq, bool fcs_ok, Cycle now) {
   if (!fcs_ok) {
     if (state_ != LlrRxState::kNackSent) state_ = LlrRxState::kSendNack;
+    gap_since_nack_ = true;
     return Verdict::kBadFcs;
   }
   const std::uint32_t ahead = (seq - expected_) & seq_mask_;
@@ -176,6 +177,7 @@ LlrRx::Verdict LlrRx::on_frame(std::uint32_t seq, bool fcs_ok, Cycle now) {
   if (ahead < (seq_mask_ >> 1) + 1) {  // a frame is missing before this one
     if (state_ != LlrRxState::kNackSent || ahead <= last_ahead_) state_ = LlrRxState::kSendNack;
     last_ahead_ = ahead;
+    gap_since_nack_ = true;
     return Verdict::kOutOfOrder;
   }
   ack_now_ = true;  // a replayed frame we already have: our ACK may have been lost
@@ -192,10 +194,11 @@ void LlrRx::on_control(const LlrControl& c, Cycle) {
 
 std::optional<LlrControl> LlrRx::poll(Cycle now) {
   if (state_ == LlrRxState::kSendNack ||
-      (state_ == LlrRxState::kNackSent && now >= nack_sent_ + c_.nack_timer_cycles)) {
+      (state_ == LlrRxState::kNackSent && gap_since_nack_ && now >= nack_sent_ + c_.nack_timer_cycles)) {
     state_ = LlrRxState::kNackSent;
     nack_sent_ = now;
     last_ahead_ = 0;
+    gap_since_nack_ = false;
     ++nacks_;
     unacked_ = 0;  // the NACK acknowledges everything before it
     return LlrControl{LlrControl::kNack, expected_};
@@ -210,7 +213,7 @@ std::optional<LlrControl> LlrRx::poll(Cycle now) {
 
 Cycle LlrRx::next_timer() const {
   Cycle t = ~Cycle{0};
-  if (state_ == LlrRxState::kNackSent) t = nack_sent_ + c_.nack_timer_cycles;
+  if (state_ == LlrRxState::kNackSent && gap_since_nack_) t = nack_sent_ + c_.nack_timer_cycles;
   if (unacked_ > 0) t = std::min(t, first_unacked_ + c_.ack_timer_cycles);
   return t;
 }

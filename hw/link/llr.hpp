@@ -6,7 +6,9 @@
 // frame with a bad FCS or a gap in the sequence makes it send one NACK naming the frame it
 // expects, and the TX replays from there (Go-Back-N). While the NACK is outstanding the RX
 // stays quiet, unless the sequence visibly restarts (the replay came, but its first frame was
-// lost again): then it NACKs again at once instead of waiting for its NACK timer. The TX also replays when no ACK has made
+// lost again): then it NACKs again at once; or unless frames still arrive out of order after
+// its NACK timer (the NACK was lost). A lost NACK with nothing behind it is the TX's replay
+// timer's to repair, so an idle link does not carry NACKs forever. The TX also replays when no ACK has made
 // progress for replay_timer cycles — exactly that many after the last progress, never earlier —
 // and after replay_limit replays without progress, or when its oldest frame is older than
 // data_age, it FLUSHes: the frames are dropped (end-to-end recovery's job), counted, and an
@@ -124,6 +126,7 @@ class LlrRx {
   Cycle first_unacked_ = 0, nack_sent_ = 0;
   bool ack_now_ = false;
   std::uint32_t last_ahead_ = 0;  // distance of the last out-of-order frame since the NACK
+  bool gap_since_nack_ = false;   // a frame came out of order or damaged since the NACK
   std::uint64_t nacks_ = 0;
 };
 

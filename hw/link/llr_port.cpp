@@ -6,10 +6,10 @@
 
 namespace xy::link {
 
-LlrPort::LlrPort(std::string name, const LlrConfig& llr, bool llr_on, const LineFaults& faults, Rng rng,
+LlrPort::LlrPort(std::string name, const LlrConfig& llr, Recovery recovery, Cycle control_delay, const LineFaults& faults, Rng rng,
                  SerialLine<LineItem>& out, SerialLine<LineItem>& in, Channel<Packet*>& from_host,
                  Channel<Packet*>& to_host, PacketPool& pool, Stats& stats)
-    : Core(std::move(name)), tx_(llr), rx_(llr), llr_on_(llr_on), faults_(faults), rng_(rng), out_(out), in_(in),
+    : Core(std::move(name)), tx_(llr), rx_(llr), recovery_(recovery), control_delay_(control_delay), faults_(faults), rng_(rng), out_(out), in_(in),
       from_host_(from_host), to_host_(to_host), pool_(pool),
       frames_sent_(stats.counter(this->name() + ".frames_sent", "frames", "data frames put on the line, replays included")),
       frames_replayed_(stats.counter(this->name() + ".llr.replayed_frames", "frames", "frames sent again by LLR")),
@@ -22,7 +22,7 @@ LlrPort::LlrPort(std::string name, const LlrConfig& llr, bool llr_on, const Line
       duplicates_(stats.counter(this->name() + ".rx.duplicates", "frames", "replayed frames already delivered")),
       delivered_(stats.counter(this->name() + ".rx.delivered", "frames", "frames handed to the host")),
       payload_delivered_(stats.counter(this->name() + ".rx.delivered_bytes", "bytes", "frame bytes handed to the host")) {
-  if (!llr_on_) tx_.on_control({LlrControl::kAck, 0}, 0);  // no handshake: straight to ADVANCE
+  if (recovery_ == Recovery::kNone) tx_.on_control({LlrControl::kAck, 0}, 0);  // straight to ADVANCE
 }
 
 bool LlrPort::fault_frame() {
@@ -67,13 +67,18 @@ void LlrPort::send_frame(Packet* frame, std::uint32_t seq, bool replay) {
   last_arrival_ = out_.send(item, frame->bytes + kFrameOverheadBytes);
 }
 
+void LlrPort::handle(const LlrControl& c) {
+  if (c.kind == LlrControl::kInit) rx_.on_control(c, now());
+  else tx_.on_control(c, now());
+}
+
 void LlrPort::receive() {
   while (in_.can_receive()) {
     const LineItem item = in_.receive();
     if (item.lost) continue;
     if (!item.frame) {
-      if (item.control.kind == LlrControl::kInit) rx_.on_control(item.control, now());
-      else tx_.on_control(item.control, now());
+      if (control_delay_) delayed_.emplace_back(now() + control_delay_, item.control);
+      else handle(item.control);
       continue;
     }
     // The real check: CRC-32 over the bytes as received.
@@ -85,8 +90,9 @@ void LlrPort::receive() {
     }
     const bool fcs_ok = crc32(bytes, item.frame->bytes) == item.fcs;
     if (!fcs_ok) bad_fcs_.add();
-    const auto verdict = llr_on_ ? rx_.on_frame(item.seq, fcs_ok, now())
-                                 : fcs_ok ? LlrRx::Verdict::kDeliver : LlrRx::Verdict::kBadFcs;
+    const auto verdict = recovery_ != Recovery::kNone ? rx_.on_frame(item.seq, fcs_ok, now())
+                         : fcs_ok                     ? LlrRx::Verdict::kDeliver
+                                                      : LlrRx::Verdict::kBadFcs;
     switch (verdict) {
       case LlrRx::Verdict::kDeliver: {
         Packet* copy = pool_.acquire();
@@ -103,8 +109,9 @@ void LlrPort::receive() {
 
 void LlrPort::transmit() {
   while (out_.has_room()) {
-    std::optional<LlrControl> control = llr_on_ ? rx_.poll(now()) : std::nullopt;
-    if (!control && llr_on_) control = tx_.poll_control();
+    const bool recovering = recovery_ != Recovery::kNone;
+    std::optional<LlrControl> control = recovering ? rx_.poll(now()) : std::nullopt;
+    if (!control && recovering) control = tx_.poll_control();
     if (control) {
       LineItem item;
       item.control = *control;
@@ -124,7 +131,7 @@ void LlrPort::transmit() {
       frame->injected = clock().time_of(now());
       const std::uint32_t seq = tx_.accept(frame, now());
       send_frame(frame, seq, false);
-      if (!llr_on_) tx_.on_control({LlrControl::kAck, seq + 1}, now());  // nothing to keep
+      if (recovery_ == Recovery::kNone) tx_.on_control({LlrControl::kAck, seq + 1}, now());  // nothing to keep
       continue;
     }
     break;
@@ -137,7 +144,11 @@ void LlrPort::eval() {
     retired_.pop_front();
   }
   receive();
-  if (llr_on_) tx_.tick(now());
+  while (!delayed_.empty() && delayed_.front().first <= now()) {
+    handle(delayed_.front().second);
+    delayed_.pop_front();
+  }
+  if (recovery_ != Recovery::kNone) tx_.tick(now());
   transmit();
   for (Packet* p : tx_.released()) retired_.emplace_back(last_arrival_, p);
   tx_.released().clear();
@@ -153,6 +164,7 @@ void LlrPort::eval() {
 void LlrPort::commit() {
   Cycle next = std::min(tx_.next_timer(), rx_.next_timer());
   if (!retired_.empty()) next = std::min(next, retired_.front().first + 1);
+  if (!delayed_.empty()) next = std::min(next, delayed_.front().first);
   if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
   const bool more_to_send = tx_.state() == LlrTxState::kReplay || from_host_.ready_by(now() + 1);
   set_busy(!deliver_.empty() || more_to_send);

@@ -44,9 +44,14 @@ struct LineFaults {
   Cycle dark_from = 0, dark_until = 0;  // a link flap: everything sent then is lost
 };
 
+// Who recovers a corrupted frame: LLR on this hop; Go-Back-N between the end points, whose
+// ACKs and NACKs take `control_delay` more cycles than this hop's (RoCE-style NAK over a path);
+// or nobody (the frame is lost).
+enum class Recovery { kLlr, kEndToEnd, kNone };
+
 class LlrPort : public Core {
  public:
-  LlrPort(std::string name, const LlrConfig& llr, bool llr_on, const LineFaults& faults, Rng rng,
+  LlrPort(std::string name, const LlrConfig& llr, Recovery recovery, Cycle control_delay, const LineFaults& faults, Rng rng,
           SerialLine<LineItem>& out, SerialLine<LineItem>& in, Channel<Packet*>& from_host,
           Channel<Packet*>& to_host, PacketPool& pool, Stats& stats);
 
@@ -59,18 +64,21 @@ class LlrPort : public Core {
   const LlrRx& rx() const { return rx_; }
   std::uint64_t delivered() const { return delivered_.value(); }
   // Nothing kept for replay and nothing waiting for the host.
-  bool idle() const { return tx_.kept() == 0 && deliver_.empty(); }
+  bool idle() const { return tx_.kept() == 0 && deliver_.empty() && delayed_.empty(); }
   std::uint64_t mean_recovery_cycles() const;  // lost frame first sent -> its replay, mean
 
  private:
   void receive();
+  void handle(const LlrControl& c);
   void transmit();
   void send_frame(Packet* frame, std::uint32_t seq, bool replay);
   bool fault_frame();
 
   LlrTx tx_;
   LlrRx rx_;
-  bool llr_on_;
+  Recovery recovery_;
+  Cycle control_delay_;
+  std::deque<std::pair<Cycle, LlrControl>> delayed_;  // controls still crossing the rest of the path
   LineFaults faults_;
   Rng rng_;
   SerialLine<LineItem>& out_;

@@ -24,7 +24,9 @@ struct LinkParams {
   double clock_mhz;
   std::uint32_t width;
   Cycle latency;  // one way: PHY + cable
-  bool llr;
+  link::Recovery recovery;
+  bool llr;  // recovery == kLlr
+  Cycle control_delay = 0;
   LlrConfig llr_config;
   link::LineFaults faults;
   std::uint64_t frames;
@@ -40,13 +42,26 @@ struct LinkParams {
     const Time period = period_from_mhz(clock_mhz);
     const auto cycles = [&](double ns) { return static_cast<Cycle>(std::ceil(ns * kNs / static_cast<double>(period))); };
     latency = std::max<Cycle>(1, cycles(phy_ns + 5 * cable_m));
-    llr = c.flag("link.llr", true, "link-level retry on; off: frames with a bad FCS are dropped (end-to-end recovery's job)");
+    const std::string recovery_name = c.choice(
+        "link.recovery", "llr", {"llr", "e2e", "none"},
+        "llr: Go-Back-N on this hop; e2e: Go-Back-N between end points over e2e.rtt_us; none: corrupted frames are lost");
+    recovery = recovery_name == "llr" ? link::Recovery::kLlr
+               : recovery_name == "e2e" ? link::Recovery::kEndToEnd : link::Recovery::kNone;
+    llr = recovery == link::Recovery::kLlr;
+    const double e2e_rtt = c.real("e2e.rtt_us", 8, "us", 0, 1e6, "end-to-end round trip of the path (recovery = e2e)");
+    const double e2e_rto = c.real("e2e.rto_us", 32, "us", 0.001, 1e6, "end-to-end retransmit timeout (recovery = e2e)");
     LlrConfig& l = llr_config;
     l.seq_bits = static_cast<int>(c.integer("llr.seq_bits", 20, "bits", 4, 32, "sequence number width"));
     l.window = static_cast<std::uint32_t>(c.integer("llr.window", 0, "frames", 0, 1ll << 31,
                                                     "frames in flight; 0 = 2^(seq_bits - 1)"));
     if (l.window == 0) l.window = 1u << (l.seq_bits - 1);
     l.replay_timer_cycles = cycles(c.real("llr.replay_timer_ns", 5000, "ns", 1, 1e9, "replay when no ACK progress this long"));
+    if (recovery == link::Recovery::kEndToEnd) {
+      const Cycle rtt = cycles(e2e_rtt * 1000);
+      control_delay = rtt > 2 * latency ? rtt - 2 * latency : 0;
+      l.replay_timer_cycles = cycles(e2e_rto * 1000);
+      l.nack_timer_cycles = l.replay_timer_cycles;  // a NACK is re-sent only after a full timeout
+    }
     l.replay_limit = static_cast<int>(c.integer("llr.replay_limit", 3, "replays", 0, 1000, "replays without progress before FLUSH"));
     l.data_age_cycles = cycles(c.real("llr.data_age_us", 0, "us", 0, 1e9, "FLUSH frames older than this; 0 = off") * 1000);
     l.ack_every = static_cast<int>(c.integer("llr.ack_every", 8, "frames", 1, 1 << 20, "frames per cumulative ACK"));
@@ -57,16 +72,17 @@ struct LinkParams {
     if (min_bytes > max_bytes)
       throw ConfigError(fmt::format("traffic.min_bytes = {} is above traffic.max_bytes = {}: must be <=", min_bytes, max_bytes));
     // Replay buffer: line rate x loop time + two jumbo frames (SPEC 2.3).
-    const double loop_cycles = 2.0 * latency + 2.0 * (9216 + 24) / width + static_cast<double>(l.ack_timer_cycles);
+    const double loop_cycles = 2.0 * latency + static_cast<double>(control_delay) + 2.0 * (9216 + 24) / width +
+                               static_cast<double>(l.ack_timer_cycles);
     const auto needed = static_cast<std::uint64_t>(std::ceil(loop_cycles * width)) + 2 * 9216;
     const auto max_buffer = static_cast<std::uint64_t>(c.integer("llr.max_replay_buffer_bytes", 8 << 20, "bytes", 1024,
                                                                  1ll << 40, "the largest replay buffer a port can have"));
     const auto given = static_cast<std::uint64_t>(c.integer("llr.replay_buffer_bytes", 0, "bytes", 0, 1ll << 40,
                                                             "0 = sized by the rule: rate x loop time + 2 jumbo frames"));
-    if (llr && needed > max_buffer && given == 0)
+    if (llr && needed > max_buffer && given == 0)  // end points keep their copies in host memory
       throw ConfigError(fmt::format(
           "link.cable_m = {}: LLR over this link needs a {:.1f} MB replay buffer (line rate x loop time of {:.2f} us + 2 "
-          "jumbo frames), above llr.max_replay_buffer_bytes = {}; LLR is for short reach: set link.llr=false",
+          "jumbo frames), above llr.max_replay_buffer_bytes = {}; LLR is for short reach: set link.recovery=e2e or none",
           cable_m, needed / 1e6, loop_cycles * static_cast<double>(period) / kUs, max_buffer));
     l.replay_buffer_bytes = given ? given : needed;
     if (llr && given && given < needed)
@@ -120,9 +136,9 @@ class LinkLlr : public Testbench {
       latency_[d] = &ctx.stats.histogram("top." + to + ".frame_latency", clock.period(),
                                          "frame accepted by the sending port to handed to the host");
     }
-    a_ = std::make_unique<LlrPort>("top.a", p_.llr_config, p_.llr, p_.faults, ctx.rng("top.a.line"), ab_, ba_,
+    a_ = std::make_unique<LlrPort>("top.a", p_.llr_config, p_.recovery, p_.control_delay, p_.faults, ctx.rng("top.a.line"), ab_, ba_,
                                    *dirs_[0].from_host, *dirs_[1].to_host, pool_, ctx.stats);
-    b_ = std::make_unique<LlrPort>("top.b", p_.llr_config, p_.llr, p_.faults, ctx.rng("top.b.line"), ba_, ab_,
+    b_ = std::make_unique<LlrPort>("top.b", p_.llr_config, p_.recovery, p_.control_delay, p_.faults, ctx.rng("top.b.line"), ba_, ab_,
                                    *dirs_[1].from_host, *dirs_[0].to_host, pool_, ctx.stats);
     for (LlrPort* port : {a_.get(), b_.get()}) {
       domain_.attach(*port);
@@ -166,8 +182,8 @@ class LinkLlr : public Testbench {
     for (const auto& d : dirs_) {
       if (d.scoreboard.duplicated() || d.scoreboard.reordered() || d.scoreboard.corrupted())
         throw CheckFailure(d.sink->first_error());
-      // With LLR nothing may go missing unless it was FLUSHed (then end-to-end recovery owns it).
-      if (p_.llr && (lost(d) > flushed() || d.scoreboard.duplicated() || d.scoreboard.reordered() ||
+      // With recovery nothing may go missing unless it was FLUSHed (then the layer above owns it).
+      if (p_.recovery != link::Recovery::kNone && (lost(d) > flushed() || d.scoreboard.duplicated() || d.scoreboard.reordered() ||
                      d.scoreboard.corrupted()))
         throw CheckFailure(fmt::format("LLR lost {} (flushed {}), duplicated {}, reordered {}, corrupted {} frames",
                                        lost(d), flushed(), d.scoreboard.duplicated(), d.scoreboard.reordered(),
@@ -180,7 +196,7 @@ class LinkLlr : public Testbench {
     nlohmann::json s;
     const double line_gbps = gbps(p_.width, period);
     s["line_rate_Gbps"] = line_gbps;
-    s["llr"] = p_.llr;
+    s["recovery"] = p_.recovery == link::Recovery::kLlr ? "llr" : p_.recovery == link::Recovery::kEndToEnd ? "e2e" : "none";
     s["one_way_latency_cycles"] = p_.latency;
     s["replay_buffer_bytes"] = p_.llr_config.replay_buffer_bytes;
     if (!p_.warning.empty()) s["warnings"] = {p_.warning};
@@ -215,6 +231,11 @@ class LinkLlr : public Testbench {
     s["gbn_efficiency"] = (1 - loss) / (1 - loss + frames_per_loop * loss);
     s["goodput_ratio"] = p_.load >= 1 ? goodput / zero_error_goodput() : 0.0;
     s["replays"] = a_->tx().replays() + b_->tx().replays();
+    for (const LlrPort* port : {a_.get(), b_.get()})  // where each end stands (useful when a run hangs)
+      s["ports"][port->name()] = {{"tx_state", link::to_string(port->tx().state())},
+                                  {"kept_frames", port->tx().kept()},
+                                  {"rx_state", link::to_string(port->rx().state())},
+                                  {"rx_expected", port->rx().expected()}};
     s["flushed_frames"] = flushed();
     s["frames_lost"] = lost(dirs_[0]) + lost(dirs_[1]);
     const auto lat = latency_[0]->to_json();
@@ -228,8 +249,8 @@ class LinkLlr : public Testbench {
   std::string report() const override {
     const nlohmann::json s = summary();
     std::string out;
-    out += fmt::format("  {:<26} {:.1f} Gb/s each way, LLR {}, one-way latency {} cycles\n", "line",
-                       s["line_rate_Gbps"].get<double>(), p_.llr ? "on" : "off", p_.latency);
+    out += fmt::format("  {:<26} {:.1f} Gb/s each way, recovery {}, one-way latency {} cycles\n", "line",
+                       s["line_rate_Gbps"].get<double>(), s["recovery"].get<std::string>(), p_.latency);
     out += fmt::format("  {:<26} {:.2f} Gb/s each way (ratio to zero errors {:.4f}; Go-Back-N {:.4f})\n", "goodput",
                        s["goodput_Gbps"].get<double>(), s["goodput_ratio"].get<double>(),
                        s["gbn_efficiency"].get<double>());
@@ -250,7 +271,9 @@ class LinkLlr : public Testbench {
   double zero_error_goodput() const {
     const double frame = (p_.min_bytes + p_.max_bytes) / 2.0;
     const double line = frame + link::kFrameOverheadBytes +
-                        (p_.llr ? double(link::LlrControl::kWireBytes) / p_.llr_config.ack_every : 0.0);
+                        (p_.recovery != link::Recovery::kNone
+                             ? double(link::LlrControl::kWireBytes) / p_.llr_config.ack_every
+                             : 0.0);
     return gbps(p_.width, domain_.clock().period()) * frame / line;
   }
 

@@ -243,8 +243,11 @@ TEST(Cbfc, CreditsOfLostFramesReturnOnlyThroughCcUpdate) {
   r.on_receive(0, 1000);
   r.on_drain(0, 1000);
   r.on_drain(0, 1000);
-  for (Cycle t = 0; t < 999; ++t)  // CF_Updates and their refreshes: the lost frame's credits stay used
-    if (auto u = r.poll(t)) EXPECT_TRUE(s.on_cf_update(u->vc, u->counters[0]));
+  for (Cycle t = 0; t < 999; ++t) {  // CF_Updates and their refreshes: the lost frame's credits stay used
+    if (auto u = r.poll(t)) {
+      EXPECT_TRUE(s.on_cf_update(u->vc, u->counters[0]));
+    }
+  }
   EXPECT_EQ(s.in_use(0), 8u);
   EXPECT_EQ(s.credits_available(0), 92u);
   auto cc = s.poll(1000);

@@ -7,6 +7,7 @@
 
 #include "tb/bench/fec_bench.hpp"
 #include "tb/bench/kernel_bench.hpp"
+#include "tb/bench/link_bench.hpp"
 #include "tb/scenario.hpp"
 #include "tb/xysim/run.hpp"
 #include "xingyun/version.hpp"
@@ -57,6 +58,11 @@ int sc_main(int argc, char** argv) {
   fec_cmd->add_option("--seconds", fec_seconds, "time per codec measurement")->check(CLI::Range(0.01, 60.0));
   fec_cmd->add_option("--ber", fec_ber, "pre-FEC BER of the fast/exact comparison")->check(CLI::Range(0.0, 0.01));
   fec_cmd->add_option("--repeats", bench.repeats, "runs of each codec (median is reported)")->check(CLI::Range(1, 15));
+  std::uint64_t link_frames = 200000;
+  double link_error = 1e-4;
+  auto* link_cmd = bench_cmd->add_subcommand("link", "one 800G link with LLR at full load: cycles/s, frames/s, memory");
+  link_cmd->add_option("--frames", link_frames, "frames each way")->check(CLI::Range(1, 1000000000));
+  link_cmd->add_option("--frame-error", link_error, "chance a frame is corrupted")->check(CLI::Range(0.0, 0.5));
   bench_cmd->require_subcommand(1);
 
   try {
@@ -85,6 +91,7 @@ int sc_main(int argc, char** argv) {
     if (params_cmd->parsed()) return params_command(params_scenario);
     if (kernel_cmd->parsed()) return kernel_bench(argv[0], bench);
     if (one_cmd->parsed()) return kernel_bench_one(bench);
+    if (link_cmd->parsed()) return link_bench(link_frames, link_error);
     if (fec_cmd->parsed()) {
       const int rc = fec_bench(fec_seconds);
       return rc ? rc : fec_mode_bench(argv[0], fec_ber, bench.repeats);

@@ -98,11 +98,13 @@ TEST(Cbfc, CreditsForRoundsUpWithOverhead) {
 }
 
 TEST(Cbfc, ValidationNamesTheField) {
+  EXPECT_EQ(error_of([] { CbfcConfig{}.validate(); }), "");
   EXPECT_EQ(error_of([] { config(32, 1000).validate(); }), "");
   const std::pair<std::function<void(CbfcConfig&)>, std::string> cases[] = {
       {[](CbfcConfig& c) { c.vcs = 0; }, "cbfc.vcs = 0: must be in [1, 32]"},
       {[](CbfcConfig& c) { c.vcs = 33; }, "cbfc.vcs = 33"},
-      {[](CbfcConfig& c) { c.buffer_credits.pop_back(); }, "cbfc.buffer_credits has 3 entries: must have one per VC (4)"},
+      {[](CbfcConfig& c) { c.buffer_credits.pop_back(); },
+       "cbfc.buffer_credits has 3 entries: must have one per VC (4)"},
       {[](CbfcConfig& c) { c.buffer_credits[2] = 0; }, "cbfc.buffer_credits[2] = 0"},
       {[](CbfcConfig& c) { c.counter_bits = 7; }, "cbfc.counter_bits = 7: must be in [8, 32]"},
       {[](CbfcConfig& c) { c.counter_bits = 33; }, "cbfc.counter_bits = 33"},

@@ -34,6 +34,7 @@ class FrameSource : public Core {
     f->bytes = static_cast<std::uint32_t>(rng_.between(min_, max_));
     f->phantom = false;
     f->created = clock().time_of(now());
+    f->vc = static_cast<std::uint8_t>(vcs_ > 1 ? rng_.below(vcs_) : 0);
     f->payload.resize(f->bytes);
     rng_.fill(f->payload.data(), f->payload.size());
     if (f->bytes >= sizeof kHeader) std::copy(std::begin(kHeader), std::end(kHeader), f->payload.begin());
@@ -43,10 +44,12 @@ class FrameSource : public Core {
     if (made_ < frames_) wake_at(resume_at_);
   }
   std::uint64_t made() const { return made_; }
+  void spread_over_vcs(int vcs) { vcs_ = vcs; }  // each frame on a random VC in [0, vcs)
 
  private:
   Channel<Packet*>& out_;
   PacketPool& pool_;
+  int vcs_ = 1;
   Scoreboard& scoreboard_;
   Rng rng_;
   std::uint64_t frames_, made_ = 0;

@@ -1,8 +1,10 @@
-// Scoreboard: what a sink must receive, in order, and what it did receive.
+// Scoreboard: what a sink must receive, in order within each virtual channel (frames of
+// different VCs may pass each other), and what it did receive.
 #pragma once
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <vector>
 
 #include "xingyun/packet.hpp"
 
@@ -11,7 +13,7 @@ namespace xy {
 class Scoreboard {
  public:
   // The source sent `p` (call before it can arrive).
-  void expect(const Packet& p) { expected_.push_back({p.id, p.bytes, digest(p)}); }
+  void expect(const Packet& p) { lane(p.vc).expected.push_back({p.id, p.bytes, digest(p)}); }
   // A packet arrived; returns "" or what was wrong with it (also counted).
   std::string receive(const Packet& p);
 
@@ -20,7 +22,11 @@ class Scoreboard {
   std::uint64_t duplicated() const { return duplicated_; }
   std::uint64_t reordered() const { return reordered_; }
   std::uint64_t corrupted() const { return corrupted_; }
-  std::uint64_t outstanding() const { return expected_.size(); }
+  std::uint64_t outstanding() const {
+    std::uint64_t n = 0;
+    for (const auto& l : lanes_) n += l.expected.size();
+    return n;
+  }
   static std::uint64_t digest(const Packet& p);  // FNV-1a of length and payload
 
  private:
@@ -29,8 +35,15 @@ class Scoreboard {
     std::uint32_t bytes;
     std::uint64_t digest;
   };
-  std::deque<Expected> expected_;
-  std::uint64_t highest_id_ = 0;
+  struct Lane {  // one VC: ids increase along it
+    std::deque<Expected> expected;
+    std::uint64_t highest_id = 0;
+  };
+  Lane& lane(std::uint8_t vc) {
+    if (vc >= lanes_.size()) lanes_.resize(vc + 1u);
+    return lanes_[vc];
+  }
+  std::vector<Lane> lanes_;
   std::uint64_t received_ = 0, lost_ = 0, duplicated_ = 0, reordered_ = 0, corrupted_ = 0;
 };
 
@@ -42,26 +55,27 @@ inline std::uint64_t Scoreboard::digest(const Packet& p) {
 
 inline std::string Scoreboard::receive(const Packet& p) {
   ++received_;
-  if (p.id <= highest_id_) {
+  Lane& l = lane(p.vc);
+  if (p.id <= l.highest_id) {
     ++duplicated_;
     return "packet " + std::to_string(p.id) + " received again";
   }
-  highest_id_ = p.id;
+  l.highest_id = p.id;
   std::string error;
-  while (!expected_.empty() && expected_.front().id < p.id) {
+  while (!l.expected.empty() && l.expected.front().id < p.id) {
     ++lost_;
-    if (error.empty()) error = "packet " + std::to_string(expected_.front().id) + " lost";
-    expected_.pop_front();
+    if (error.empty()) error = "packet " + std::to_string(l.expected.front().id) + " lost";
+    l.expected.pop_front();
   }
-  if (expected_.empty() || expected_.front().id != p.id) {
+  if (l.expected.empty() || l.expected.front().id != p.id) {
     ++reordered_;
     return "packet " + std::to_string(p.id) + " was not expected";
   }
-  if (expected_.front().bytes != p.bytes || (!p.phantom && expected_.front().digest != digest(p))) {
+  if (l.expected.front().bytes != p.bytes || (!p.phantom && l.expected.front().digest != digest(p))) {
     ++corrupted_;
     if (error.empty()) error = "packet " + std::to_string(p.id) + " arrived with other bytes than were sent";
   }
-  expected_.pop_front();
+  l.expected.pop_front();
   return error;
 }
 

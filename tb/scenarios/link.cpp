@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "hw/link/fc_link.hpp"
 #include "hw/link/llr_port.hpp"
 #include "tb/frames.hpp"
 #include "xingyun/clock_domain.hpp"
@@ -20,10 +21,26 @@ using link::LlrConfig;
 using link::LlrPort;
 using link::SerialLine;
 
-struct LinkParams {
+// The physical link both scenarios run on.
+struct LineParams {
   double clock_mhz;
   std::uint32_t width;
+  double cable_m;
   Cycle latency;  // one way: PHY + cable
+  Time period;
+  explicit LineParams(Config& c) {
+    clock_mhz = c.real("link.clock_mhz", 1562.5, "MHz", 1, 100000, "MAC clock");
+    width = static_cast<std::uint32_t>(c.integer("link.width_bytes", 64, "bytes", 1, 4096, "line bytes per cycle (64 at 1562.5 MHz = 800 Gb/s)"));
+    cable_m = c.real("link.cable_m", 2, "m", 0, 1e7, "cable or fibre length; 5 ns per metre");
+    const double phy_ns = c.real("link.phy_latency_ns", 150, "ns", 0, 1e6, "one-way PHY latency (PCS, FEC, PMA, both ends) (check)");
+    period = period_from_mhz(clock_mhz);
+    latency = std::max<Cycle>(1, cycles(phy_ns + 5 * cable_m));
+  }
+  Cycle cycles(double ns) const { return static_cast<Cycle>(std::ceil(ns * kNs / static_cast<double>(period))); }
+  double gbps() const { return xy::gbps(width, period); }
+};
+
+struct LinkParams : LineParams {
   link::Recovery recovery;
   bool llr;  // recovery == kLlr
   Cycle control_delay = 0;
@@ -34,14 +51,7 @@ struct LinkParams {
   double load;
   std::string warning;
 
-  explicit LinkParams(Config& c) {
-    clock_mhz = c.real("link.clock_mhz", 1562.5, "MHz", 1, 100000, "MAC clock");
-    width = static_cast<std::uint32_t>(c.integer("link.width_bytes", 64, "bytes", 1, 4096, "line bytes per cycle (64 at 1562.5 MHz = 800 Gb/s)"));
-    const double cable_m = c.real("link.cable_m", 2, "m", 0, 1e7, "cable or fibre length; 5 ns per metre");
-    const double phy_ns = c.real("link.phy_latency_ns", 150, "ns", 0, 1e6, "one-way PHY latency (PCS, FEC, PMA, both ends) (check)");
-    const Time period = period_from_mhz(clock_mhz);
-    const auto cycles = [&](double ns) { return static_cast<Cycle>(std::ceil(ns * kNs / static_cast<double>(period))); };
-    latency = std::max<Cycle>(1, cycles(phy_ns + 5 * cable_m));
+  explicit LinkParams(Config& c) : LineParams(c) {
     const std::string recovery_name = c.choice(
         "link.recovery", "llr", {"llr", "e2e", "none"},
         "llr: Go-Back-N on this hop; e2e: Go-Back-N between end points over e2e.rtt_us; none: corrupted frames are lost");
@@ -288,6 +298,174 @@ class LinkLlr : public Testbench {
   Cycle last_delivery_ = 0;
 };
 
+
+// link-cbfc: a fast sender and a slow receiver on one link, with CBFC credits, PFC pauses or no
+// flow control; credit stalls, buffer occupancy and credit updates.
+class LinkCbfc : public Testbench {
+ public:
+  explicit LinkCbfc(RunContext& ctx) : line_(ctx.config), stats_(ctx.stats), domain_("link", line_.period),
+        ab_(domain_.clock(), line_.width, line_.latency), ba_(domain_.clock(), line_.width, line_.latency) {
+    Config& c = ctx.config;
+    const std::string mode = c.choice("fc.mode", "cbfc", {"cbfc", "pfc", "none"}, "flow control on the link");
+    fc_ = mode == "cbfc" ? link::FlowControl::kCbfc : mode == "pfc" ? link::FlowControl::kPfc : link::FlowControl::kNone;
+    const int vcs = static_cast<int>(c.integer("fc.vcs", 4, "VCs", 1, 8, "virtual channels (priorities) in use"));
+    link::CbfcConfig cb;
+    cb.vcs = vcs;
+    cb.credit_bytes = static_cast<std::uint32_t>(c.integer("cbfc.credit_bytes", 128, "bytes", 1, 65535, "buffer bytes per credit"));
+    cb.counter_bits = static_cast<std::uint32_t>(c.integer("cbfc.counter_bits", 20, "bits", 8, 32, "wrap-around counter width"));
+    const auto buffer = static_cast<std::uint32_t>(c.integer("cbfc.buffer_credits", 512, "credits", 1, 1 << 30,
+                                                             "receive buffer per VC"));
+    cb.buffer_credits.assign(vcs, buffer);
+    cb.update_spacing_bytes = static_cast<std::uint32_t>(c.integer("cbfc.update_spacing_bytes", 6400, "bytes", 800,
+                                                                   256 * 1024, "freed bytes that make a CF_Update due"));
+    cb.update_timer_cycles = line_.cycles(c.real("cbfc.update_timer_ns", 300, "ns", 1, 1e9, "or after this long"));
+    cb.refresh_cycles =
+        line_.cycles(1000 * c.real("cbfc.refresh_us", 3, "us", 0.001, 1e9, "re-send a VC's counter at least this often"));
+    cb.resync_period_cycles = line_.cycles(1000 * c.real("cbfc.resync_us", 256, "us", 0.001, 1e9, "CC_Update period"));
+    cb.validate("cbfc");
+    link::PfcConfig pf;
+    pf.priorities = vcs;
+    pf.line_gbps = line_.gbps();
+    pf.buffer_bytes = static_cast<std::uint32_t>(c.integer("pfc.buffer_bytes", 131072, "bytes", 1024, 1 << 30, "ingress buffer per priority"));
+    pf.headroom_bytes = static_cast<std::uint32_t>(c.integer("pfc.headroom_bytes", 49152, "bytes", 0, 1 << 30, "above XOFF"));
+    pf.xoff_bytes = static_cast<std::uint32_t>(c.integer("pfc.xoff_bytes", 81920, "bytes", 1, 1 << 30, "XOFF threshold"));
+    pf.xon_bytes = static_cast<std::uint32_t>(c.integer("pfc.xon_bytes", 65536, "bytes", 0, 1 << 30, "XON threshold"));
+    pf.validate("pfc");
+    const double drain_gbps = c.real("rx.drain_gbps", 400, "Gb/s", 0.001, 1e6, "how fast the receiving host takes frames");
+    link::FcFaults faults;
+    faults.frame_loss = c.real("link.frame_loss", 0, "", 0, 0.5, "chance a data frame is lost on the line");
+    faults.update_loss = c.real("link.update_loss", 0, "", 0, 1, "chance a credit update or pause frame is lost");
+    frames_ = static_cast<std::uint64_t>(c.integer("traffic.frames", 20000, "frames", 1, 1ll << 40, "frames to send"));
+    const auto min_bytes = static_cast<std::uint32_t>(c.integer("traffic.min_bytes", 64, "bytes", 64, 9216, "smallest frame"));
+    const auto max_bytes = static_cast<std::uint32_t>(c.integer("traffic.max_bytes", 1500, "bytes", 64, 9216, "largest frame"));
+    if (min_bytes > max_bytes)
+      throw ConfigError(fmt::format("traffic.min_bytes = {} is above traffic.max_bytes = {}: must be <=", min_bytes, max_bytes));
+    const Time round_trip = 2 * line_.latency * line_.period;
+    if (fc_ == link::FlowControl::kCbfc) {
+      // A buffer the counters cannot even track is not a configuration, it is the wrong tool.
+      const std::uint64_t needed = link::required_buffer_credits(cb, line_.gbps(), round_trip, max_bytes);
+      if (needed > (cb.counter_mask() + std::uint64_t{1}) / 2)
+        throw ConfigError(fmt::format("link.cable_m = {}: CBFC over this link needs {} credits of {} B per VC "
+                                      "(round trip x rate), more than {}-bit counters can track; CBFC is per hop "
+                                      "and short reach: set fc.mode=none",
+                                      line_.cable_m, needed, cb.credit_bytes, cb.counter_bits));
+      sizing_ = link::check_buffer(cb, line_.gbps(), round_trip, max_bytes);
+    }
+    if (!sizing_.empty()) std::cerr << "warning: " << sizing_ << "\n";
+
+    Clock& clock = domain_.clock();
+    from_host_ = std::make_unique<Channel<Packet*>>("top.a.host_tx", clock, ChannelSpec{1, 4, 1, 2});
+    to_host_ = std::make_unique<Channel<Packet*>>("top.b.host_rx", clock, ChannelSpec{1, 0, 1, 2});
+    source_ = std::make_unique<FrameSource>("top.a.source", *from_host_, pool_, scoreboard_, ctx.rng("top.a.source"),
+                                            frames_, min_bytes, max_bytes, 0.0);
+    source_->spread_over_vcs(vcs);
+    sink_ = std::make_unique<FrameSink>("top.b.sink", *to_host_, pool_, scoreboard_);
+    sink_->on_frame([this](const Packet& f) {
+      bytes_ += f.bytes;
+      last_ = domain_.clock().now();
+    });
+    sender_ = std::make_unique<link::FcSender>("top.a", fc_, cb, pf, clock.period(), faults, ctx.rng("top.a.line"), ab_,
+                                               ba_, *from_host_, ctx.stats);
+    receiver_ = std::make_unique<link::FcReceiver>("top.b", fc_, cb, pf, clock.period(),
+                                                   drain_gbps / line_.gbps() * line_.width, faults,
+                                                   ctx.rng("top.b.line"), ab_, ba_, *to_host_, pool_, ctx.stats);
+    for (Core* core : std::initializer_list<Core*>{source_.get(), sink_.get(), sender_.get(), receiver_.get()}) {
+      domain_.attach(*core);
+      core->wake_at(0);
+    }
+    ab_.connect(receiver_.get());
+    ba_.connect(sender_.get());
+    from_host_->connect(source_.get(), sender_.get());
+    to_host_->connect(receiver_.get(), sink_.get());
+    Waves& w = ctx.waves;
+    for (int vc = 0; vc < vcs; ++vc) {
+      w.probe(fmt::format("top.a.cbfc.vc{}.in_use", vc), 32, [this, vc] { return sender_->cbfc().in_use(vc); });
+      w.probe(fmt::format("top.b.cbfc.vc{}.occupancy", vc), 32, [this, vc] { return receiver_->cbfc().occupancy(vc); });
+    }
+    w.watch(clock);
+  }
+
+  // Done when every frame is in or lost, and (CBFC) every credit is back where it started.
+  bool done() const override {
+    if (source_->made() < frames_ || !sender_->idle() || !receiver_->idle() || !ab_.empty() || to_host_->in_flight())
+      return false;
+    if (fc_ == link::FlowControl::kCbfc)
+      for (int vc = 0; vc < sender_->cbfc().config().vcs; ++vc)
+        if (sender_->cbfc().credits_available(vc) != sender_->cbfc().config().buffer_credits[vc]) return false;
+    return true;
+  }
+  std::uint64_t progress() const override {
+    return scoreboard_.received() + counter("top.b.cbfc.cf_updates") + counter("top.a.cbfc.cc_updates");
+  }
+  void check() const override {
+    if (!receiver_->overflow().empty()) throw CheckFailure(receiver_->overflow());
+    if (scoreboard_.duplicated() || scoreboard_.reordered() || scoreboard_.corrupted())
+      throw CheckFailure(sink_->first_error());
+    if (scoreboard_.received() + counter("top.b.lost_frames_released") != frames_)
+      throw CheckFailure(fmt::format("{} frames received and {} lost of {}", scoreboard_.received(),
+                                     counter("top.b.lost_frames_released"), frames_));
+  }
+
+  nlohmann::json summary() const override {
+    nlohmann::json s;
+    s["flow_control"] = fc_ == link::FlowControl::kCbfc ? "cbfc" : fc_ == link::FlowControl::kPfc ? "pfc" : "none";
+    s["line_rate_Gbps"] = line_.gbps();
+    s["frames_received"] = scoreboard_.received();
+    s["frames_lost"] = counter("top.b.lost_frames_released");
+    s["stall_cycles"] = counter("top.a.stall_cycles");
+    s["cf_updates"] = counter("top.b.cbfc.cf_updates");
+    s["cc_updates"] = counter("top.a.cbfc.cc_updates");
+    s["pause_frames"] = counter("top.b.pfc.pause_frames");
+    s["updates_lost"] = counter("top.b.line.lost_updates") + counter("top.a.line.lost_updates");
+    s["overflow"] = !receiver_->overflow().empty();
+    s["goodput_Gbps"] = last_ ? gbps(static_cast<double>(bytes_) / static_cast<double>(last_ + 1), line_.period) : 0.0;
+    nlohmann::json peak = nlohmann::json::array();
+    for (int vc = 0; vc < sender_->cbfc().config().vcs; ++vc) peak.push_back(receiver_->peak_occupancy_bytes(vc));
+    s["peak_buffer_bytes"] = peak;
+    bool restored = true;
+    for (int vc = 0; vc < sender_->cbfc().config().vcs; ++vc)
+      restored = restored && sender_->cbfc().credits_available(vc) == sender_->cbfc().config().buffer_credits[vc];
+    s["credits_restored"] = fc_ != link::FlowControl::kCbfc || restored;
+    if (!sizing_.empty()) s["warnings"] = {sizing_};
+    return s;
+  }
+
+  std::string report() const override {
+    const nlohmann::json s = summary();
+    std::string out;
+    out += fmt::format("  {:<24} {}, {:.1f} Gb/s line, one-way latency {} cycles\n", "flow control",
+                       s["flow_control"].get<std::string>(), line_.gbps(), line_.latency);
+    out += fmt::format("  {:<24} {} received, {} lost, goodput {:.1f} Gb/s, {} stall cycles\n", "frames",
+                       s["frames_received"].get<std::uint64_t>(), s["frames_lost"].get<std::uint64_t>(),
+                       s["goodput_Gbps"].get<double>(), s["stall_cycles"].get<std::uint64_t>());
+    out += fmt::format("  {:<24} {} CF, {} CC, {} pause, {} lost; overflow {}; credits restored {}\n", "updates",
+                       s["cf_updates"].get<std::uint64_t>(), s["cc_updates"].get<std::uint64_t>(),
+                       s["pause_frames"].get<std::uint64_t>(), s["updates_lost"].get<std::uint64_t>(),
+                       s["overflow"].get<bool>() ? "YES" : "no", s["credits_restored"].get<bool>() ? "yes" : "no");
+    out += fmt::format("  {:<24} {}\n", "peak buffer bytes per VC", s["peak_buffer_bytes"].dump());
+    return out;
+  }
+
+ private:
+  std::uint64_t counter(const std::string& key) const { return stats_.find_counter(key)->value(); }
+  LineParams line_;
+  Stats& stats_;
+  link::FlowControl fc_;
+  std::uint64_t frames_ = 0;
+  std::string sizing_;
+  ClockDomain domain_;
+  PacketPool pool_;
+  Scoreboard scoreboard_;
+  SerialLine<link::FcItem> ab_, ba_;
+  std::unique_ptr<Channel<Packet*>> from_host_, to_host_;
+  std::unique_ptr<FrameSource> source_;
+  std::unique_ptr<FrameSink> sink_;
+  std::unique_ptr<link::FcSender> sender_;
+  std::unique_ptr<link::FcReceiver> receiver_;
+  std::uint64_t bytes_ = 0;
+  Cycle last_ = 0;
+};
+
 }  // namespace
 
 Scenario link_llr_scenario() {
@@ -295,4 +473,11 @@ Scenario link_llr_scenario() {
           [](RunContext& ctx) { return std::make_unique<LinkLlr>(ctx); }};
 }
 
+}  // namespace xy
+
+namespace xy {
+Scenario link_cbfc_scenario() {
+  return {"link-cbfc", "a fast sender and a slow receiver with CBFC credits (or PFC, or none): stalls, buffers, updates",
+          [](RunContext& ctx) { return std::make_unique<LinkCbfc>(ctx); }};
+}
 }  // namespace xy

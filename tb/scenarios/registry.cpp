@@ -11,6 +11,7 @@ const std::vector<Scenario>& scenarios() {
       phy_loopback_scenario(),
       phy_fec_curve_scenario(),
       link_llr_scenario(),
+      link_cbfc_scenario(),
   };
   return all;
 }

@@ -40,6 +40,10 @@ case "$case_name" in
     expect_bad_input "llr.window = 200" run link-llr --set llr.seq_bits=8 --set llr.window=200 --quiet ;;
   llr_300km)
     expect_bad_input "LLR is for short reach" run link-llr --set link.cable_m=300000 --quiet ;;
+  cbfc_zero_credits)
+    expect_bad_input "cbfc.buffer_credits = '0'" run link-cbfc --set cbfc.buffer_credits=0 --quiet ;;
+  cbfc_300km)
+    expect_bad_input "CBFC is per hop and short reach" run link-cbfc --set link.cable_m=300000 --quiet ;;
   pcap_tshark)
     command -v tshark >/dev/null || fail "tshark is not installed (scripts/setup installs it)"
     "$xysim" run link-llr --set link.frame_error=2e-3 --set traffic.frames=3000 --pcap "$work/llr.pcap" \

@@ -85,3 +85,53 @@ TEST(LinkLlr, LlrOnA300KmLinkIsRefused) {
 
 }  // namespace
 }  // namespace xy
+
+namespace xy {
+namespace {
+
+RunResult run_cbfc(std::vector<std::string> sets) {
+  RunOptions o;
+  o.scenario = "link-cbfc";
+  o.sets = std::move(sets);
+  o.quiet = true;
+  return run_scenario(o);
+}
+
+TEST(LinkCbfc, ASlowReceiverStallsTheSenderAndItsBufferNeverOverflows) {
+  const RunResult r = run_cbfc({"traffic.frames=10000"});
+  ASSERT_EQ(r.failure, "");  // the receiver checks its buffer on every frame
+  const auto& s = r.results["summary"];
+  EXPECT_EQ(s["frames_received"], 10000u);
+  EXPECT_GT(s["stall_cycles"].get<std::uint64_t>(), 0u);
+  for (const auto& peak : s["peak_buffer_bytes"]) EXPECT_LE(peak.get<std::uint64_t>(), 512u * 128u);
+  EXPECT_NEAR(s["goodput_Gbps"].get<double>(), 400.0, 4.0);  // the receiver's drain rate
+  EXPECT_TRUE(s["credits_restored"].get<bool>());
+}
+
+TEST(LinkCbfc, LostFramesAndLostUpdatesAreResynchronisedAcrossCounterWraps) {
+  // 12-bit counters wrap every 4096 credits; 10000 frames of ~6 credits wrap them ~15 times.
+  const RunResult r = run_cbfc({"traffic.frames=10000", "cbfc.counter_bits=12", "cbfc.buffer_credits=1000",
+                                "link.frame_loss=1e-3", "link.update_loss=0.3", "cbfc.resync_us=20"});
+  ASSERT_EQ(r.failure, "");
+  const auto& s = r.results["summary"];
+  EXPECT_GT(s["frames_lost"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(s["updates_lost"].get<std::uint64_t>(), 0u);
+  EXPECT_TRUE(s["credits_restored"].get<bool>());  // CC_Updates gave back what the losses took
+}
+
+TEST(LinkCbfc, PfcPausesTheSenderWithinItsHeadroom) {
+  const RunResult r = run_cbfc({"fc.mode=pfc", "traffic.frames=10000"});
+  ASSERT_EQ(r.failure, "");
+  const auto& s = r.results["summary"];
+  EXPECT_GT(s["pause_frames"].get<std::uint64_t>(), 0u);
+  for (const auto& peak : s["peak_buffer_bytes"]) EXPECT_LE(peak.get<std::uint64_t>(), 131072u);
+}
+
+TEST(LinkCbfc, WithoutFlowControlTheReceiverBufferGrowsWithoutBound) {
+  const RunResult r = run_cbfc({"fc.mode=none", "traffic.frames=10000"});
+  ASSERT_EQ(r.failure, "");
+  EXPECT_GT(r.results["summary"]["peak_buffer_bytes"][0].get<std::uint64_t>(), 500000u);
+}
+
+}  // namespace
+}  // namespace xy

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "hw/link/crc32.hpp"
 #include "hw/link/llr_port.hpp"  // kFrameOverheadBytes
 
 namespace xy::link {
@@ -79,6 +80,11 @@ void FcSender::eval() {
     item.lost = faults_.frame_loss > 0 && rng_.chance(faults_.frame_loss);
     if (item.lost) frames_lost_.add();
     frames_sent_.add();
+    if (pcap_) {
+      scratch_.assign(f->payload.begin(), f->payload.end());
+      append_fcs(scratch_);
+      pcap_->write(clock().time_of(now()), scratch_.data(), scratch_.size());
+    }
     out_.send(std::move(item), f->bytes + kFrameOverheadBytes);
   }
 }

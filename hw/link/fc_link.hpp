@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "hw/link/cbfc.hpp"
+#include "hw/link/pcap.hpp"
 #include "hw/link/pfc.hpp"
 #include "hw/link/serial_line.hpp"
 #include "xingyun/channel.hpp"
@@ -49,9 +50,12 @@ class FcSender : public Core {
   void commit() override;
   const CbfcSender& cbfc() const { return cbfc_; }
   bool idle() const;
+  void capture_to(PcapWriter* writer) { pcap_ = writer; }  // every data frame sent, with its FCS
 
  private:
   FlowControl fc_;
+  PcapWriter* pcap_ = nullptr;
+  std::vector<std::uint8_t> scratch_;
   CbfcSender cbfc_;
   PfcSender pfc_;
   FcFaults faults_;

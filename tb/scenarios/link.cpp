@@ -369,6 +369,7 @@ class LinkCbfc : public Testbench {
     receiver_ = std::make_unique<link::FcReceiver>("top.b", fc_, cb, pf, clock.period(),
                                                    drain_gbps / line_.gbps() * line_.width, faults,
                                                    ctx.rng("top.b.line"), ab_, ba_, *to_host_, pool_, ctx.stats);
+    sender_->capture_to(ctx.capture.for_link(sender_->name()));
     for (Core* core : std::initializer_list<Core*>{source_.get(), sink_.get(), sender_.get(), receiver_.get()}) {
       domain_.attach(*core);
       core->wake_at(0);

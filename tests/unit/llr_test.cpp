@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <deque>
 
 #include "xingyun/config.hpp"
@@ -170,20 +171,23 @@ struct Harness {
   }
 };
 
+// CI runs 20,000 frames per case; XY_LONG=1 runs the long variant of 1,000,000.
+std::size_t frames_to_run() { return std::getenv("XY_LONG") ? 1000000 : 20000; }
+
 class LlrLoss : public ::testing::TestWithParam<double> {};
 
 TEST_P(LlrLoss, EveryFrameDeliveredOnceInOrderAcrossSequenceWraps) {
-  Harness h(small_config(), 20000);  // 8-bit numbers: 78 wraps
+  Harness h(small_config(), frames_to_run());  // 8-bit numbers: 78 wraps in CI
   Rng loss(3, "loss");
   const double p = GetParam();
-  h.run([&](Cycle) { return loss.chance(p); }, p, 10'000'000);
+  h.run([&](Cycle) { return loss.chance(p); }, p, 1'000'000'000);
   h.expect_all_delivered_once_in_order();
   EXPECT_EQ(h.tx.flushed_frames(), 0u);
 }
 INSTANTIATE_TEST_SUITE_P(Llr, LlrLoss, ::testing::Values(1e-6, 1e-4, 1e-2, 0.05));
 
 TEST(Llr, BurstsOfOneHundredLostFramesAreRecovered) {
-  Harness h(small_config(), 20000);
+  Harness h(small_config(), frames_to_run());
   Rng burst(4, "burst");
   Cycle burst_until = 0;
   h.run(
@@ -192,15 +196,15 @@ TEST(Llr, BurstsOfOneHundredLostFramesAreRecovered) {
         if (burst.chance(1e-3)) burst_until = t + 100;  // one frame per cycle: 100 frames
         return t < burst_until;
       },
-      0, 10'000'000);
+      0, 1'000'000'000);
   h.expect_all_delivered_once_in_order();
 }
 
 TEST(Llr, LinkFlapsLoseEverythingForAWhileAndLoseNoFrame) {
-  Harness h(small_config(), 20000);
+  Harness h(small_config(), frames_to_run());
   // Dark for 300 cycles every 5000: data and control both lost (the replay timer recovers).
   auto dark = [](Cycle t) { return t % 5000 < 300; };
-  h.run(dark, 0, 10'000'000, true);
+  h.run(dark, 0, 1'000'000'000, true);
   h.expect_all_delivered_once_in_order();
 }
 

@@ -64,7 +64,17 @@ void LlrPort::send_frame(Packet* frame, std::uint32_t seq, bool replay) {
     for (int i = 0; i < 4; ++i) scratch_.push_back(static_cast<std::uint8_t>(item.fcs >> (8 * i)));
     pcap_->write(clock().time_of(now()), scratch_.data(), scratch_.size());
   }
-  last_arrival_ = out_.send(item, frame->bytes + kFrameOverheadBytes);
+  const std::uint64_t line_bytes = frame->bytes + kFrameOverheadBytes;
+  if (!sent_a_frame_) {
+    sent_a_frame_ = true;
+    first_frame_start_ = std::max<std::uint64_t>(out_.position(), now() * out_.bytes_per_cycle());
+    control_bytes_ = 0;
+  }
+  last_arrival_ = out_.send(item, line_bytes);
+  last_frame_end_ = out_.position();
+  frame_bytes_ += frame->bytes;
+  frame_line_bytes_ += line_bytes;
+  control_bytes_at_last_frame_ = control_bytes_;
 }
 
 void LlrPort::handle(const LlrControl& c) {
@@ -119,6 +129,7 @@ void LlrPort::transmit() {
                   (now() >= faults_.dark_from && now() < faults_.dark_until);
       if (item.lost) controls_lost_.add();
       controls_sent_.add();
+      control_bytes_ += LlrControl::kWireBytes;
       last_arrival_ = out_.send(item, LlrControl::kWireBytes);
       continue;
     }
@@ -172,4 +183,10 @@ void LlrPort::commit() {
 
 std::uint64_t LlrPort::mean_recovery_cycles() const { return recoveries_ ? recovery_sum_ / recoveries_ : 0; }
 
+}  // namespace xy::link
+
+namespace xy::link {
+LlrPort::Window LlrPort::busy_window() const {
+  return {last_frame_end_ - first_frame_start_, frame_bytes_, frame_line_bytes_, control_bytes_at_last_frame_};
+}
 }  // namespace xy::link

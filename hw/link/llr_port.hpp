@@ -67,6 +67,13 @@ class LlrPort : public Core {
   bool idle() const { return tx_.kept() == 0 && deliver_.empty() && delayed_.empty(); }
   std::uint64_t mean_recovery_cycles() const;  // lost frame first sent -> its replay, mean
 
+  // The line from the first data frame's first byte to the last one's last byte: its length,
+  // and what was sent in it (frames with preamble, FCS and gap; control sets).
+  struct Window {
+    std::uint64_t line_bytes = 0, frame_bytes = 0, frame_line_bytes = 0, control_bytes = 0;
+  };
+  Window busy_window() const;
+
  private:
   void receive();
   void handle(const LlrControl& c);
@@ -97,6 +104,9 @@ class LlrPort : public Core {
   // Recovery time of corrupted frames: first send of a frame that was corrupted -> its resend.
   std::deque<std::pair<std::uint32_t, Cycle>> corrupted_sends_;
   std::uint64_t recovery_sum_ = 0, recoveries_ = 0;
+  bool sent_a_frame_ = false;
+  std::uint64_t first_frame_start_ = 0, last_frame_end_ = 0;
+  std::uint64_t frame_bytes_ = 0, frame_line_bytes_ = 0, control_bytes_ = 0, control_bytes_at_last_frame_ = 0;
 };
 
 }  // namespace xy::link

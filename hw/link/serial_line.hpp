@@ -35,6 +35,7 @@ class SerialLine {
   bool arriving_by(Cycle c) const { return !items_.empty() && items_.front().arrival <= c; }
 
   std::uint64_t bytes_sent() const { return bytes_sent_; }
+  std::uint64_t position() const { return position_; }  // line byte where the last item ended
   std::uint32_t bytes_per_cycle() const { return width_; }
   Cycle latency() const { return latency_; }
 

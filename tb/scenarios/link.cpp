@@ -224,6 +224,15 @@ class LinkLlr : public Testbench {
     s["goodput_Gbps"] = goodput;  // per direction
     // The arithmetic of the overheads: what the line carried besides frame bytes.
     const std::uint64_t frame_bytes = delivered_bytes;  // each delivered once; replays cost more line
+    // Port a's line while it was sending frames: if the MAC kept it full, its length is exactly
+    // the frames' bytes + 24 each + the control sets between them.
+    const auto w = a_->busy_window();
+    s["line_a_to_b"] = {{"busy_line_bytes", w.line_bytes},
+                        {"frame_line_bytes", w.frame_line_bytes},
+                        {"control_bytes", w.control_bytes},
+                        {"measured_goodput_Gbps", line_gbps * static_cast<double>(w.frame_bytes) / static_cast<double>(w.line_bytes)},
+                        {"accounted_goodput_Gbps", line_gbps * static_cast<double>(w.frame_bytes) /
+                                                       static_cast<double>(w.frame_line_bytes + w.control_bytes)}};
     s["overhead"] = {{"frames_sent", frames_sent},
                      {"frame_bytes_delivered", frame_bytes},
                      {"preamble_fcs_gap_bytes", frames_sent * link::kFrameOverheadBytes},

@@ -28,6 +28,11 @@ TEST(LinkLlr, ZeroErrorGoodputIsTheLineRateLessTheAccountedOverheads) {
   EXPECT_NEAR(s["goodput_Gbps"].get<double>(), o["goodput_at_full_line_Gbps"].get<double>(),
               0.005 * o["goodput_at_full_line_Gbps"].get<double>());
   EXPECT_EQ(s["replays"], 0u);
+  // And exactly, over the time port a's line carried frames: every byte accounted for.
+  const auto& w = s["line_a_to_b"];
+  EXPECT_EQ(w["busy_line_bytes"].get<std::uint64_t>(),
+            w["frame_line_bytes"].get<std::uint64_t>() + w["control_bytes"].get<std::uint64_t>());
+  EXPECT_DOUBLE_EQ(w["measured_goodput_Gbps"].get<double>(), w["accounted_goodput_Gbps"].get<double>());
 }
 
 void expect_go_back_n(const std::string& loss) {

@@ -45,7 +45,7 @@ case "$case_name" in
   cbfc_300km)
     expect_bad_input "CBFC is per hop and short reach" run link-cbfc --set link.cable_m=300000 --quiet ;;
   pcap_tshark)
-    command -v tshark >/dev/null || fail "tshark is not installed (scripts/setup installs it)"
+    command -v tshark >/dev/null || fail "tshark is not installed (scripts/bootstrap installs it)"
     "$xysim" run link-llr --set link.frame_error=2e-3 --set traffic.frames=3000 --pcap "$work/llr.pcap" \
       --pcap-scope top.a --out "$work/R" --quiet >/dev/null || fail "run"
     tshark -r "$work/llr.pcap" -o eth.check_fcs:TRUE -T fields -e eth.fcs.status -e _ws.malformed \

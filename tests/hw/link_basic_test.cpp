@@ -5,19 +5,14 @@
 #include <fstream>
 #include <sstream>
 
-#include "tb/xysim/run.hpp"
+#include "tests/hw/run_quiet.hpp"
 #include "xingyun/config.hpp"
 
 namespace xy {
 namespace {
 
 RunResult run(std::vector<std::string> sets, WavesOptions waves = {}) {
-  RunOptions o;
-  o.scenario = "link-basic";
-  o.sets = std::move(sets);
-  o.quiet = true;
-  o.waves = std::move(waves);
-  return run_scenario(o);
+  return testing::run_quiet("link-basic", std::move(sets), std::move(waves));
 }
 
 TEST(LinkBasic, ZeroLoadHeadLatencyEqualsTheConfiguredLatencyForEveryPacket) {

@@ -1,19 +1,14 @@
 // link-llr: two ports with LLR over lossy lines, one simulation per process.
 #include <gtest/gtest.h>
 
-#include "tb/xysim/run.hpp"
+#include "tests/hw/run_quiet.hpp"
 #include "xingyun/config.hpp"
 
 namespace xy {
 namespace {
 
-RunResult run(std::vector<std::string> sets) {
-  RunOptions o;
-  o.scenario = "link-llr";
-  o.sets = std::move(sets);
-  o.quiet = true;
-  return run_scenario(o);
-}
+RunResult run(std::vector<std::string> sets) { return testing::run_quiet("link-llr", std::move(sets)); }
+RunResult run_cbfc(std::vector<std::string> sets) { return testing::run_quiet("link-cbfc", std::move(sets)); }
 
 TEST(LinkLlr, ZeroErrorGoodputIsTheLineRateLessTheAccountedOverheads) {
   const RunResult r = run({"traffic.min_bytes=1000", "traffic.max_bytes=1000", "traffic.frames=50000"});
@@ -86,20 +81,6 @@ TEST(LinkLlr, LlrOnA300KmLinkIsRefused) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("LLR is for short reach"), std::string::npos) << e.what();
   }
-}
-
-}  // namespace
-}  // namespace xy
-
-namespace xy {
-namespace {
-
-RunResult run_cbfc(std::vector<std::string> sets) {
-  RunOptions o;
-  o.scenario = "link-cbfc";
-  o.sets = std::move(sets);
-  o.quiet = true;
-  return run_scenario(o);
 }
 
 TEST(LinkCbfc, ASlowReceiverStallsTheSenderAndItsBufferNeverOverflows) {

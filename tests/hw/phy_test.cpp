@@ -2,18 +2,14 @@
 #include <gtest/gtest.h>
 
 #include "hw/phy/phy.hpp"
-#include "tb/xysim/run.hpp"
+#include "tests/hw/run_quiet.hpp"
 #include "xingyun/clock_domain.hpp"
 
 namespace xy {
 namespace {
 
 RunResult run(const std::string& scenario, std::vector<std::string> sets) {
-  RunOptions o;
-  o.scenario = scenario;
-  o.sets = std::move(sets);
-  o.quiet = true;
-  return run_scenario(o);
+  return testing::run_quiet(scenario, std::move(sets));
 }
 
 void expect_fec_latency_as_configured(const std::string& fec) {

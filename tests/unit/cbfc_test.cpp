@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/test_util.hpp"
+
 #include <algorithm>
 #include <deque>
 #include <functional>
@@ -18,6 +20,8 @@
 namespace xy::link {
 namespace {
 
+using xy::testing::config_error_of;
+
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -27,15 +31,6 @@ CbfcConfig config(int vcs, std::uint32_t buffer, std::uint32_t bits = 20) {
   c.counter_bits = bits;
   c.buffer_credits.assign(vcs, buffer);
   return c;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 std::string logic_error_of(const std::function<void()>& f) {
@@ -98,8 +93,8 @@ TEST(Cbfc, CreditsForRoundsUpWithOverhead) {
 }
 
 TEST(Cbfc, ValidationNamesTheField) {
-  EXPECT_EQ(error_of([] { CbfcConfig{}.validate(); }), "");
-  EXPECT_EQ(error_of([] { config(32, 1000).validate(); }), "");
+  EXPECT_EQ(config_error_of([] { CbfcConfig{}.validate(); }), "");
+  EXPECT_EQ(config_error_of([] { config(32, 1000).validate(); }), "");
   const std::pair<std::function<void(CbfcConfig&)>, std::string> cases[] = {
       {[](CbfcConfig& c) { c.vcs = 0; }, "cbfc.vcs = 0: must be in [1, 32]"},
       {[](CbfcConfig& c) { c.vcs = 33; }, "cbfc.vcs = 33"},
@@ -124,14 +119,14 @@ TEST(Cbfc, ValidationNamesTheField) {
   for (const auto& [mutate, message] : cases) {
     CbfcConfig c = config(4, 1000);
     mutate(c);
-    EXPECT_THAT(error_of([&] { c.validate(); }), HasSubstr(message));
+    EXPECT_THAT(config_error_of([&] { c.validate(); }), HasSubstr(message));
   }
   CbfcConfig bad = config(2, 0);
-  EXPECT_THAT(error_of([&] { bad.validate("port3.cbfc"); }), HasSubstr("port3.cbfc.buffer_credits[0] = 0"));
-  EXPECT_THAT(error_of([&] { CbfcSender s(bad); }), HasSubstr("buffer_credits[0]"));
-  EXPECT_THAT(error_of([&] { CbfcReceiver r(bad); }), HasSubstr("buffer_credits[0]"));
+  EXPECT_THAT(config_error_of([&] { bad.validate("port3.cbfc"); }), HasSubstr("port3.cbfc.buffer_credits[0] = 0"));
+  EXPECT_THAT(config_error_of([&] { CbfcSender s(bad); }), HasSubstr("buffer_credits[0]"));
+  EXPECT_THAT(config_error_of([&] { CbfcReceiver r(bad); }), HasSubstr("buffer_credits[0]"));
   CbfcConfig widest = config(1, 0x7FFFFFFF, 32);  // just below half of 2^32
-  EXPECT_EQ(error_of([&] { widest.validate(); }), "");
+  EXPECT_EQ(config_error_of([&] { widest.validate(); }), "");
 }
 
 TEST(Cbfc, SenderStopsAtTheLimitAndCountersWrap) {

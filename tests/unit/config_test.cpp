@@ -2,6 +2,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "tests/test_util.hpp"
 #include <unistd.h>
 
 #include <fstream>
@@ -9,16 +11,9 @@
 namespace xy {
 namespace {
 
-using ::testing::HasSubstr;
+using xy::testing::config_error_of;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+using ::testing::HasSubstr;
 
 std::string write_temp(const std::string& name, const std::string& text) {
   const std::string path = "/tmp/xy_cfg_" + std::to_string(getpid()) + "_" + name;
@@ -52,7 +47,7 @@ TEST(Config, OverridesAreParsedByType) {
 TEST(Config, OutOfRangeNamesKeyValueAndRange) {
   Config c;
   c.set_from_assignment("link.latency_cycles=-3");
-  const std::string e = error_of([&] { c.integer("link.latency_cycles", 8, "cycles", 1, 100, "x"); });
+  const std::string e = config_error_of([&] { c.integer("link.latency_cycles", 8, "cycles", 1, 100, "x"); });
   EXPECT_THAT(e, HasSubstr("link.latency_cycles"));
   EXPECT_THAT(e, HasSubstr("-3"));
   EXPECT_THAT(e, HasSubstr("[1, 100]"));
@@ -64,22 +59,22 @@ TEST(Config, WrongTypesAreErrors) {
   c.set_from_assignment("r=fast");
   c.set_from_assignment("f=maybe");
   c.set_from_assignment("c=rs999");
-  EXPECT_THAT(error_of([&] { c.integer("i", 1, "", 0, 100, ""); }), HasSubstr("must be an integer"));
-  EXPECT_THAT(error_of([&] { c.real("r", 1, "", 0, 100, ""); }), HasSubstr("must be a number"));
-  EXPECT_THAT(error_of([&] { c.flag("f", true, ""); }), HasSubstr("true or false"));
-  EXPECT_THAT(error_of([&] { c.choice("c", "a", {"rs544", "rs272"}, ""); }), HasSubstr("one of rs544, rs272"));
+  EXPECT_THAT(config_error_of([&] { c.integer("i", 1, "", 0, 100, ""); }), HasSubstr("must be an integer"));
+  EXPECT_THAT(config_error_of([&] { c.real("r", 1, "", 0, 100, ""); }), HasSubstr("must be a number"));
+  EXPECT_THAT(config_error_of([&] { c.flag("f", true, ""); }), HasSubstr("true or false"));
+  EXPECT_THAT(config_error_of([&] { c.choice("c", "a", {"rs544", "rs272"}, ""); }), HasSubstr("one of rs544, rs272"));
 }
 
 TEST(Config, UnknownKeyIsAnError) {
   Config c;
   c.set_from_assignment("no.such.key=1");
   c.integer("a", 1, "", 0, 2, "");
-  EXPECT_THAT(error_of([&] { c.check_all_used(); }), HasSubstr("unknown parameter 'no.such.key'"));
+  EXPECT_THAT(config_error_of([&] { c.check_all_used(); }), HasSubstr("unknown parameter 'no.such.key'"));
 }
 
 TEST(Config, AssignmentWithoutEqualsIsAnError) {
   Config c;
-  EXPECT_THAT(error_of([&] { c.set_from_assignment("latency"); }), HasSubstr("expected key=value"));
+  EXPECT_THAT(config_error_of([&] { c.set_from_assignment("latency"); }), HasSubstr("expected key=value"));
 }
 
 TEST(Config, YamlParamsFlattenToDottedKeysWithFileAndLine) {
@@ -91,7 +86,7 @@ TEST(Config, YamlParamsFlattenToDottedKeysWithFileAndLine) {
   EXPECT_EQ(c.load_yaml_file(path, &seed), "link-basic");
   EXPECT_EQ(seed, 42u);
   EXPECT_EQ(c.integer("link.latency_cycles", 8, "", 1, 100, ""), 12);
-  const std::string e = error_of([&] { c.real("traffic.load", 0.5, "", 0, 1, ""); });
+  const std::string e = config_error_of([&] { c.real("traffic.load", 0.5, "", 0, 1, ""); });
   EXPECT_THAT(e, HasSubstr(path + ":6"));  // where the bad value stands
 }
 
@@ -99,7 +94,7 @@ TEST(Config, YamlSyntaxErrorNamesFileLineAndColumn) {
   const std::string path = write_temp("bad.yaml", "scenario: link-basic\nparams:\n  link: {latency_cycles: 4\n");
   Config c;
   std::uint64_t seed = 1;
-  const std::string e = error_of([&] { c.load_yaml_file(path, &seed); });
+  const std::string e = config_error_of([&] { c.load_yaml_file(path, &seed); });
   EXPECT_THAT(e, HasSubstr(path + ":"));
   EXPECT_THAT(e, HasSubstr("YAML syntax error"));
 }
@@ -108,7 +103,7 @@ TEST(Config, YamlUnknownTopLevelKeyIsAnError) {
   const std::string path = write_temp("top.yaml", "scenario: link-basic\nparamz: {}\n");
   Config c;
   std::uint64_t seed = 1;
-  EXPECT_THAT(error_of([&] { c.load_yaml_file(path, &seed); }), HasSubstr("unknown key 'paramz'"));
+  EXPECT_THAT(config_error_of([&] { c.load_yaml_file(path, &seed); }), HasSubstr("unknown key 'paramz'"));
 }
 
 }  // namespace

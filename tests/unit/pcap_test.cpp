@@ -1,6 +1,8 @@
 #include "hw/link/pcap.hpp"
 
 #include <gtest/gtest.h>
+
+#include "tests/test_util.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,22 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh directory per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("xy_pcap_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  ~TempDir() { fs::remove_all(dir_); }
-  std::string file(const std::string& name) const { return (dir_ / name).string(); }
-
- private:
-  fs::path dir_;
-};
+using xy::testing::TempDir;
 
 // 100 good Ethernet II frames and 3 with a corrupted FCS, 20 us + 7 fs apart from 0.999 s, so
 // the stamps cross a second and drop their femtoseconds.
@@ -151,7 +138,7 @@ TEST(PcapWriter, FileHoldsHeaderRecordsAndTimestamps) {
 TEST(PcapWriter, TsharkReadsEveryFrameAndFlagsExactlyTheBadFcs) {
   int status = 0;
   run("command -v tshark", status);
-  ASSERT_EQ(status, 0) << "tshark is not on PATH; scripts/setup installs it (Debian package "
+  ASSERT_EQ(status, 0) << "tshark is not on PATH; scripts/bootstrap installs it (Debian package "
                           "'tshark')";
 
   TempDir tmp;

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/test_util.hpp"
+
 #include <algorithm>
 #include <deque>
 #include <functional>
@@ -16,19 +18,12 @@
 namespace xy::link {
 namespace {
 
+using xy::testing::config_error_of;
+
 using ::testing::HasSubstr;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(Pfc, ValidationNamesTheField) {
-  EXPECT_EQ(error_of([] { PfcConfig{}.validate(); }), "");
+  EXPECT_EQ(config_error_of([] { PfcConfig{}.validate(); }), "");
   const std::pair<std::function<void(PfcConfig&)>, std::string> cases[] = {
       {[](PfcConfig& c) { c.priorities = 0; }, "pfc.priorities = 0: must be in [1, 8]"},
       {[](PfcConfig& c) { c.priorities = 9; }, "pfc.priorities = 9"},
@@ -45,13 +40,13 @@ TEST(Pfc, ValidationNamesTheField) {
   for (const auto& [mutate, message] : cases) {
     PfcConfig c;
     mutate(c);
-    EXPECT_THAT(error_of([&] { c.validate(); }), HasSubstr(message));
+    EXPECT_THAT(config_error_of([&] { c.validate(); }), HasSubstr(message));
   }
   PfcConfig bad;
   bad.xon_bytes = bad.xoff_bytes + 1;
-  EXPECT_THAT(error_of([&] { bad.validate("port2.pfc"); }), HasSubstr("port2.pfc.xon_bytes"));
-  EXPECT_THAT(error_of([&] { PfcReceiver r(bad, kNs); }), HasSubstr("xon_bytes"));
-  EXPECT_THAT(error_of([&] { PfcSender s(bad, kNs); }), HasSubstr("xon_bytes"));
+  EXPECT_THAT(config_error_of([&] { bad.validate("port2.pfc"); }), HasSubstr("port2.pfc.xon_bytes"));
+  EXPECT_THAT(config_error_of([&] { PfcReceiver r(bad, kNs); }), HasSubstr("xon_bytes"));
+  EXPECT_THAT(config_error_of([&] { PfcSender s(bad, kNs); }), HasSubstr("xon_bytes"));
 }
 
 TEST(Pfc, PauseQuantaConvertToCyclesRoundedUp) {

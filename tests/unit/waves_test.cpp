@@ -1,6 +1,8 @@
 #include "xingyun/waves.hpp"
 
 #include <gtest/gtest.h>
+
+#include "tests/test_util.hpp"
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,22 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh directory per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("xy_waves_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  ~TempDir() { fs::remove_all(dir_); }
-  std::string file(const std::string& name) const { return (dir_ / name).string(); }
-
- private:
-  fs::path dir_;
-};
+using xy::testing::TempDir;
 
 WavesOptions to(const std::string& path) {
   WavesOptions o;

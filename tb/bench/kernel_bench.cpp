@@ -22,7 +22,7 @@ namespace {
 // `every` (block i on cycles where cycle % every == i % every).
 class RingCore : public Core {
  public:
-  RingCore(std::string name, int index, int every) : Core(std::move(name)), index_(index), every_(every) {
+  RingCore(std::string name, int every) : Core(std::move(name)), every_(every) {
     set_busy(every == 1);
   }
   void set_prev(const RingCore* prev) { prev_ = prev; }
@@ -32,11 +32,10 @@ class RingCore : public Core {
     if (every_ > 1) wake_at(now() + every_);
   }
   std::uint64_t value() const { return value_; }
-  int index() const { return index_; }
 
  private:
   const RingCore* prev_ = nullptr;
-  int index_, every_;
+  int every_;
   std::uint64_t value_ = 0, next_ = 0;
 };
 
@@ -98,7 +97,7 @@ int kernel_bench_one(const KernelBenchOptions& o) {
   if (o.style == "domain") {
     ClockDomain domain("domain", period);
     std::vector<std::unique_ptr<RingCore>> cores;
-    for (int i = 0; i < o.blocks; ++i) cores.push_back(std::make_unique<RingCore>(fmt::format("b{}", i), i, every));
+    for (int i = 0; i < o.blocks; ++i) cores.push_back(std::make_unique<RingCore>(fmt::format("b{}", i), every));
     for (int i = 0; i < o.blocks; ++i) {
       cores[i]->set_prev(cores[(i + o.blocks - 1) % o.blocks].get());
       domain.attach(*cores[i]);

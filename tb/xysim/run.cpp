@@ -178,7 +178,7 @@ int params_command(const std::string& scenario_name) {
   Config config;
   Stats stats;
   Waves waves;
-  RunContext ctx{config, stats, waves, 1};
+  RunContext ctx{config, stats, waves, 1, Capture{}};
   const SimParams sim(config);
   auto tb = scenario.build(ctx);
   std::cout << fmt::format("{:<32} {:<10} {:<8} {:<24} {}\n", "parameter", "default", "unit", "allowed", "description");

@@ -51,6 +51,8 @@ class Testbench {
   virtual void check() const = 0;
   virtual nlohmann::json summary() const = 0;  // headline figures, units in key names
   virtual std::string report() const = 0;       // the same for people, a few table lines
+  // Extra files beside results.json (CSV curves and the like), when the run has --out.
+  virtual void write_artifacts(const std::string& dir) const {}
 };
 
 struct Scenario {

@@ -1,6 +1,7 @@
 #include "tb/scenarios/link.hpp"
 #include "tb/scenarios/link_basic.hpp"
 #include "tb/scenarios/phy.hpp"
+#include "tb/scenarios/switch.hpp"
 #include "tb/scenario.hpp"
 
 namespace xy {
@@ -12,6 +13,8 @@ const std::vector<Scenario>& scenarios() {
       phy_fec_curve_scenario(),
       link_llr_scenario(),
       link_cbfc_scenario(),
+      switch_latency_scenario(),
+      switch_uniform_scenario(),
   };
   return all;
 }

@@ -152,6 +152,10 @@ RunResult run_scenario(const RunOptions& options) {
   r.report = fmt::format("xysim {} — scenario {}, seed {}, simulated {}\n{}", kVersion, name, seed,
                          format_time(end), tb->report());
   r.failure = failure;
+  if (!options.out_dir.empty()) {
+    std::filesystem::create_directories(options.out_dir);
+    tb->write_artifacts(options.out_dir);
+  }
   return r;
 }
 

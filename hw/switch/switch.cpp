@@ -1,0 +1,325 @@
+#include "hw/switch/switch.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace xy::sw {
+
+std::uint32_t SwitchParams::port_bytes_per_cycle() const {
+  return static_cast<std::uint32_t>(std::llround(port_gbps / 8 * 1000 / clock_mhz));
+}
+Time SwitchParams::period() const { return period_from_mhz(clock_mhz); }
+
+SwitchParams SwitchParams::declare(Config& c, const std::string& prefix) {
+  const std::string k = prefix + ".";
+  SwitchParams p;
+  p.ports = static_cast<int>(c.integer(k + "ports", 64, "ports", 2, 512, "radix"));
+  p.port_gbps = c.real(k + "port_gbps", 800, "Gb/s", 1, 100000, "port speed");
+  p.clock_mhz = c.real(k + "clock_mhz", 1562.5, "MHz", 1, 100000, "core clock");
+  const double bytes = p.port_gbps / 8 * 1000 / p.clock_mhz;
+  if (std::abs(bytes - std::round(bytes)) > 1e-9 || bytes < 1)
+    throw ConfigError(fmt::format("{}port_gbps = {} at {}clock_mhz = {} gives {:.3f} bytes per cycle: must be a whole "
+                                  "number (e.g. 800 Gb/s at 1562.5 MHz = 64)",
+                                  k, p.port_gbps, k, p.clock_mhz, bytes));
+  p.cell_bytes = static_cast<std::uint32_t>(c.integer(k + "cell_bytes", 256, "bytes", 16, 16384, "shared-buffer cell"));
+  const double buffer_mib = c.real(k + "buffer_mib", 64, "MiB", 0.01, 1e6, "shared packet buffer");
+  p.buffer_cells = static_cast<std::uint64_t>(buffer_mib * (1 << 20) / p.cell_bytes);
+  p.cut_through = c.choice(k + "forwarding", "cut-through", {"cut-through", "store-and-forward"},
+                           "start forwarding on the header, or only once the whole packet is in") == "cut-through";
+  p.arbiter = c.choice(k + "arbiter", "islip", {"islip", "round-robin"}, "crossbar arbiter") == "islip"
+                  ? ArbiterKind::kIslip
+                  : ArbiterKind::kRoundRobin;
+  p.iterations = static_cast<int>(c.integer(k + "iterations", 2, "", 1, 16, "iSLIP iterations per cycle"));
+  p.speedup = static_cast<int>(c.integer(k + "speedup", 1, "x", 1, 4, "crossbar bandwidth over port bandwidth"));
+  p.vcs = static_cast<int>(c.integer(k + "vcs", 1, "VCs", 1, 8, "virtual channels (priorities)"));
+  p.dt_alpha = c.real(k + "dt_alpha", 1, "", 0.01, 64, "dynamic threshold: a port may hold alpha x free cells");
+  // Stage latencies; the defaults add up to about 250 ns port to port (check: vendor figures).
+  const auto stage = [&](const char* name, std::int64_t def, const char* what) {
+    return static_cast<Cycle>(c.integer(k + "lat." + name, def, "cycles", 0, 1000000, what));
+  };
+  p.lat.rx_mac = stage("rx_mac", 120, "RX PCS/FEC/MAC, first byte in to header at the parser");
+  p.lat.parse = stage("parse", 20, "parser (Ethernet, OLink or RoCEv2 headers)");
+  p.lat.lookup = stage("lookup", 30, "forwarding lookup, ECMP or spraying choice");
+  p.lat.enqueue = static_cast<Cycle>(
+      c.integer(k + "lat.enqueue", 10, "cycles", 1, 1000000, "buffer admission and VOQ write (at least the write's cycle)"));
+  p.lat.arbiter = stage("arbiter", 6, "crossbar request to transfer start");
+  p.lat.crossbar = stage("crossbar", 20, "crossbar traversal");
+  p.lat.egress = stage("egress", 20, "egress scheduling and buffer read");
+  p.lat.tx_mac = stage("tx_mac", 120, "TX MAC/FEC/PCS to the first byte on the wire");
+  return p;
+}
+
+namespace {
+
+// A packet inside the switch.
+struct Entry {
+  Packet* packet;
+  int in, out;
+  std::uint32_t cells;
+  Cycle beats;        // cycles on a port
+  Cycle head;         // first byte at the ingress pin
+  Cycle ready;        // may request the crossbar from here
+  Cycle first_at = 0;  // first bytes at the egress
+  Cycle tx_at = 0;     // first byte on the output wire
+};
+
+}  // namespace
+
+struct Switch::Impl {
+  struct Ingress : Core {
+    Impl& sw;
+    int port;
+    Ingress(Impl& s, int p) : Core(fmt::format("{}.in{}", s.name, p)), sw(s), port(p) {}
+    void eval() override { sw.ingress_eval(port); }
+    void commit() override { sw.ingress_commit(port); }
+  };
+  struct Fabric : Core {
+    Impl& sw;
+    explicit Fabric(Impl& s) : Core(s.name + ".fabric"), sw(s) {}
+    void eval() override { sw.fabric_eval(); }
+    void commit() override { sw.fabric_commit(); }
+  };
+  struct Egress : Core {
+    Impl& sw;
+    int port;
+    Egress(Impl& s, int p) : Core(fmt::format("{}.out{}", s.name, p)), sw(s), port(p) {}
+    void eval() override { sw.egress_eval(port); }
+    void commit() override { sw.egress_commit(port); }
+  };
+
+  Impl(const std::string& name_, const SwitchParams& p_, Clock& clock_, Stats& stats,
+       std::vector<Channel<Packet*>*> in_, std::vector<Channel<Packet*>*> out_, RouteFn route_)
+      : name(name_), p(p_), clock(clock_), width(p.port_bytes_per_cycle()), in(std::move(in_)), out(std::move(out_)),
+        route(std::move(route_)), fabric(*this), arbiter(p.ports, p.ports, p.iterations, p.arbiter),
+        requests(p.ports, p.ports), voq(static_cast<std::size_t>(p.ports) * p.ports),
+        voq_nonempty(p.ports, std::vector<std::uint64_t>((p.ports + 63) / 64, 0)), in_busy_until(p.ports, 0),
+        out_busy_until(p.ports, 0), port_cells(p.ports, 0), pipelines(p.ports),
+        egress_queues(p.ports, std::vector<std::deque<Entry>>(p.vcs)), pending_tx(p.ports),
+        out_busy((p.ports + 63) / 64, 0), releasing(p.ports), line_free(p.ports, 0), match(p.ports, -1),
+        received(stats.counter(name + ".packets_in", "packets", "packets that reached an ingress port")),
+        forwarded_(stats.counter(name + ".packets_out", "packets", "packets sent by an egress port")),
+        drops_buffer(stats.counter(name + ".drops.buffer", "packets", "dropped: the shared buffer could not admit them")),
+        drops_route(stats.counter(name + ".drops.no_route", "packets", "dropped: no route to their destination")),
+        transfers(stats.counter(name + ".crossbar.transfers", "packets", "packets through the crossbar")),
+        latency(stats.histogram(name + ".port_to_port", clock.period(), "first byte in to first byte out")) {
+    if (in.size() != static_cast<std::size_t>(p.ports) || out.size() != static_cast<std::size_t>(p.ports))
+      throw std::invalid_argument(name + ": need one input and one output channel pointer per port");
+    for (int i = 0; i < p.ports; ++i) {
+      ingress.push_back(std::make_unique<Ingress>(*this, i));
+      egress.push_back(std::make_unique<Egress>(*this, i));
+      clock.attach(*ingress.back());
+      clock.attach(*egress.back());
+    }
+    clock.attach(fabric);
+  }
+
+  std::deque<Entry>& queue(int i, int o) { return voq[static_cast<std::size_t>(i) * p.ports + o]; }
+  Cycle beats_of(std::uint32_t bytes) const { return (bytes + width - 1) / width; }
+
+  void ingress_eval(int i) {
+    const Cycle now = clock.now();
+    if (in[i]) {
+      while (in[i]->can_pop()) {
+        Packet* pk = in[i]->pop();
+        pk->injected = clock.time_of(now);
+        received.add();
+        Entry e{pk, i, -1, static_cast<std::uint32_t>((pk->bytes + p.cell_bytes - 1) / p.cell_bytes),
+                beats_of(pk->bytes), now, 0};
+        pipelines[i].push_back({now + p.lat.rx_mac + p.lat.parse + p.lat.lookup, e});
+      }
+    }
+    while (!pipelines[i].empty() && pipelines[i].front().first <= now) {
+      Entry e = pipelines[i].front().second;
+      pipelines[i].pop_front();
+      e.out = route(*e.packet);
+      if (e.out < 0 || e.out >= p.ports) {
+        drops_route.add();
+        e.packet->bad = true;
+        drop(e);
+        continue;
+      }
+      // Dynamic threshold (Choudhury-Hahne): a port may hold at most alpha x the free cells.
+      const std::uint64_t free_cells = p.buffer_cells - used;
+      if (e.cells > free_cells || static_cast<double>(port_cells[i] + e.cells) > p.dt_alpha * static_cast<double>(free_cells)) {
+        drops_buffer.add();
+        drop(e);
+        continue;
+      }
+      used += e.cells;
+      peak = std::max(peak, used);
+      port_cells[i] += e.cells;
+      // Into its VOQ now; the crossbar sees it from `ready` on (enqueue >= 1, so never in
+      // this cycle, whatever order the cores of a cycle run in).
+      e.ready = now + p.lat.enqueue + (p.cut_through ? 0 : e.beats - 1);
+      if (queue(i, e.out).empty()) voq_nonempty[i][e.out / 64] |= std::uint64_t{1} << (e.out % 64);
+      queue(i, e.out).push_back(e);
+      fabric.wake_at(e.ready);
+    }
+  }
+  void ingress_commit(int i) {
+    if (!pipelines[i].empty()) ingress[i]->wake_at(std::max(pipelines[i].front().first, clock.now() + 1));
+  }
+
+  void drop(Entry& e) { dropped.push_back(e.packet); }
+
+  void fabric_eval() {
+    const Cycle now = clock.now();
+    requests.clear();
+    bool any = false;
+    waiting = false;
+    // Outputs that cannot take a transfer starting `arbiter` cycles from now.
+    for (int o = 0; o < p.ports; ++o) {
+      const std::uint64_t bit = std::uint64_t{1} << (o % 64);
+      if (out_busy_until[o] > now + p.lat.arbiter) out_busy[o / 64] |= bit;
+      else out_busy[o / 64] &= ~bit;
+    }
+    for (int i = 0; i < p.ports; ++i) {
+      bool queued = false;
+      for (std::uint64_t w : voq_nonempty[i]) queued = queued || w;
+      if (!queued) continue;
+      waiting = true;
+      if (in_busy_until[i] > now + p.lat.arbiter) continue;
+      for (std::size_t w = 0; w < voq_nonempty[i].size(); ++w)
+        for (std::uint64_t bits = voq_nonempty[i][w] & ~out_busy[w]; bits; bits &= bits - 1) {
+          const int o = static_cast<int>(w * 64 + __builtin_ctzll(bits));
+          if (queue(i, o).front().ready > now) continue;
+          requests.set(i, o);
+          any = true;
+        }
+    }
+    if (!any) return;
+    arbiter.match(requests, match);
+    for (int i = 0; i < p.ports; ++i) {
+      const int o = match[i];
+      if (o < 0) continue;
+      Entry e = queue(i, o).front();
+      queue(i, o).pop_front();
+      if (queue(i, o).empty()) voq_nonempty[i][o / 64] &= ~(std::uint64_t{1} << (o % 64));
+      const Cycle start = std::max({now + p.lat.arbiter, in_busy_until[i], out_busy_until[o]});
+      const Cycle duration = (e.packet->bytes + width * p.speedup - 1) / (width * p.speedup);
+      in_busy_until[i] = out_busy_until[o] = start + duration;
+      e.first_at = start + p.lat.crossbar;
+      transfers.add();
+      egress_queues[o][std::min<int>(e.packet->vc, p.vcs - 1)].push_back(e);
+      egress[o]->wake_at(e.first_at);
+    }
+  }
+  // Ticked every cycle while packets wait in VOQs (matches change as ports free up); a packet
+  // that joins an empty switch wakes it.
+  void fabric_commit() { fabric.set_busy(waiting); }
+
+  void egress_eval(int o) {
+    const Cycle now = clock.now();
+    // Just in time: choose the next packet when it could leave as the line frees up.
+    const Cycle lead = p.lat.egress + p.lat.tx_mac;
+    if (now + lead >= line_free[o]) {
+      for (auto& q : egress_queues[o]) {  // strict priority: VC 0 first
+        if (q.empty() || q.front().first_at > now) continue;
+        Entry e = q.front();
+        q.pop_front();
+        e.tx_at = std::max(now + lead, line_free[o]);
+        line_free[o] = e.tx_at + e.beats;
+        pending_tx[o].push_back(e);
+        break;
+      }
+    }
+    while (!pending_tx[o].empty() && pending_tx[o].front().tx_at <= now) {
+      Entry e = pending_tx[o].front();
+      pending_tx[o].pop_front();
+      latency.record(e.tx_at - e.head);
+      forwarded_.add();
+      releasing[o].push_back({e.tx_at + e.beats, e});
+      if (out[o]) out[o]->push(e.packet);
+      else dropped.push_back(e.packet);
+    }
+  }
+  void egress_commit(int o) {
+    const Cycle now = clock.now();
+    // Packets whose last byte has left give back their cells, in the commit phase so that no
+    // admission of this cycle sees them (admissions within a cycle go in port order).
+    while (!releasing[o].empty() && releasing[o].front().first <= now) {
+      const Entry& e = releasing[o].front().second;
+      used -= e.cells;
+      port_cells[e.in] -= e.cells;
+      releasing[o].pop_front();
+    }
+    Cycle next = ~Cycle{0};
+    if (!releasing[o].empty()) next = std::min(next, releasing[o].front().first);
+    if (!pending_tx[o].empty()) next = std::min(next, pending_tx[o].front().tx_at);
+    Cycle earliest = ~Cycle{0};
+    for (const auto& q : egress_queues[o])
+      if (!q.empty()) earliest = std::min(earliest, q.front().first_at);
+    if (earliest != ~Cycle{0}) {
+      const Cycle lead = p.lat.egress + p.lat.tx_mac;
+      next = std::min(next, std::max(earliest, line_free[o] > lead ? line_free[o] - lead : 0));
+    }
+    if (next != ~Cycle{0}) egress[o]->wake_at(std::max(next, now + 1));
+  }
+
+  std::uint64_t recount() const {
+    std::uint64_t cells = 0;
+    for (const auto& q : voq)
+      for (const Entry& e : q) cells += e.cells;
+    for (int o = 0; o < p.ports; ++o) {
+      for (const auto& q : egress_queues[o])
+        for (const Entry& e : q) cells += e.cells;
+      for (const Entry& e : pending_tx[o]) cells += e.cells;
+      for (const auto& r : releasing[o]) cells += r.second.cells;
+    }
+    return cells;
+  }
+
+  std::string name;
+  SwitchParams p;
+  Clock& clock;
+  std::uint32_t width;
+  std::vector<Channel<Packet*>*> in, out;
+  RouteFn route;
+  std::vector<std::unique_ptr<Ingress>> ingress;
+  std::vector<std::unique_ptr<Egress>> egress;
+  Fabric fabric;
+  Islip arbiter;
+  RequestMatrix requests;
+  std::vector<std::deque<Entry>> voq;
+  std::vector<std::vector<std::uint64_t>> voq_nonempty;
+  std::vector<Cycle> in_busy_until, out_busy_until;
+  std::vector<std::uint64_t> port_cells;
+  std::vector<std::deque<std::pair<Cycle, Entry>>> pipelines;
+  std::vector<std::vector<std::deque<Entry>>> egress_queues;  // per output, per VC
+  std::vector<std::deque<Entry>> pending_tx;
+  std::vector<std::uint64_t> out_busy;
+  std::vector<std::deque<std::pair<Cycle, Entry>>> releasing;
+  std::vector<Cycle> line_free;
+  std::vector<int> match;
+  std::vector<Packet*> dropped;  // the testbench returns them to its pool
+  bool waiting = false;  // packets in VOQs
+  std::uint64_t used = 0, peak = 0;
+  Counter &received, &forwarded_, &drops_buffer, &drops_route, &transfers;
+  LatencyHistogram& latency;
+};
+
+Switch::Switch(const std::string& name, const SwitchParams& params, Clock& clock, Stats& stats,
+               std::vector<Channel<Packet*>*> in, std::vector<Channel<Packet*>*> out, RouteFn route)
+    : impl_(std::make_unique<Impl>(name, params, clock, stats, std::move(in), std::move(out), std::move(route))) {}
+Switch::~Switch() = default;
+
+Core& Switch::ingress_core(int port) { return *impl_->ingress.at(port); }
+Core& Switch::egress_core(int port) { return *impl_->egress.at(port); }
+std::uint64_t Switch::buffer_cells_used() const { return impl_->used; }
+std::uint64_t Switch::peak_buffer_cells() const { return impl_->peak; }
+std::uint64_t Switch::drops() const { return impl_->drops_buffer.value() + impl_->drops_route.value(); }
+std::uint64_t Switch::forwarded() const { return impl_->forwarded_.value(); }
+const SwitchParams& Switch::params() const { return impl_->p; }
+std::vector<Packet*>& Switch::dropped_packets() { return impl_->dropped; }
+
+void Switch::check_buffer_accounting() const {
+  const std::uint64_t counted = impl_->recount();
+  if (counted != impl_->used)
+    throw std::logic_error(fmt::format("{}: buffer accounting: {} cells held by packets, {} counted as used",
+                                       impl_->name, counted, impl_->used));
+}
+
+}  // namespace xy::sw

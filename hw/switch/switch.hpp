@@ -1,0 +1,89 @@
+// The Lingyun switch datapath: ingress ports, a shared cell buffer with virtual output queues,
+// a crossbar scheduled by iSLIP, egress ports.
+//
+// Cycle contract (all in cycles of the switch clock; W = port bytes per cycle):
+// - A packet's first byte reaches ingress port i at cycle h (its last at h + ceil(B/W) - 1).
+// - rx_mac + parse + lookup cycles later its output port is known and, if the shared buffer
+//   admits it (ceil(B/cell) cells), it joins VOQ[i][o]; `enqueue` cycles later it may request
+//   the crossbar (store-and-forward: not before its last byte has arrived).
+// - The arbiter matches free inputs to free outputs every cycle (iSLIP, `iterations`); a
+//   request at cycle r that wins is transferred from r + `arbiter`: the input and output stay
+//   connected for ceil(B / (W * speedup)) cycles (one packet at a time, whole).
+// - The first bytes reach the egress `crossbar` cycles after the transfer starts; the egress
+//   scheduler (strict priority by VC, round robin within) starts transmission `egress` cycles
+//   after that if the port is free (store-and-forward: after the whole packet is in), and the
+//   first byte leaves `tx_mac` cycles later. The port then sends for ceil(B/W) cycles.
+// - Zero-load cut-through latency, first byte in to first byte out, is therefore
+//   rx_mac + parse + lookup + enqueue + arbiter + crossbar + egress + tx_mac exactly.
+// - Cells are taken at admission and returned when the packet has left the egress port (in the
+//   commit phase: an admission in the same cycle does not see them; admissions of one cycle are
+//   decided in port order, like an admission arbiter's). A
+//   packet the buffer cannot admit is dropped and counted (reason "buffer"); with lossless
+//   (credit) ingress links nothing arrives that the buffer cannot hold.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/switch/islip.hpp"
+#include "xingyun/channel.hpp"
+#include "xingyun/config.hpp"
+#include "xingyun/packet.hpp"
+#include "xingyun/stats.hpp"
+
+namespace xy::sw {
+
+struct SwitchParams {
+  int ports = 64;
+  double port_gbps = 800, clock_mhz = 1562.5;
+  std::uint32_t cell_bytes = 256;
+  std::uint64_t buffer_cells = 0;
+  bool cut_through = true;
+  ArbiterKind arbiter = ArbiterKind::kIslip;
+  int iterations = 2;
+  int speedup = 1;
+  int vcs = 1;
+  double dt_alpha = 1.0;  // dynamic threshold: an ingress port may hold alpha x free cells
+  struct Stages {
+    Cycle rx_mac, parse, lookup, enqueue, arbiter, crossbar, egress, tx_mac;
+    Cycle total() const { return rx_mac + parse + lookup + enqueue + arbiter + crossbar + egress + tx_mac; }
+  } lat{};
+  std::uint32_t port_bytes_per_cycle() const;
+  Time period() const;
+  static SwitchParams declare(Config& c, const std::string& prefix);
+};
+
+// Where a packet goes: its output port, from its destination (a port number here; the
+// forwarding table of hw/switch/forwarding maps real addresses to this).
+using RouteFn = std::function<int(const Packet&)>;
+
+class Switch {
+ public:
+  // `in[i]` brings packets to port i (their arrival is the first byte); `out[o]` takes them
+  // from port o (pushed when the first byte leaves). Pointers may be null for unused ports.
+  Switch(const std::string& name, const SwitchParams& params, Clock& clock, Stats& stats,
+         std::vector<Channel<Packet*>*> in, std::vector<Channel<Packet*>*> out, RouteFn route);
+  ~Switch();
+
+  Core& ingress_core(int port);
+  Core& egress_core(int port);
+  std::uint64_t buffer_cells_used() const;
+  std::uint64_t peak_buffer_cells() const;
+  std::uint64_t drops() const;
+  std::uint64_t forwarded() const;
+  // Packets dropped (counted with their reason); the testbench returns them to its pool.
+  std::vector<Packet*>& dropped_packets();
+  // Recounts every cell held by a packet anywhere in the switch; throws std::logic_error if it
+  // differs from the running count (the scenarios call it every cycle they run).
+  void check_buffer_accounting() const;
+  const SwitchParams& params() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace xy::sw

@@ -156,6 +156,7 @@ struct Switch::Impl {
       e.ready = now + p.lat.enqueue + (p.cut_through ? 0 : e.beats - 1);
       if (queue(i, e.out).empty()) voq_nonempty[i][e.out / 64] |= std::uint64_t{1} << (e.out % 64);
       queue(i, e.out).push_back(e);
+      cells_in_voqs += e.cells;
       fabric.wake_at(e.ready);
     }
   }
@@ -202,6 +203,8 @@ struct Switch::Impl {
       const Cycle duration = (e.packet->bytes + width * p.speedup - 1) / (width * p.speedup);
       in_busy_until[i] = out_busy_until[o] = start + duration;
       e.first_at = start + p.lat.crossbar;
+      cells_in_voqs -= e.cells;
+      cells_at_egress += e.cells;
       transfers.add();
       egress_queues[o][std::min<int>(e.packet->vc, p.vcs - 1)].push_back(e);
       egress[o]->wake_at(e.first_at);
@@ -209,7 +212,19 @@ struct Switch::Impl {
   }
   // Ticked every cycle while packets wait in VOQs (matches change as ports free up); a packet
   // that joins an empty switch wakes it.
-  void fabric_commit() { fabric.set_busy(waiting); }
+  void fabric_commit() {
+    fabric.set_busy(waiting);
+    check_conservation();
+  }
+
+  // Every cell the buffer counts as used is in exactly one place: a VOQ, or past the crossbar
+  // (egress queue, waiting to be sent, being sent). Checked by every fabric and egress step.
+  void check_conservation() const {
+    if (cells_in_voqs + cells_at_egress != used)
+      throw std::logic_error(fmt::format("{}: buffer accounting at cycle {}: {} cells in VOQs + {} past the crossbar "
+                                         "!= {} used",
+                                         name, clock.now(), cells_in_voqs, cells_at_egress, used));
+  }
 
   void egress_eval(int o) {
     const Cycle now = clock.now();
@@ -243,9 +258,11 @@ struct Switch::Impl {
     while (!releasing[o].empty() && releasing[o].front().first <= now) {
       const Entry& e = releasing[o].front().second;
       used -= e.cells;
+      cells_at_egress -= e.cells;
       port_cells[e.in] -= e.cells;
       releasing[o].pop_front();
     }
+    check_conservation();
     Cycle next = ~Cycle{0};
     if (!releasing[o].empty()) next = std::min(next, releasing[o].front().first);
     if (!pending_tx[o].empty()) next = std::min(next, pending_tx[o].front().tx_at);
@@ -297,6 +314,7 @@ struct Switch::Impl {
   std::vector<Packet*> dropped;  // the testbench returns them to its pool
   bool waiting = false;  // packets in VOQs
   std::uint64_t used = 0, peak = 0;
+  std::uint64_t cells_in_voqs = 0, cells_at_egress = 0;
   Counter &received, &forwarded_, &drops_buffer, &drops_route, &transfers;
   LatencyHistogram& latency;
 };

@@ -77,7 +77,8 @@ class Switch {
   // Packets dropped (counted with their reason); the testbench returns them to its pool.
   std::vector<Packet*>& dropped_packets();
   // Recounts every cell held by a packet anywhere in the switch; throws std::logic_error if it
-  // differs from the running count (the scenarios call it every cycle they run).
+  // differs from the running count. (Every fabric and egress step also checks that the cells
+  // in VOQs and past the crossbar add up to the used count, and throws if not.)
   void check_buffer_accounting() const;
   const SwitchParams& params() const;
 

@@ -241,6 +241,7 @@ class SwitchUniform : public Testbench {
   explicit SwitchUniform(RunContext& ctx) : stats_(ctx.stats) {
     Config& c = ctx.config;
     const int points = static_cast<int>(c.integer("uniform.points", 10, "loads", 1, 100, "offered loads 1/N, 2/N ... 1"));
+    const double single = c.real("uniform.load", 0, "fraction", 0, 1, "one offered load instead of the sweep; 0 = sweep");
     warmup_ = static_cast<Cycle>(c.integer("uniform.warmup_cycles", 5000, "cycles", 0, 1ll << 40, "not measured"));
     measure_ = static_cast<Cycle>(c.integer("uniform.measure_cycles", 20000, "cycles", 1, 1ll << 40, "measured"));
     const auto min_bytes = static_cast<std::uint32_t>(c.integer("traffic.min_bytes", 64, "bytes", 64, 9216, "smallest packet"));
@@ -250,9 +251,10 @@ class SwitchUniform : public Testbench {
     const SwitchParams p = SwitchParams::declare(c, "switch");
     period_ = p.period();
     domain_ = std::make_unique<ClockDomain>("switch", p.period());
-    for (int k = 1; k <= points; ++k) {
+    const int runs = single > 0 ? 1 : points;
+    for (int k = 1; k <= runs; ++k) {
       Point pt;
-      pt.load = static_cast<double>(k) / points;
+      pt.load = single > 0 ? single : static_cast<double>(k) / points;
       Host::Traffic t{pt.load, min_bytes, max_bytes, warmup_ + measure_};
       pt.rig = std::make_unique<Rig>(fmt::format("top.load{}", k), p, domain_->clock(), stats_, pool_, t, ctx);
       pt.latency = std::make_unique<LatencyHistogram>(p.period());

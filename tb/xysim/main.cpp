@@ -8,6 +8,7 @@
 #include "tb/bench/fec_bench.hpp"
 #include "tb/bench/kernel_bench.hpp"
 #include "tb/bench/link_bench.hpp"
+#include "tb/bench/switch_bench.hpp"
 #include "tb/scenario.hpp"
 #include "tb/xysim/run.hpp"
 #include "xingyun/version.hpp"
@@ -63,6 +64,9 @@ int sc_main(int argc, char** argv) {
   auto* link_cmd = bench_cmd->add_subcommand("link", "one 800G link with LLR at full load: cycles/s, frames/s, memory");
   link_cmd->add_option("--frames", link_frames, "frames each way")->check(CLI::Range(1, 1000000000));
   link_cmd->add_option("--frame-error", link_error, "chance a frame is corrupted")->check(CLI::Range(0.0, 0.5));
+  std::uint64_t switch_cycles = 200000;
+  auto* switch_cmd = bench_cmd->add_subcommand("switch", "a 64-port switch at 50 % and 100 % load: cycles/s, packets/s, memory");
+  switch_cmd->add_option("--cycles", switch_cycles, "cycles of traffic")->check(CLI::Range(1000, 1000000000));
   bench_cmd->require_subcommand(1);
 
   try {
@@ -92,6 +96,7 @@ int sc_main(int argc, char** argv) {
     if (kernel_cmd->parsed()) return kernel_bench(argv[0], bench);
     if (one_cmd->parsed()) return kernel_bench_one(bench);
     if (link_cmd->parsed()) return link_bench(link_frames, link_error);
+    if (switch_cmd->parsed()) return switch_bench(argv[0], switch_cycles);
     if (fec_cmd->parsed()) {
       const int rc = fec_bench(fec_seconds);
       return rc ? rc : fec_mode_bench(argv[0], fec_ber, bench.repeats);

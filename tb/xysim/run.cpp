@@ -1,5 +1,6 @@
 #include "tb/xysim/run.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -97,7 +98,14 @@ RunResult run_scenario(const RunOptions& options) {
     Time step = std::min(slice, sim.max_time - now);
     if (!warm) step = std::min(step, sim.warmup - now);
     ClockDomain::set_run_ahead_limit(now + step);
-    sc_core::sc_start(to_sc_time(step));
+    try {
+      sc_core::sc_start(to_sc_time(step));
+    } catch (const sc_core::sc_report& e) {  // a model invariant threw inside a process
+      failure = e.get_msg();
+      const std::string wrapped = "uncaught exception: ";
+      if (failure.rfind(wrapped, 0) == 0) failure = failure.substr(wrapped.size());
+      break;
+    }
     if (!warm && sim_now() >= sim.warmup) {
       stats.reset();
       tb->end_warmup();
@@ -143,9 +151,12 @@ RunResult run_scenario(const RunOptions& options) {
                {"summary", tb->summary()}};
   char host[256] = {};
   gethostname(host, sizeof host - 1);
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
   r.run = {{"host", host},
            {"wall_s", wall_s},
            {"sim_time_per_wall_s_us", wall_s > 0 ? to_us(end) / wall_s : 0.0},
+           {"peak_rss_mib", usage.ru_maxrss / 1024.0},
            {"waves", waves.path()},
            {"pcap_frames", pcap ? pcap->frames() : 0},
            {"gtkw", waves.enabled() ? waves.gtkw_path() : ""}};

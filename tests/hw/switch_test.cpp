@@ -1,0 +1,55 @@
+// The Lingyun switch's scenarios, one simulation per process.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/hw/run_quiet.hpp"
+#include "tests/test_util.hpp"
+
+namespace xy {
+namespace {
+
+TEST(SwitchLatency, ZeroLoadLatencyIsTheSumOfTheStagesExactly) {
+  const RunResult r = testing::run_quiet("switch-latency", {});
+  ASSERT_EQ(r.failure, "");  // the scenario asserts every sample against the stage sum
+  const auto& s = r.results["summary"];
+  const auto sum = s["stage_sum_cycles"].get<Cycle>();
+  for (const char* bytes : {"64", "1500", "9216"})
+    EXPECT_EQ(s["cut_through"][bytes]["port_to_port_cycles"].get<Cycle>(), sum) << bytes;
+  // Store-and-forward waits for the whole packet: 9216 B at 64 B per cycle is 144 beats.
+  EXPECT_EQ(s["store_and_forward"]["9216"]["port_to_port_cycles"].get<Cycle>(), sum + 143);
+  EXPECT_NEAR(s["cut_through"]["64"]["port_to_port_ns"].get<double>(), 221.44, 0.01);  // beside 250 ns anchors
+}
+
+TEST(SwitchLatency, StagesComeFromTheConfiguration) {
+  const RunResult r = testing::run_quiet("switch-latency", {"switch.lat.parse=1", "switch.lat.crossbar=50"});
+  ASSERT_EQ(r.failure, "");
+  EXPECT_EQ(r.results["summary"]["stage_sum_cycles"].get<Cycle>(), 346u - 19u + 30u);
+}
+
+TEST(SwitchUniform, AcceptsWhatIsOfferedUpTo95PercentWithISlipAndLosesNothing) {
+  xy::testing::TempDir dir;
+  RunOptions o;
+  o.scenario = "switch-uniform";
+  o.sets = {"uniform.points=20", "uniform.warmup_cycles=2000", "uniform.measure_cycles=8000"};
+  o.quiet = true;
+  o.out_dir = dir.file("out");
+  const RunResult r = run_scenario(o);
+  ASSERT_EQ(r.failure, "");  // in order per source, buffer accounting exact
+  for (const auto& row : r.results["summary"]["curve"]) {
+    const double offered = row["offered_load"].get<double>(), accepted = row["accepted_load"].get<double>();
+    if (offered <= 0.95 + 1e-9) EXPECT_GE(accepted, 0.95 * offered) << "offered " << offered;
+    EXPECT_EQ(row["drops"].get<std::uint64_t>(), 0u);
+  }
+  std::ifstream csv(dir.file("out") + "/switch_uniform.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header, "offered_load,accepted_load,latency_p50_ns,latency_p99_ns,latency_max_ns,drops");
+  int rows = 0;
+  for (std::string line; std::getline(csv, line);) ++rows;
+  EXPECT_EQ(rows, 20);
+}
+
+}  // namespace
+}  // namespace xy

@@ -15,6 +15,7 @@ const std::vector<Scenario>& scenarios() {
       link_cbfc_scenario(),
       switch_latency_scenario(),
       switch_uniform_scenario(),
+      switch_ecmp_scenario(),
   };
   return all;
 }

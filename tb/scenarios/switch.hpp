@@ -6,4 +6,6 @@ namespace xy {
 Scenario switch_latency_scenario();
 // All ports, uniform random traffic at offered loads 1/N ... 1: throughput and latency per load.
 Scenario switch_uniform_scenario();
+// 32 elephant flows over 8 equal-cost links: ECMP hash vs spraying (claims C6, C12).
+Scenario switch_ecmp_scenario();
 }  // namespace xy

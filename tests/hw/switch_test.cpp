@@ -53,3 +53,19 @@ TEST(SwitchUniform, AcceptsWhatIsOfferedUpTo95PercentWithISlipAndLosesNothing) {
 
 }  // namespace
 }  // namespace xy
+
+namespace xy {
+namespace {
+
+TEST(SwitchEcmp, HashingCollidesFlowsOnALinkWhileSprayingSpreadsThem) {
+  const RunResult r = testing::run_quiet("switch-ecmp", {"ecmp.packets=500"});
+  ASSERT_EQ(r.failure, "");  // every packet of every flow exactly once, no drops
+  const auto& s = r.results["summary"];
+  EXPECT_GE(s["ecmp-crc32"]["flows_on_worst_link"].get<int>(), 5);  // claim C12: 5 of 32 on one link
+  EXPECT_GT(s["ecmp-toeplitz"]["flows_on_worst_link"].get<int>(), 4);
+  EXPECT_LE(s["spray"]["max_over_mean_link_load"].get<double>(), 1.1);
+  EXPECT_LT(s["spray"]["completion_max_us"].get<double>(), s["ecmp-crc32"]["completion_max_us"].get<double>());
+}
+
+}  // namespace
+}  // namespace xy

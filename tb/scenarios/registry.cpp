@@ -16,6 +16,7 @@ const std::vector<Scenario>& scenarios() {
       switch_latency_scenario(),
       switch_uniform_scenario(),
       switch_ecmp_scenario(),
+      switch_allreduce_scenario(),
   };
   return all;
 }

@@ -8,4 +8,6 @@ Scenario switch_latency_scenario();
 Scenario switch_uniform_scenario();
 // 32 elephant flows over 8 equal-cost links: ECMP hash vs spraying (claims C6, C12).
 Scenario switch_ecmp_scenario();
+// AllReduce with the switch's reduce engine vs a ring (claim C5).
+Scenario switch_allreduce_scenario();
 }  // namespace xy

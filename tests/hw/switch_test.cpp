@@ -69,3 +69,27 @@ TEST(SwitchEcmp, HashingCollidesFlowsOnALinkWhileSprayingSpreadsThem) {
 
 }  // namespace
 }  // namespace xy
+
+namespace xy {
+namespace {
+
+TEST(SwitchAllreduce, InNetworkReduceIsFasterAndEveryEndpointHoldsTheSameBits) {
+  const RunResult r = testing::run_quiet("switch-allreduce", {});
+  ASSERT_EQ(r.failure, "");  // every endpoint's result equal to endpoint 0's, in both variants
+  const auto& s = r.results["summary"];
+  EXPECT_LT(s["in_network"]["time_us"].get<double>(), s["ring"]["time_us"].get<double>());
+  // Each endpoint sends its vector once in-network, 2(N-1)/N of it in a ring.
+  EXPECT_EQ(s["in_network"]["endpoint_bytes_sent"].get<std::uint64_t>(), 8u * 262144u);
+  EXPECT_EQ(s["ring"]["endpoint_bytes_sent"].get<std::uint64_t>(), 8u * 262144u * 14u / 8u);
+  EXPECT_LT(s["in_network"]["max_abs_error_vs_exact"].get<double>(), 1e-5);
+}
+
+TEST(SwitchAllreduce, SixtyFourEndpointsWithFp64Accumulation) {
+  const RunResult r = testing::run_quiet("switch-allreduce", {"allreduce.endpoints=64", "allreduce.bytes=262144",
+                                                              "reduce.accumulate=64", "reduce.order=member"});
+  ASSERT_EQ(r.failure, "");
+  EXPECT_GT(r.results["summary"]["speedup"].get<double>(), 1.0);
+}
+
+}  // namespace
+}  // namespace xy

@@ -56,8 +56,10 @@ namespace {
 
 // A packet inside the switch.
 struct Entry {
-  Packet* packet;
+  Packet* packet;     // not to be touched once it has left (the receiver owns it)
   int in, out;
+  std::uint32_t bytes;
+  std::uint8_t vc;
   std::uint32_t cells;
   Cycle beats;        // cycles on a port
   Cycle head;         // first byte at the ingress pin
@@ -104,6 +106,8 @@ struct Switch::Impl {
         drops_buffer(stats.counter(name + ".drops.buffer", "packets", "dropped: the shared buffer could not admit them")),
         drops_route(stats.counter(name + ".drops.no_route", "packets", "dropped: no route to their destination")),
         transfers(stats.counter(name + ".crossbar.transfers", "packets", "packets through the crossbar")),
+        gate_blocked(stats.counter(name + ".egress.flow_control_blocked", "cycles",
+                                   "egress decisions held back by flow control (pause or no credits)")),
         latency(stats.histogram(name + ".port_to_port", clock.period(), "first byte in to first byte out")) {
     if (in.size() != static_cast<std::size_t>(p.ports) || out.size() != static_cast<std::size_t>(p.ports))
       throw std::invalid_argument(name + ": need one input and one output channel pointer per port");
@@ -114,6 +118,8 @@ struct Switch::Impl {
       clock.attach(*egress.back());
     }
     clock.attach(fabric);
+    gates.assign(p.ports, nullptr);
+    monitors.assign(p.ports, nullptr);
   }
 
   std::deque<Entry>& queue(int i, int o) { return voq[static_cast<std::size_t>(i) * p.ports + o]; }
@@ -126,7 +132,8 @@ struct Switch::Impl {
         Packet* pk = in[i]->pop();
         pk->injected = clock.time_of(now);
         received.add();
-        Entry e{pk, i, -1, static_cast<std::uint32_t>((pk->bytes + p.cell_bytes - 1) / p.cell_bytes),
+        if (monitors[i]) monitors[i]->on_arrive(*pk);
+        Entry e{pk, i, -1, pk->bytes, pk->vc, static_cast<std::uint32_t>((pk->bytes + p.cell_bytes - 1) / p.cell_bytes),
                 beats_of(pk->bytes), now, 0};
         pipelines[i].push_back({now + p.lat.rx_mac + p.lat.parse + p.lat.lookup, e});
       }
@@ -164,7 +171,10 @@ struct Switch::Impl {
     if (!pipelines[i].empty()) ingress[i]->wake_at(std::max(pipelines[i].front().first, clock.now() + 1));
   }
 
-  void drop(Entry& e) { dropped.push_back(e.packet); }
+  void drop(Entry& e) {
+    if (monitors[e.in]) monitors[e.in]->on_depart(e.bytes, e.vc);
+    dropped.push_back(e.packet);
+  }
 
   void fabric_eval() {
     const Cycle now = clock.now();
@@ -233,6 +243,11 @@ struct Switch::Impl {
     if (now + lead >= line_free[o]) {
       for (auto& q : egress_queues[o]) {  // strict priority: VC 0 first
         if (q.empty() || q.front().first_at > now) continue;
+        if (gates[o] && !gates[o]->can_send(*q.front().packet)) {
+          gate_blocked.add();
+          continue;
+        }
+        if (gates[o]) gates[o]->on_send(*q.front().packet);
         Entry e = q.front();
         q.pop_front();
         e.tx_at = std::max(now + lead, line_free[o]);
@@ -260,6 +275,7 @@ struct Switch::Impl {
       used -= e.cells;
       cells_at_egress -= e.cells;
       port_cells[e.in] -= e.cells;
+      if (monitors[e.in]) monitors[e.in]->on_depart(e.bytes, e.vc);
       releasing[o].pop_front();
     }
     check_conservation();
@@ -312,10 +328,12 @@ struct Switch::Impl {
   std::vector<Cycle> line_free;
   std::vector<int> match;
   std::vector<Packet*> dropped;  // the testbench returns them to its pool
+  std::vector<EgressGate*> gates;
+  std::vector<IngressMonitor*> monitors;
   bool waiting = false;  // packets in VOQs
   std::uint64_t used = 0, peak = 0;
   std::uint64_t cells_in_voqs = 0, cells_at_egress = 0;
-  Counter &received, &forwarded_, &drops_buffer, &drops_route, &transfers;
+  Counter &received, &forwarded_, &drops_buffer, &drops_route, &transfers, &gate_blocked;
   LatencyHistogram& latency;
 };
 
@@ -326,6 +344,8 @@ Switch::~Switch() = default;
 
 Core& Switch::ingress_core(int port) { return *impl_->ingress.at(port); }
 Core& Switch::egress_core(int port) { return *impl_->egress.at(port); }
+void Switch::set_egress_gate(int port, EgressGate* gate) { impl_->gates.at(port) = gate; }
+void Switch::set_ingress_monitor(int port, IngressMonitor* monitor) { impl_->monitors.at(port) = monitor; }
 std::uint64_t Switch::buffer_cells_used() const { return impl_->used; }
 std::uint64_t Switch::peak_buffer_cells() const { return impl_->peak; }
 std::uint64_t Switch::drops() const { return impl_->drops_buffer.value() + impl_->drops_route.value(); }

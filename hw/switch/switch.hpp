@@ -13,6 +13,8 @@
 //   scheduler (strict priority by VC, round robin within) starts transmission `egress` cycles
 //   after that if the port is free (store-and-forward: after the whole packet is in), and the
 //   first byte leaves `tx_mac` cycles later. The port then sends for ceil(B/W) cycles.
+// - With flow control on a port, the egress only schedules a packet its gate allows (blocked
+//   cycles are counted); the ingress monitor hears of each arrival and of its departure.
 // - Zero-load cut-through latency, first byte in to first byte out, is therefore
 //   rx_mac + parse + lookup + enqueue + arbiter + crossbar + egress + tx_mac exactly.
 // - Cells are taken at admission and returned when the packet has left the egress port (in the
@@ -56,6 +58,21 @@ struct SwitchParams {
   static SwitchParams declare(Config& c, const std::string& prefix);
 };
 
+// Link-level flow control at a port, provided by the testbench (hw/link/link_fc.hpp): the
+// egress asks a gate before it schedules a packet (PFC pause, CBFC credits); the ingress
+// reports what arrived and, once it has left the switch, what departed (freeing credits or
+// lowering PFC occupancy).
+struct EgressGate {
+  virtual ~EgressGate() = default;
+  virtual bool can_send(const Packet& p) const = 0;
+  virtual void on_send(const Packet& p) = 0;
+};
+struct IngressMonitor {
+  virtual ~IngressMonitor() = default;
+  virtual void on_arrive(const Packet& p) = 0;
+  virtual void on_depart(std::uint32_t bytes, std::uint8_t vc) = 0;
+};
+
 // Where a packet goes: its output port, from its destination (a port number here; the
 // forwarding table of hw/switch/forwarding maps real addresses to this).
 using RouteFn = std::function<int(const Packet&)>;
@@ -70,6 +87,8 @@ class Switch {
 
   Core& ingress_core(int port);
   Core& egress_core(int port);
+  void set_egress_gate(int port, EgressGate* gate);          // null: always free to send
+  void set_ingress_monitor(int port, IngressMonitor* monitor);
   std::uint64_t buffer_cells_used() const;
   std::uint64_t peak_buffer_cells() const;
   std::uint64_t drops() const;

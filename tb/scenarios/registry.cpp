@@ -17,6 +17,7 @@ const std::vector<Scenario>& scenarios() {
       switch_uniform_scenario(),
       switch_ecmp_scenario(),
       switch_allreduce_scenario(),
+      switch_incast_scenario(),
   };
   return all;
 }

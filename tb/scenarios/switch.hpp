@@ -10,4 +10,6 @@ Scenario switch_uniform_scenario();
 Scenario switch_ecmp_scenario();
 // AllReduce with the switch's reduce engine vs a ring (claim C5).
 Scenario switch_allreduce_scenario();
+// Incast across three switches with a victim flow: CBFC vs PFC (claim C3).
+Scenario switch_incast_scenario();
 }  // namespace xy

@@ -93,3 +93,22 @@ TEST(SwitchAllreduce, SixtyFourEndpointsWithFp64Accumulation) {
 
 }  // namespace
 }  // namespace xy
+
+namespace xy {
+namespace {
+
+TEST(SwitchIncast, PfcPausesSpreadUpstreamWhileCbfcSendsNoPauseAndNeitherDrops) {
+  const RunResult r = testing::run_quiet("switch-incast", {"incast.measure_us=20", "incast.warmup_us=10",
+                                                           "switch.buffer_mib=1"});
+  ASSERT_EQ(r.failure, "");  // lossless variants: no overflow, no drop
+  const auto& s = r.results["summary"];
+  EXPECT_GT(s["pfc"]["xoff_frames"]["into_s1"].get<std::uint64_t>(), 0u);  // two hops back from the congestion
+  EXPECT_GT(s["pfc"]["xoff_frames"]["into_s2"].get<std::uint64_t>(), 0u);
+  EXPECT_EQ(s["cbfc"]["switches_that_paused_upstream"].get<int>(), 0);
+  EXPECT_GT(s["none"]["drops"]["s2"].get<std::uint64_t>(), 0u);  // a small buffer without flow control loses
+  EXPECT_NEAR(s["cbfc"]["incast_Gbps"].get<double>(), 800.0, 8.0);  // the congested link stays full
+  EXPECT_LT(s["pfc"]["victim_Gbps"].get<double>(), 400.0);           // the victim shares the paused link
+}
+
+}  // namespace
+}  // namespace xy

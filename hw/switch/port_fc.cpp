@@ -1,0 +1,85 @@
+#include "hw/switch/port_fc.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace xy::sw {
+
+PortFlowControl::PortFlowControl(std::string name, LinkFc mode, const link::CbfcConfig& cbfc,
+                                 const link::PfcConfig& pfc, Time period, Cycle latency, Stats& stats)
+    : Core(std::move(name)), mode_(mode), cbfc_tx_(cbfc), cbfc_rx_(cbfc), pfc_tx_(pfc, period), pfc_rx_(pfc, period),
+      latency_(latency),
+      xoffs_(stats.counter(this->name() + ".pfc.xoff", "frames", "pause frames with a non-zero pause time")),
+      cf_updates_(stats.counter(this->name() + ".cbfc.cf_updates", "updates", "CF_Updates sent upstream")),
+      cc_updates_(stats.counter(this->name() + ".cbfc.cc_updates", "updates", "CC_Updates sent downstream")) {}
+
+bool PortFlowControl::can_send(const Packet& p) const {
+  if (mode_ == LinkFc::kCbfc) return cbfc_tx_.can_send(p.vc, p.bytes);
+  if (mode_ == LinkFc::kPfc) return !pfc_tx_.paused(p.vc, now());
+  return true;
+}
+
+void PortFlowControl::on_send(const Packet& p) {
+  if (mode_ == LinkFc::kCbfc) cbfc_tx_.on_send(p.vc, p.bytes);
+}
+
+void PortFlowControl::on_arrive(const Packet& p) {
+  try {
+    if (mode_ == LinkFc::kCbfc) cbfc_rx_.on_receive(p.vc, p.bytes);
+    if (mode_ == LinkFc::kPfc) pfc_rx_.on_receive(p.vc, p.bytes);
+  } catch (const std::logic_error& e) {
+    if (overflow_.empty()) overflow_ = fmt::format("{} at cycle {}: {}", name(), now(), e.what());
+  }
+  wake_next();  // a threshold or an update may be due
+}
+
+void PortFlowControl::on_depart(std::uint32_t bytes, std::uint8_t vc) {
+  if (mode_ == LinkFc::kCbfc) cbfc_rx_.on_drain(vc, bytes);
+  if (mode_ == LinkFc::kPfc) pfc_rx_.on_drain(vc, bytes);
+  wake_next();
+}
+
+void PortFlowControl::eval() {
+  while (!in_flight_.empty() && in_flight_.front().at <= now()) {
+    const Message m = in_flight_.front();
+    in_flight_.pop_front();
+    if (m.credit && m.credit->kind == link::CreditUpdate::kCf) cbfc_tx_.on_cf_update(m.credit->vc, m.credit->counters[0]);
+    if (m.credit && m.credit->kind == link::CreditUpdate::kCc)
+      for (std::size_t vc = 0; vc < m.credit->counters.size(); ++vc)
+        cbfc_rx_.on_cc_update(static_cast<int>(vc), m.credit->counters[vc]);
+    if (m.pause) pfc_tx_.on_pause(*m.pause, now());
+    if (upstream_) upstream_->wake_next();
+  }
+  if (mode_ == LinkFc::kCbfc) {
+    while (auto cf = cbfc_rx_.poll(now())) {
+      cf_updates_.add();
+      in_flight_.push_back({now() + latency_, std::move(cf), std::nullopt});
+    }
+    if (auto cc = cbfc_tx_.poll(now())) {
+      cc_updates_.add();
+      in_flight_.push_back({now() + latency_, std::move(cc), std::nullopt});
+    }
+  } else if (mode_ == LinkFc::kPfc) {
+    while (auto pause = pfc_rx_.poll(now())) {
+      if (pause->quanta[0] || pause->enable_vector > 1) xoffs_.add();
+      in_flight_.push_back({now() + latency_, std::nullopt, pause});
+    }
+  }
+}
+
+void PortFlowControl::commit() {
+  Cycle next = ~Cycle{0};
+  if (!in_flight_.empty()) next = in_flight_.front().at;
+  if (mode_ == LinkFc::kCbfc) next = std::min({next, cbfc_rx_.next_timer(), cbfc_tx_.next_timer()});
+  if (mode_ == LinkFc::kPfc) {
+    next = std::min(next, pfc_rx_.next_timer());
+    // The upstream learns of a pause running out by being woken then.
+    for (int prio = 0; prio < pfc_rx_.config().priorities; ++prio)
+      if (pfc_tx_.paused(prio, now()) && upstream_) upstream_->wake_at(pfc_tx_.paused_until(prio));
+  }
+  if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
+}
+
+}  // namespace xy::sw

@@ -1,0 +1,58 @@
+// Flow control on one link into a switch port: the upstream side (a switch egress or a host)
+// asks it before sending, the downstream switch's ingress reports arrivals and departures, and
+// the control messages between them (CBFC CF_Updates and CC_Updates, PFC pause frames) take
+// the link's latency. One object per link, driven as a core on the link's clock.
+//
+// Cycle contract: a control message produced in cycle t takes effect at the other end in cycle
+// t + latency; a pause holds from then for its quanta (converted to cycles, rounded up). The
+// upstream core is woken when a credit update or an XON arrives or a pause runs out.
+// Abstracted: control messages do not take data bandwidth on the reverse link.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <string>
+
+#include "hw/link/cbfc.hpp"
+#include "hw/link/pfc.hpp"
+#include "hw/switch/switch.hpp"
+#include "xingyun/stats.hpp"
+
+namespace xy::sw {
+
+enum class LinkFc { kCbfc, kPfc, kNone };
+
+class PortFlowControl : public Core, public EgressGate, public IngressMonitor {
+ public:
+  PortFlowControl(std::string name, LinkFc mode, const link::CbfcConfig& cbfc, const link::PfcConfig& pfc, Time period,
+                  Cycle latency, Stats& stats);
+  void set_upstream(Core* core) { upstream_ = core; }
+
+  bool can_send(const Packet& p) const override;
+  void on_send(const Packet& p) override;
+  void on_arrive(const Packet& p) override;
+  void on_depart(std::uint32_t bytes, std::uint8_t vc) override;
+
+  void eval() override;
+  void commit() override;
+  std::uint64_t xoffs() const { return xoffs_.value(); }
+  const std::string& overflow() const { return overflow_; }
+
+ private:
+  struct Message {
+    Cycle at;
+    std::optional<link::CreditUpdate> credit;  // kCf to the sender, kCc to the receiver
+    std::optional<link::PauseFrame> pause;
+  };
+  LinkFc mode_;
+  link::CbfcSender cbfc_tx_;
+  link::CbfcReceiver cbfc_rx_;
+  link::PfcSender pfc_tx_;
+  link::PfcReceiver pfc_rx_;
+  Cycle latency_;
+  Core* upstream_ = nullptr;
+  std::deque<Message> in_flight_;
+  std::string overflow_;
+  Counter &xoffs_, &cf_updates_, &cc_updates_;
+};
+
+}  // namespace xy::sw

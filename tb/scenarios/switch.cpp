@@ -47,12 +47,22 @@ class Host : public Core {
     while (from_switch_.can_pop()) {
       Packet* p = from_switch_.pop();
       if (on_arrival) on_arrival(*p, clock().time_of(now()));
-      if (std::string e = boards_[port_][p->src].receive(*p); !e.empty() && error_.empty())
+      Scoreboard& board = boards_[port_][p->src];
+      const std::uint64_t wrong = board.duplicated() + board.reordered() + board.corrupted();
+      // A loss is judged at the end against the drops the switch counted; anything else is wrong now.
+      if (std::string e = board.receive(*p);
+          board.duplicated() + board.reordered() + board.corrupted() != wrong && error_.empty())
         error_ = fmt::format("{} at cycle {}: {}", name(), now(), e);
       ++received_;
       pool_.release(p);
     }
     if (now() < line_free_) return;
+    if (held_) {  // waiting for the link's flow control
+      if (!gate_->can_send(*held_)) return;
+      send(held_);
+      held_ = nullptr;
+      return;
+    }
     if (!probes_.empty() && probes_.front().at <= now()) {
       const Probe pr = probes_.front();
       probes_.pop_front();
@@ -66,6 +76,10 @@ class Host : public Core {
   }
   void commit() override {
     Cycle next = ~Cycle{0};
+    if (held_) {  // the flow control wakes us when it may go
+      set_busy(from_switch_.ready_by(now() + 1));
+      return;
+    }
     if (!probes_.empty()) next = std::max(probes_.front().at, line_free_);
     if (t_.load > 0 && now() < t_.stop_at) next = std::min(next, std::max(resume_at_, line_free_));
     if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
@@ -75,6 +89,7 @@ class Host : public Core {
   std::uint64_t sent() const { return sent_; }
   std::uint64_t received() const { return received_; }
   const std::string& error() const { return error_; }
+  void gate_by(sw::EgressGate* gate) { gate_ = gate; }  // the flow control of the link to the switch
 
  private:
   struct Probe {
@@ -92,8 +107,16 @@ class Host : public Core {
     p->phantom = true;  // lengths and headers only: no bit of the payload matters here
     p->created = clock().time_of(now());
     boards_[dst][port_].expect(*p);
+    if (gate_ && !gate_->can_send(*p)) {
+      held_ = p;
+      return;
+    }
+    send(p);
+  }
+  void send(Packet* p) {
+    if (gate_) gate_->on_send(*p);
     to_switch_.push(p);
-    line_free_ = now() + beats(bytes);
+    line_free_ = now() + beats(p->bytes);
   }
   int port_, ports_;
   std::uint32_t width_;
@@ -104,6 +127,8 @@ class Host : public Core {
   PacketPool& pool_;
   std::vector<std::vector<Scoreboard>>& boards_;
   std::deque<Probe> probes_;
+  sw::EgressGate* gate_ = nullptr;
+  Packet* held_ = nullptr;  // made, waiting for flow control
   double start_probability_ = 0;
   Cycle line_free_ = 0, resume_at_ = 0;
   std::uint64_t sent_ = 0, received_ = 0;
@@ -117,8 +142,12 @@ struct Rig {
   std::vector<std::unique_ptr<Host>> hosts;
   std::unique_ptr<Switch> sw;
 
+  std::vector<std::unique_ptr<sw::PortFlowControl>> links;
+
+  // `fc`: flow control on every host-to-switch link (none for kNone).
   Rig(const std::string& name, const SwitchParams& p, Clock& clock, Stats& stats, PacketPool& pool,
-      const Host::Traffic& traffic, const RunContext& ctx)
+      const Host::Traffic& traffic, const RunContext& ctx, sw::LinkFc fc = sw::LinkFc::kNone,
+      const link::CbfcConfig& cbfc = {}, const link::PfcConfig& pfc = {})
       : boards(p.ports, std::vector<Scoreboard>(p.ports)) {
     std::vector<Channel<Packet*>*> in, out;
     for (int i = 0; i < p.ports; ++i) {
@@ -136,12 +165,28 @@ struct Rig {
       up[i]->connect(hosts.back().get(), &sw->ingress_core(i));
       down[i]->connect(&sw->egress_core(i), hosts.back().get());
       if (traffic.load > 0) hosts.back()->wake_at(0);
+      if (fc != sw::LinkFc::kNone) {
+        links.push_back(std::make_unique<sw::PortFlowControl>(fmt::format("{}.fc{}", name, i), fc, cbfc, pfc,
+                                                              clock.period(), 1, stats));
+        clock.attach(*links.back());
+        links.back()->set_upstream(hosts.back().get());
+        hosts.back()->gate_by(links.back().get());
+        sw->set_ingress_monitor(i, links.back().get());
+      }
     }
   }
   std::uint64_t sent() const {
     std::uint64_t n = 0;
     for (const auto& h : hosts) n += h->sent();
     return n;
+  }
+  // Every packet not delivered must be one the switch dropped and counted.
+  std::string losses_unaccounted() const {
+    std::uint64_t missing = 0;
+    for (const auto& row : boards)
+      for (const auto& b : row) missing += b.outstanding() + b.lost();
+    return missing == sw->drops() ? ""
+                                  : fmt::format("{} packets missing, {} dropped with a reason", missing, sw->drops());
   }
   std::uint64_t received() const {
     std::uint64_t n = 0;
@@ -254,6 +299,14 @@ class SwitchUniform : public Testbench {
     if (min_bytes > max_bytes)
       throw ConfigError(fmt::format("traffic.min_bytes = {} is above traffic.max_bytes = {}: must be <=", min_bytes, max_bytes));
     const SwitchParams p = SwitchParams::declare(c, "switch");
+    const std::string fc_name = c.choice("uniform.flow_control", "cbfc", {"cbfc", "none"},
+                                         "flow control on the host-to-switch links (lossless with CBFC)");
+    const sw::LinkFc fc = fc_name == "cbfc" ? sw::LinkFc::kCbfc : sw::LinkFc::kNone;
+    link::CbfcConfig cb;
+    cb.vcs = 1;
+    cb.buffer_credits.assign(1, static_cast<std::uint32_t>(c.integer("cbfc.buffer_credits", 1024, "credits", 1, 1 << 30,
+                                                                     "switch buffer per ingress port, 128-byte credits")));
+    cb.validate("cbfc");
     period_ = p.period();
     domain_ = std::make_unique<ClockDomain>("switch", p.period());
     const int runs = single > 0 ? 1 : points;
@@ -261,7 +314,7 @@ class SwitchUniform : public Testbench {
       Point pt;
       pt.load = single > 0 ? single : static_cast<double>(k) / points;
       Host::Traffic t{pt.load, min_bytes, max_bytes, warmup_ + measure_};
-      pt.rig = std::make_unique<Rig>(fmt::format("top.load{}", k), p, domain_->clock(), stats_, pool_, t, ctx);
+      pt.rig = std::make_unique<Rig>(fmt::format("top.load{}", k), p, domain_->clock(), stats_, pool_, t, ctx, fc, cb);
       pt.latency = std::make_unique<LatencyHistogram>(p.period());
       Point* raw = &points_.emplace_back(std::move(pt));
       for (auto& h : raw->rig->hosts)
@@ -290,6 +343,9 @@ class SwitchUniform : public Testbench {
     for (const auto& pt : points_) {
       pt.rig->sw->check_buffer_accounting();
       if (std::string e = pt.rig->error(); !e.empty()) throw CheckFailure(e);
+      if (std::string e = pt.rig->losses_unaccounted(); !e.empty()) throw CheckFailure(e);
+      for (const auto& l : pt.rig->links)
+        if (!l->overflow().empty()) throw CheckFailure(l->overflow());
     }
   }
   nlohmann::json summary() const override {

@@ -36,6 +36,15 @@ SwitchParams SwitchParams::declare(Config& c, const std::string& prefix) {
   p.speedup = static_cast<int>(c.integer(k + "speedup", 1, "x", 1, 4, "crossbar bandwidth over port bandwidth"));
   p.vcs = static_cast<int>(c.integer(k + "vcs", 1, "VCs", 1, 8, "virtual channels (priorities)"));
   p.dt_alpha = c.real(k + "dt_alpha", 1, "", 0.01, 64, "dynamic threshold: a port may hold alpha x free cells");
+  p.dwrr = c.choice(k + "egress_scheduler", "strict", {"strict", "dwrr"},
+                    "across VCs: strict priority (VC 0 first) or deficit round robin") == "dwrr";
+  p.dwrr_quantum = static_cast<std::uint32_t>(c.integer(k + "dwrr_quantum_bytes", 1500, "bytes", 64, 1 << 20, "DWRR quantum per VC"));
+  p.ecn.on = c.flag(k + "ecn.on", false, "RED/ECN marking at the egress");
+  p.ecn.kmin = static_cast<std::uint64_t>(c.integer(k + "ecn.kmin_bytes", 100 * 1024, "bytes", 0, 1ll << 40, "marking starts"));
+  p.ecn.kmax = static_cast<std::uint64_t>(c.integer(k + "ecn.kmax_bytes", 400 * 1024, "bytes", 1, 1ll << 40, "marking reaches pmax"));
+  p.ecn.pmax = c.real(k + "ecn.pmax", 0.2, "", 0, 1, "marking probability at kmax");
+  if (p.ecn.kmin >= p.ecn.kmax)
+    throw ConfigError(fmt::format("{}ecn.kmin_bytes = {} is not below {}ecn.kmax_bytes = {}", k, p.ecn.kmin, k, p.ecn.kmax));
   // Stage latencies; the defaults add up to about 250 ns port to port (check: vendor figures).
   const auto stage = [&](const char* name, std::int64_t def, const char* what) {
     return static_cast<Cycle>(c.integer(k + "lat." + name, def, "cycles", 0, 1000000, what));
@@ -93,8 +102,10 @@ struct Switch::Impl {
   };
 
   Impl(const std::string& name_, const SwitchParams& p_, Clock& clock_, Stats& stats,
-       std::vector<Channel<Packet*>*> in_, std::vector<Channel<Packet*>*> out_, RouteFn route_)
-      : name(name_), p(p_), clock(clock_), width(p.port_bytes_per_cycle()), in(std::move(in_)), out(std::move(out_)),
+       std::vector<Channel<Packet*>*> in_, std::vector<Channel<Packet*>*> out_, RouteFn route_, std::uint64_t seed)
+      : name(name_), p(p_), clock(clock_), ecn_rng(seed, name_ + ".ecn"), backlog(p_.ports, 0),
+        deficit(p_.ports, std::vector<std::int64_t>(p_.vcs, 0)), dwrr_next(p_.ports, 0),
+        turn_started(p_.ports, false), width(p.port_bytes_per_cycle()), in(std::move(in_)), out(std::move(out_)),
         route(std::move(route_)), fabric(*this), arbiter(p.ports, p.ports, p.iterations, p.arbiter),
         requests(p.ports, p.ports), voq(static_cast<std::size_t>(p.ports) * p.ports),
         voq_nonempty(p.ports, std::vector<std::uint64_t>((p.ports + 63) / 64, 0)), in_busy_until(p.ports, 0),
@@ -106,6 +117,7 @@ struct Switch::Impl {
         drops_buffer(stats.counter(name + ".drops.buffer", "packets", "dropped: the shared buffer could not admit them")),
         drops_route(stats.counter(name + ".drops.no_route", "packets", "dropped: no route to their destination")),
         transfers(stats.counter(name + ".crossbar.transfers", "packets", "packets through the crossbar")),
+        ecn_marked(stats.counter(name + ".egress.ecn_marked", "packets", "packets marked CE by RED")),
         gate_blocked(stats.counter(name + ".egress.flow_control_blocked", "cycles",
                                    "egress decisions held back by flow control (pause or no credits)")),
         latency(stats.histogram(name + ".port_to_port", clock.period(), "first byte in to first byte out")) {
@@ -164,6 +176,7 @@ struct Switch::Impl {
       if (queue(i, e.out).empty()) voq_nonempty[i][e.out / 64] |= std::uint64_t{1} << (e.out % 64);
       queue(i, e.out).push_back(e);
       cells_in_voqs += e.cells;
+      backlog[e.out] += e.bytes;
       fabric.wake_at(e.ready);
     }
   }
@@ -216,7 +229,7 @@ struct Switch::Impl {
       cells_in_voqs -= e.cells;
       cells_at_egress += e.cells;
       transfers.add();
-      egress_queues[o][std::min<int>(e.packet->vc, p.vcs - 1)].push_back(e);
+      egress_queues[o][std::min<int>(e.vc, p.vcs - 1)].push_back(e);
       egress[o]->wake_at(e.first_at);
     }
   }
@@ -241,19 +254,20 @@ struct Switch::Impl {
     // Just in time: choose the next packet when it could leave as the line frees up.
     const Cycle lead = p.lat.egress + p.lat.tx_mac;
     if (now + lead >= line_free[o]) {
-      for (auto& q : egress_queues[o]) {  // strict priority: VC 0 first
-        if (q.empty() || q.front().first_at > now) continue;
-        if (gates[o] && !gates[o]->can_send(*q.front().packet)) {
-          gate_blocked.add();
-          continue;
-        }
-        if (gates[o]) gates[o]->on_send(*q.front().packet);
+      const int vc = choose_vc(o, now);
+      if (vc >= 0) {
+        auto& q = egress_queues[o][vc];
         Entry e = q.front();
         q.pop_front();
+        if (gates[o]) gates[o]->on_send(*e.packet);
+        if (p.ecn.on && mark(backlog[o])) {
+          e.packet->ecn_ce = true;
+          ecn_marked.add();
+        }
+        backlog[o] -= e.bytes;
         e.tx_at = std::max(now + lead, line_free[o]);
         line_free[o] = e.tx_at + e.beats;
         pending_tx[o].push_back(e);
-        break;
       }
     }
     while (!pending_tx[o].empty() && pending_tx[o].front().tx_at <= now) {
@@ -292,6 +306,53 @@ struct Switch::Impl {
     if (next != ~Cycle{0}) egress[o]->wake_at(std::max(next, now + 1));
   }
 
+  // The VC whose head packet goes next, or -1: strict priority or DWRR, over the heads that
+  // have reached the egress and that the port's flow control lets go.
+  int choose_vc(int o, Cycle now) {
+    auto sendable = [&](int vc) {
+      const auto& q = egress_queues[o][vc];
+      if (q.empty() || q.front().first_at > now) return false;
+      if (gates[o] && !gates[o]->can_send(*q.front().packet)) {
+        gate_blocked.add();
+        return false;
+      }
+      return true;
+    };
+    if (!p.dwrr) {
+      for (int vc = 0; vc < p.vcs; ++vc)
+        if (sendable(vc)) return vc;
+      return -1;
+    }
+    // Deficit round robin: a VC's turn adds one quantum; it sends while its deficit covers the
+    // head packet, then the turn passes on.
+    for (int visit = 0; visit < 2 * p.vcs; ++visit) {
+      const int vc = dwrr_next[o];
+      if (egress_queues[o][vc].empty()) {
+        deficit[o][vc] = 0;  // an idle VC saves no credit
+      } else if (sendable(vc)) {
+        if (!turn_started[o]) {
+          deficit[o][vc] += p.dwrr_quantum;
+          turn_started[o] = true;
+        }
+        const auto bytes = static_cast<std::int64_t>(egress_queues[o][vc].front().bytes);
+        if (deficit[o][vc] >= bytes) {
+          deficit[o][vc] -= bytes;
+          return vc;
+        }
+      }
+      dwrr_next[o] = (vc + 1) % p.vcs;
+      turn_started[o] = false;
+    }
+    return -1;
+  }
+
+  bool mark(std::uint64_t queued) {
+    if (queued < p.ecn.kmin) return false;
+    if (queued >= p.ecn.kmax) return true;
+    const double prob = p.ecn.pmax * static_cast<double>(queued - p.ecn.kmin) / static_cast<double>(p.ecn.kmax - p.ecn.kmin);
+    return ecn_rng.chance(prob);
+  }
+
   std::uint64_t recount() const {
     std::uint64_t cells = 0;
     for (const auto& q : voq)
@@ -308,6 +369,13 @@ struct Switch::Impl {
   std::string name;
   SwitchParams p;
   Clock& clock;
+  Rng ecn_rng;
+  // Per output: bytes waiting for it anywhere (VOQs of every input and its egress queues); in
+  // a VOQ switch the backlog of an output sits mostly at the inputs.
+  std::vector<std::uint64_t> backlog;
+  std::vector<std::vector<std::int64_t>> deficit;   // per output, per VC (DWRR)
+  std::vector<int> dwrr_next;
+  std::vector<bool> turn_started;
   std::uint32_t width;
   std::vector<Channel<Packet*>*> in, out;
   RouteFn route;
@@ -333,13 +401,14 @@ struct Switch::Impl {
   bool waiting = false;  // packets in VOQs
   std::uint64_t used = 0, peak = 0;
   std::uint64_t cells_in_voqs = 0, cells_at_egress = 0;
-  Counter &received, &forwarded_, &drops_buffer, &drops_route, &transfers, &gate_blocked;
+  Counter &received, &forwarded_, &drops_buffer, &drops_route, &transfers, &ecn_marked, &gate_blocked;
   LatencyHistogram& latency;
 };
 
 Switch::Switch(const std::string& name, const SwitchParams& params, Clock& clock, Stats& stats,
-               std::vector<Channel<Packet*>*> in, std::vector<Channel<Packet*>*> out, RouteFn route)
-    : impl_(std::make_unique<Impl>(name, params, clock, stats, std::move(in), std::move(out), std::move(route))) {}
+               std::vector<Channel<Packet*>*> in, std::vector<Channel<Packet*>*> out, RouteFn route, std::uint64_t seed)
+    : impl_(std::make_unique<Impl>(name, params, clock, stats, std::move(in), std::move(out), std::move(route), seed)) {}
+std::uint64_t Switch::output_backlog_bytes(int port) const { return impl_->backlog.at(port); }
 Switch::~Switch() = default;
 
 Core& Switch::ingress_core(int port) { return *impl_->ingress.at(port); }

@@ -13,6 +13,10 @@
 //   scheduler (strict priority by VC, round robin within) starts transmission `egress` cycles
 //   after that if the port is free (store-and-forward: after the whole packet is in), and the
 //   first byte leaves `tx_mac` cycles later. The port then sends for ceil(B/W) cycles.
+// - The egress chooses among VCs by strict priority or deficit round robin (equal quanta), and
+//   with ECN on marks a packet CE as it is chosen, with probability 0 below kmin bytes of
+//   backlog for the port (VOQs and egress queues), rising linearly to pmax at kmax, and 1 above
+//   (RED, as DCQCN expects).
 // - With flow control on a port, the egress only schedules a packet its gate allows (blocked
 //   cycles are counted); the ingress monitor hears of each arrival and of its departure.
 // - Zero-load cut-through latency, first byte in to first byte out, is therefore
@@ -34,6 +38,7 @@
 #include "xingyun/channel.hpp"
 #include "xingyun/config.hpp"
 #include "xingyun/packet.hpp"
+#include "xingyun/rng.hpp"
 #include "xingyun/stats.hpp"
 
 namespace xy::sw {
@@ -49,6 +54,13 @@ struct SwitchParams {
   int speedup = 1;
   int vcs = 1;
   double dt_alpha = 1.0;  // dynamic threshold: an ingress port may hold alpha x free cells
+  bool dwrr = false;      // egress across VCs: deficit round robin (else strict priority, VC 0 first)
+  std::uint32_t dwrr_quantum = 1500;
+  struct Ecn {            // RED marking at the egress on the port's queued bytes
+    bool on = false;
+    std::uint64_t kmin = 0, kmax = 0;
+    double pmax = 0;
+  } ecn;
   struct Stages {
     Cycle rx_mac, parse, lookup, enqueue, arbiter, crossbar, egress, tx_mac;
     Cycle total() const { return rx_mac + parse + lookup + enqueue + arbiter + crossbar + egress + tx_mac; }
@@ -82,7 +94,7 @@ class Switch {
   // `in[i]` brings packets to port i (their arrival is the first byte); `out[o]` takes them
   // from port o (pushed when the first byte leaves). Pointers may be null for unused ports.
   Switch(const std::string& name, const SwitchParams& params, Clock& clock, Stats& stats,
-         std::vector<Channel<Packet*>*> in, std::vector<Channel<Packet*>*> out, RouteFn route);
+         std::vector<Channel<Packet*>*> in, std::vector<Channel<Packet*>*> out, RouteFn route, std::uint64_t seed = 1);
   ~Switch();
 
   Core& ingress_core(int port);
@@ -90,6 +102,9 @@ class Switch {
   void set_egress_gate(int port, EgressGate* gate);          // null: always free to send
   void set_ingress_monitor(int port, IngressMonitor* monitor);
   std::uint64_t buffer_cells_used() const;
+  // Telemetry a NIC or a notification engine can read: bytes waiting for an output port (in
+  // the VOQs of every input and in its egress queues).
+  std::uint64_t output_backlog_bytes(int port) const;
   std::uint64_t peak_buffer_cells() const;
   std::uint64_t drops() const;
   std::uint64_t forwarded() const;

@@ -18,6 +18,7 @@ struct Packet {
   std::uint8_t vc = 0;
   bool phantom = true;               // true: `payload` is unused, only `bytes` counts
   bool bad = false;                  // marked on the way (uncorrectable FEC codeword, bad FCS)
+  bool ecn_ce = false;               // ECN "congestion experienced", set by a switch's RED marking
   Time created = 0;                  // when the generator made it
   Time injected = 0;                 // when its head entered the first channel
   std::vector<std::uint8_t> payload; // `bytes` long when !phantom
@@ -44,6 +45,7 @@ class PacketPool {
   void release(Packet* p) {
     p->payload.clear();  // keeps capacity
     p->bad = false;
+    p->ecn_ce = false;
     free_.push_back(p);
   }
   std::size_t allocated() const { return store_.size(); }

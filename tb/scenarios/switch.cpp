@@ -156,7 +156,8 @@ struct Rig {
       in.push_back(up.back().get());
       out.push_back(down.back().get());
     }
-    sw = std::make_unique<Switch>(name, p, clock, stats, in, out, [](const Packet& pk) { return static_cast<int>(pk.dst); });
+    sw = std::make_unique<Switch>(
+        name, p, clock, stats, in, out, [](const Packet& pk) { return static_cast<int>(pk.dst); }, ctx.seed);
     for (int i = 0; i < p.ports; ++i) {
       const std::string host = fmt::format("{}.host{}", name, i);
       hosts.push_back(std::make_unique<Host>(host, i, p.ports, p.port_bytes_per_cycle(), traffic, ctx.rng(host), *up[i],
@@ -1159,7 +1160,11 @@ class SwitchIncast : public Testbench {
         blocked[fmt::format("s{}", sw_index + 1)] =
             stats_.find_counter(fmt::format("top.{}.s{}.egress.flow_control_blocked", ch->name, sw_index + 1))->value();
       }
+      std::uint64_t marked = 0;
+      for (int i = 1; i <= 3; ++i)
+        marked += stats_.find_counter(fmt::format("top.{}.s{}.egress.ecn_marked", ch->name, i))->value();
       s[ch->name] = {{"victim_Gbps", ch->victim->gbps()},
+                     {"ecn_marked", marked},
                      {"incast_Gbps", ch->incast->gbps()},
                      {"xoff_frames", xoff},
                      {"switches_that_paused_upstream", hops_paused},
@@ -1230,8 +1235,9 @@ class SwitchIncast : public Testbench {
       out2[k + 2] = channel("w.down");
       out3[1] = channel("r.down");
       auto s1 = std::make_unique<Switch>("top." + name + ".s1", p1, clock, ctx.stats, in1, out1, [](const Packet&) { return 2; });
-      auto s2 = std::make_unique<Switch>("top." + name + ".s2", p2, clock, ctx.stats, in2, out2,
-                                         [k](const Packet& pk) { return pk.dst == static_cast<std::uint32_t>(kR) ? k + 1 : k + 2; });
+      auto s2 = std::make_unique<Switch>(
+          "top." + name + ".s2", p2, clock, ctx.stats, in2, out2,
+          [k](const Packet& pk) { return pk.dst == static_cast<std::uint32_t>(kR) ? k + 1 : k + 2; }, ctx.seed);
       auto s3 = std::make_unique<Switch>("top." + name + ".s3", p3, clock, ctx.stats, in3, out3, [](const Packet&) { return 1; });
       const Cycle stop = tb.to_ / clock.period();
       const std::uint32_t width = sp.port_bytes_per_cycle();

@@ -1,0 +1,113 @@
+// The switch datapath on its own: egress scheduling across VCs and RED marking.
+#include <gtest/gtest.h>
+
+#include "hw/switch/switch.hpp"
+#include "xingyun/clock_domain.hpp"
+
+namespace xy {
+namespace {
+
+// Sends `bytes` packets to port `dst` on `vc` back to back.
+struct Blaster : Core {
+  Channel<Packet*>& out;
+  PacketPool& pool;
+  int src, dst;
+  std::uint8_t vc;
+  std::uint32_t bytes = 1024;
+  Cycle line_free = 0;
+  std::uint64_t id = 0;
+  Blaster(std::string name, Channel<Packet*>& o, PacketPool& p, int s, int d, std::uint8_t v)
+      : Core(std::move(name)), out(o), pool(p), src(s), dst(d), vc(v) {
+    set_busy(true);
+  }
+  void eval() override {
+    if (now() < line_free) return;
+    Packet* p = pool.acquire();
+    p->id = ++id;
+    p->src = static_cast<std::uint32_t>(src);
+    p->dst = static_cast<std::uint32_t>(dst);
+    p->vc = vc;
+    p->bytes = bytes;
+    out.push(p);
+    line_free = now() + bytes / 64;
+  }
+};
+
+struct Counter2 : Core {
+  Channel<Packet*>& in;
+  PacketPool& pool;
+  std::uint64_t bytes[2] = {0, 0}, marked = 0, packets = 0;
+  Counter2(Channel<Packet*>& i, PacketPool& p) : Core("sink"), in(i), pool(p) {}
+  void eval() override {
+    while (in.can_pop()) {
+      Packet* p = in.pop();
+      bytes[p->vc] += p->bytes;
+      marked += p->ecn_ce;
+      ++packets;
+      pool.release(p);
+    }
+  }
+  void commit() override { set_busy(in.ready_by(now() + 1)); }
+};
+
+struct Tally {
+  std::uint64_t bytes[2], marked, packets;
+};
+
+// Two inputs saturate one output, one on each VC.
+Tally run_two_vcs(const std::vector<std::string>& sets) {
+  Config c;
+  for (const auto& s : sets) c.set_from_assignment(s);
+  sw::SwitchParams p = sw::SwitchParams::declare(c, "switch");
+  p.ports = 3;
+  p.vcs = 2;
+  ClockDomain domain("switch", p.period());
+  PacketPool pool;
+  Stats stats;
+  Channel<Packet*> in0("in0", domain.clock(), {1, 0, 1, 2}), in1("in1", domain.clock(), {1, 0, 1, 2}),
+      out2("out2", domain.clock(), {1, 0, 1, 2});
+  sw::Switch s("sw", p, domain.clock(), stats, {&in0, &in1, nullptr}, {nullptr, nullptr, &out2},
+               [](const Packet& pk) { return static_cast<int>(pk.dst); });
+  Blaster a("a", in0, pool, 0, 2, 0), b("b", in1, pool, 1, 2, 1);
+  Counter2 sink(out2, pool);
+  for (Core* core : std::initializer_list<Core*>{&a, &b, &sink}) domain.attach(*core);
+  in0.connect(&a, &s.ingress_core(0));
+  in1.connect(&b, &s.ingress_core(1));
+  out2.connect(&s.egress_core(2), &sink);
+  a.wake_at(0);
+  b.wake_at(0);
+  ClockDomain::set_run_ahead_limit(20 * kUs);
+  sc_core::sc_start(to_sc_time(20 * kUs));
+  s.check_buffer_accounting();
+  return {{sink.bytes[0], sink.bytes[1]}, sink.marked, sink.packets};
+}
+
+// With a crossbar speedup of 2 the egress queue builds up and its scheduler decides the shares.
+// (Without speedup the crossbar's round robin over the inputs decides them: the VOQs are per
+// input and output, not per VC.)
+TEST(SwitchEgress, StrictPriorityServesVcZeroFirst) {
+  const Tally c = run_two_vcs({"switch.speedup=2"});
+  EXPECT_GT(c.bytes[0], 10 * c.bytes[1]);
+}
+
+TEST(SwitchEgress, DeficitRoundRobinSharesTheOutputEvenly) {
+  const Tally c = run_two_vcs({"switch.speedup=2", "switch.egress_scheduler=dwrr"});
+  const double share = static_cast<double>(c.bytes[0]) / static_cast<double>(c.bytes[0] + c.bytes[1]);
+  EXPECT_NEAR(share, 0.5, 0.02);
+}
+
+// Two inputs into one output: the backlog grows without bound, so once it passes kmax every
+// packet is marked; with kmin above anything it reaches, none is.
+TEST(SwitchEgress, RedMarksEveryPacketOnceTheBacklogPassesKmax) {
+  const Tally t = run_two_vcs({"switch.ecn.on=true", "switch.ecn.kmin_bytes=50000", "switch.ecn.kmax_bytes=100000"});
+  EXPECT_GT(t.marked, t.packets / 2);
+}
+
+TEST(SwitchEgress, RedMarksNothingBelowKmin) {
+  const Tally t = run_two_vcs({"switch.ecn.on=true", "switch.ecn.kmin_bytes=100000000", "switch.ecn.kmax_bytes=200000000"});
+  EXPECT_GT(t.packets, 1000u);
+  EXPECT_EQ(t.marked, 0u);
+}
+
+}  // namespace
+}  // namespace xy

@@ -1,0 +1,236 @@
+// switch-latency and switch-uniform: one switch with a host on every port (see hw/switch/switch.hpp).
+#include "tb/scenarios/switch.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "tb/scenarios/switch_rig.hpp"
+#include "xingyun/clock_domain.hpp"
+
+namespace xy {
+namespace {
+
+using sw::Switch;
+using sw::SwitchParams;
+
+class SwitchLatency : public Testbench {
+ public:
+  explicit SwitchLatency(RunContext& ctx) : stats_(ctx.stats) {
+    SwitchParams base = SwitchParams::declare(ctx.config, "switch");
+    base.ports = 2;  // one path is all a zero-load measurement needs
+    domain_ = std::make_unique<ClockDomain>("switch", base.period());
+    const Cycle gap = 4 * (base.lat.total() + 9216 / base.port_bytes_per_cycle());
+    for (bool ct : {true, false}) {
+      SwitchParams p = base;
+      p.cut_through = ct;
+      auto rig = std::make_unique<Rig>(ct ? "top.ct" : "top.saf", p, domain_->clock(), stats_, pool_, Host::Traffic{},
+                                       ctx);
+      Cycle at = 10;
+      for (std::uint32_t bytes : kSizes) {
+        rig->hosts[0]->send(1, bytes, at);
+        at += gap;
+      }
+      Rig* r = rig.get();
+      r->hosts[1]->on_arrival = [this, ct, r](const Packet& pk, Time now) {
+        samples_.push_back({ct, pk.bytes, (now - pk.created) / r->sw->params().period()});
+      };
+      rigs_.push_back(std::move(rig));
+    }
+    params_ = base;
+  }
+  bool done() const override { return samples_.size() == 2 * std::size(kSizes); }
+  std::uint64_t progress() const override { return samples_.size(); }
+  void check() const override {
+    for (const auto& r : rigs_) r->sw->check_buffer_accounting();
+    for (const auto& s : samples_)
+      if (s.cycles != expected(s.cut_through, s.bytes))
+        throw CheckFailure(fmt::format("{} {} B: {} cycles host to host, expected {}", s.cut_through ? "cut-through" : "store-and-forward",
+                                       s.bytes, s.cycles, expected(s.cut_through, s.bytes)));
+  }
+  // Host to host = 1 cycle up + port to port + 1 cycle down; port to port is the stage sum, plus
+  // the packet's own serialisation for store-and-forward.
+  Cycle expected(bool ct, std::uint32_t bytes) const {
+    const Cycle beats = (bytes + params_.port_bytes_per_cycle() - 1) / params_.port_bytes_per_cycle();
+    return 2 + params_.lat.total() + (ct ? 0 : beats - 1);
+  }
+  nlohmann::json summary() const override {
+    const double ns = to_ns(params_.period());
+    nlohmann::json s;
+    const auto& l = params_.lat;
+    s["stages_cycles"] = {{"rx_mac", l.rx_mac}, {"parse", l.parse},   {"lookup", l.lookup},   {"enqueue", l.enqueue},
+                          {"arbiter", l.arbiter}, {"crossbar", l.crossbar}, {"egress", l.egress}, {"tx_mac", l.tx_mac}};
+    s["stage_sum_cycles"] = l.total();
+    s["clock_period_ns"] = ns;
+    s["public_anchors_ns"] = {{"tomahawk_ultra", 250}, {"ualink_switch", "150-250"}, {"sue_switch", "<250"}};
+    for (const auto& smp : samples_) {
+      const Cycle port_to_port = smp.cycles - 2;
+      s[smp.cut_through ? "cut_through" : "store_and_forward"][std::to_string(smp.bytes)] = {
+          {"port_to_port_cycles", port_to_port}, {"port_to_port_ns", port_to_port * ns}};
+    }
+    return s;
+  }
+  std::string report() const override {
+    const nlohmann::json s = summary();
+    std::string out = fmt::format("  stage sum {} cycles = {:.1f} ns at {:.4f} ns/cycle (Tomahawk Ultra 250 ns, UALink 150-250 ns)\n",
+                                  params_.lat.total(), params_.lat.total() * to_ns(params_.period()), to_ns(params_.period()));
+    out += fmt::format("  {:>8} {:>16} {:>20}\n", "bytes", "cut-through ns", "store-and-forward ns");
+    for (std::uint32_t b : kSizes)
+      out += fmt::format("  {:>8} {:>16.1f} {:>20.1f}\n", b, s["cut_through"][std::to_string(b)]["port_to_port_ns"].get<double>(),
+                         s["store_and_forward"][std::to_string(b)]["port_to_port_ns"].get<double>());
+    return out;
+  }
+
+ private:
+  static constexpr std::uint32_t kSizes[] = {64, 256, 1500, 4096, 9216};
+  struct Sample {
+    bool cut_through;
+    std::uint32_t bytes;
+    Cycle cycles;
+  };
+  Stats& stats_;
+  SwitchParams params_;
+  std::unique_ptr<ClockDomain> domain_;
+  PacketPool pool_;
+  std::vector<std::unique_ptr<Rig>> rigs_;
+  std::vector<Sample> samples_;
+};
+
+// ---------------------------------------------------------------------------------------------
+
+class SwitchUniform : public Testbench {
+ public:
+  explicit SwitchUniform(RunContext& ctx) : stats_(ctx.stats) {
+    Config& c = ctx.config;
+    const int points = static_cast<int>(c.integer("uniform.points", 10, "loads", 1, 100, "offered loads 1/N, 2/N ... 1"));
+    const double single = c.real("uniform.load", 0, "fraction", 0, 1, "one offered load instead of the sweep; 0 = sweep");
+    warmup_ = static_cast<Cycle>(c.integer("uniform.warmup_cycles", 5000, "cycles", 0, 1ll << 40, "not measured"));
+    measure_ = static_cast<Cycle>(c.integer("uniform.measure_cycles", 20000, "cycles", 1, 1ll << 40, "measured"));
+    const auto min_bytes = static_cast<std::uint32_t>(c.integer("traffic.min_bytes", 64, "bytes", 64, 9216, "smallest packet"));
+    const auto max_bytes = static_cast<std::uint32_t>(c.integer("traffic.max_bytes", 1500, "bytes", 64, 9216, "largest packet"));
+    if (min_bytes > max_bytes)
+      throw ConfigError(fmt::format("traffic.min_bytes = {} is above traffic.max_bytes = {}: must be <=", min_bytes, max_bytes));
+    const SwitchParams p = SwitchParams::declare(c, "switch");
+    const std::string fc_name = c.choice("uniform.flow_control", "cbfc", {"cbfc", "none"},
+                                         "flow control on the host-to-switch links (lossless with CBFC)");
+    const sw::LinkFc fc = fc_name == "cbfc" ? sw::LinkFc::kCbfc : sw::LinkFc::kNone;
+    link::CbfcConfig cb;
+    cb.vcs = 1;
+    cb.buffer_credits.assign(1, static_cast<std::uint32_t>(c.integer("cbfc.buffer_credits", 1024, "credits", 1, 1 << 30,
+                                                                     "switch buffer per ingress port, 128-byte credits")));
+    cb.validate("cbfc");
+    period_ = p.period();
+    domain_ = std::make_unique<ClockDomain>("switch", p.period());
+    const int runs = single > 0 ? 1 : points;
+    for (int k = 1; k <= runs; ++k) {
+      Point pt;
+      pt.load = single > 0 ? single : static_cast<double>(k) / points;
+      Host::Traffic t{pt.load, min_bytes, max_bytes, warmup_ + measure_};
+      pt.rig = std::make_unique<Rig>(fmt::format("top.load{}", k), p, domain_->clock(), stats_, pool_, t, ctx, fc, cb);
+      pt.latency = std::make_unique<LatencyHistogram>(p.period());
+      Point* raw = &points_.emplace_back(std::move(pt));
+      for (auto& h : raw->rig->hosts)
+        h->on_arrival = [this, raw](const Packet& pk, Time now) {
+          const Cycle arrived = now / period_;
+          if (arrived < warmup_ || arrived >= warmup_ + measure_) return;  // the measured window
+          raw->beats += (pk.bytes + width_ - 1) / width_;
+          raw->latency->record((now - pk.created) / period_);
+        };
+    }
+    ports_ = p.ports;
+    width_ = p.port_bytes_per_cycle();
+  }
+  bool done() const override {
+    for (const auto& pt : points_)
+      if (pt.rig->received() + pt.rig->sw->drops() < pt.rig->sent() || domain_->clock().now() < warmup_ + measure_)
+        return false;
+    return true;
+  }
+  std::uint64_t progress() const override {
+    std::uint64_t n = 0;
+    for (const auto& pt : points_) n += pt.rig->received();
+    return n;
+  }
+  void check() const override {
+    for (const auto& pt : points_) {
+      pt.rig->sw->check_buffer_accounting();
+      if (std::string e = pt.rig->error(); !e.empty()) throw CheckFailure(e);
+      if (std::string e = pt.rig->losses_unaccounted(); !e.empty()) throw CheckFailure(e);
+      for (const auto& l : pt.rig->links)
+        if (!l->overflow().empty()) throw CheckFailure(l->overflow());
+    }
+  }
+  nlohmann::json summary() const override {
+    nlohmann::json curve = nlohmann::json::array();
+    for (const auto& pt : points_) {
+      const auto lat = pt.latency->to_json();
+      curve.push_back({{"offered_load", pt.load},
+                       {"accepted_load", accepted(pt)},
+                       {"latency_p50_ns", lat["p50_ns"]},
+                       {"latency_p99_ns", lat["p99_ns"]},
+                       {"latency_max_ns", lat["max_ns"]},
+                       {"drops", pt.rig->sw->drops()},
+                       {"peak_buffer_cells", pt.rig->sw->peak_buffer_cells()}});
+    }
+    nlohmann::json s;
+    s["ports"] = ports_;
+    s["curve"] = curve;
+    return s;
+  }
+  std::string report() const override {
+    std::string out = fmt::format("  {:>8} {:>9} {:>10} {:>10} {:>10} {:>7}\n", "offered", "accepted", "p50 ns", "p99 ns", "max ns", "drops");
+    const nlohmann::json s = summary();  // a named object: the loop must not outlive it
+    for (const auto& row : s["curve"])
+      out += fmt::format("  {:>8.2f} {:>9.4f} {:>10.1f} {:>10.1f} {:>10.1f} {:>7}\n", row["offered_load"].get<double>(),
+                         row["accepted_load"].get<double>(), row["latency_p50_ns"].get<double>(),
+                         row["latency_p99_ns"].get<double>(), row["latency_max_ns"].get<double>(),
+                         row["drops"].get<std::uint64_t>());
+    return out;
+  }
+  void write_artifacts(const std::string& dir) const override {
+    std::ofstream csv(dir + "/switch_uniform.csv");
+    csv << "offered_load,accepted_load,latency_p50_ns,latency_p99_ns,latency_max_ns,drops\n";
+    const nlohmann::json s = summary();
+    for (const auto& row : s["curve"])
+      csv << row["offered_load"].get<double>() << ',' << row["accepted_load"].get<double>() << ','
+          << row["latency_p50_ns"].get<double>() << ',' << row["latency_p99_ns"].get<double>() << ','
+          << row["latency_max_ns"].get<double>() << ',' << row["drops"].get<std::uint64_t>() << '\n';
+  }
+
+ private:
+  struct Point {
+    double load = 0;
+    std::unique_ptr<Rig> rig;
+    std::unique_ptr<LatencyHistogram> latency;
+    std::uint64_t beats = 0;  // delivered in the measured window
+  };
+  // Line beats delivered in the window over the window's beats: the same unit as the offered
+  // load (a packet's last beat may be partly empty on both sides).
+  double accepted(const Point& pt) const {
+    return static_cast<double>(pt.beats) / (static_cast<double>(ports_) * static_cast<double>(measure_));
+  }
+  Stats& stats_;
+  Time period_ = 0;
+  Cycle warmup_ = 0, measure_ = 0;
+  int ports_ = 0;
+  std::uint32_t width_ = 0;
+  std::unique_ptr<ClockDomain> domain_;
+  PacketPool pool_;
+  std::deque<Point> points_;
+};
+
+}  // namespace
+
+Scenario switch_latency_scenario() {
+  return {"switch-latency", "port-to-port latency at zero load, cut-through and store-and-forward, per frame size",
+          [](RunContext& ctx) { return std::make_unique<SwitchLatency>(ctx); }};
+}
+
+Scenario switch_uniform_scenario() {
+  return {"switch-uniform", "all ports, uniform random traffic at offered loads 0.1 ... 1.0: throughput and latency",
+          [](RunContext& ctx) { return std::make_unique<SwitchUniform>(ctx); }};
+}
+
+}  // namespace xy

@@ -8,8 +8,9 @@
 namespace xy::sw {
 
 PortFlowControl::PortFlowControl(std::string name, LinkFc mode, const link::CbfcConfig& cbfc,
-                                 const link::PfcConfig& pfc, Time period, Cycle latency, Stats& stats)
-    : Core(std::move(name)), mode_(mode), cbfc_tx_(cbfc), cbfc_rx_(cbfc), pfc_tx_(pfc, period), pfc_rx_(pfc, period),
+                                 const link::PfcConfig& pfc, Time period, Cycle latency, Stats& stats,
+                                 CreditRelease release)
+    : Core(std::move(name)), mode_(mode), release_(release), cbfc_tx_(cbfc), cbfc_rx_(cbfc), pfc_tx_(pfc, period), pfc_rx_(pfc, period),
       latency_(latency),
       xoffs_(stats.counter(this->name() + ".pfc.xoff", "frames", "pause frames with a non-zero pause time")),
       cf_updates_(stats.counter(this->name() + ".cbfc.cf_updates", "updates", "CF_Updates sent upstream")),
@@ -35,8 +36,15 @@ void PortFlowControl::on_arrive(const Packet& p) {
   wake_next();  // a threshold or an update may be due
 }
 
+void PortFlowControl::on_admit(std::uint32_t bytes, std::uint8_t vc) {
+  if (mode_ == LinkFc::kCbfc && release_ == CreditRelease::kAdmission) {
+    cbfc_rx_.on_drain(vc, bytes);
+    wake_next();
+  }
+}
+
 void PortFlowControl::on_depart(std::uint32_t bytes, std::uint8_t vc) {
-  if (mode_ == LinkFc::kCbfc) cbfc_rx_.on_drain(vc, bytes);
+  if (mode_ == LinkFc::kCbfc && release_ == CreditRelease::kDeparture) cbfc_rx_.on_drain(vc, bytes);
   if (mode_ == LinkFc::kPfc) pfc_rx_.on_drain(vc, bytes);
   wake_next();
 }

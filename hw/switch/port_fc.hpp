@@ -20,16 +20,21 @@
 namespace xy::sw {
 
 enum class LinkFc { kCbfc, kPfc, kNone };
+// When a CBFC receiver frees a packet's credits: once the switch has taken it into its shared
+// buffer (credits guard a landing area), or once it has left the switch (credits guard its
+// whole stay). PFC always counts a packet from arrival to departure, as port buffer usage.
+enum class CreditRelease { kAdmission, kDeparture };
 
 class PortFlowControl : public Core, public EgressGate, public IngressMonitor {
  public:
   PortFlowControl(std::string name, LinkFc mode, const link::CbfcConfig& cbfc, const link::PfcConfig& pfc, Time period,
-                  Cycle latency, Stats& stats);
+                  Cycle latency, Stats& stats, CreditRelease release = CreditRelease::kDeparture);
   void set_upstream(Core* core) { upstream_ = core; }
 
   bool can_send(const Packet& p) const override;
   void on_send(const Packet& p) override;
   void on_arrive(const Packet& p) override;
+  void on_admit(std::uint32_t bytes, std::uint8_t vc) override;
   void on_depart(std::uint32_t bytes, std::uint8_t vc) override;
 
   void eval() override;
@@ -44,6 +49,7 @@ class PortFlowControl : public Core, public EgressGate, public IngressMonitor {
     std::optional<link::PauseFrame> pause;
   };
   LinkFc mode_;
+  CreditRelease release_;
   link::CbfcSender cbfc_tx_;
   link::CbfcReceiver cbfc_rx_;
   link::PfcSender pfc_tx_;

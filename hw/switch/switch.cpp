@@ -36,6 +36,8 @@ SwitchParams SwitchParams::declare(Config& c, const std::string& prefix) {
   p.speedup = static_cast<int>(c.integer(k + "speedup", 1, "x", 1, 4, "crossbar bandwidth over port bandwidth"));
   p.vcs = static_cast<int>(c.integer(k + "vcs", 1, "VCs", 1, 8, "virtual channels (priorities)"));
   p.dt_alpha = c.real(k + "dt_alpha", 1, "", 0.01, 64, "dynamic threshold: a port may hold alpha x free cells");
+  p.wait_when_full = c.choice(k + "when_full", "drop", {"drop", "wait"},
+                              "a packet the buffer cannot admit: drop it, or hold the port until it can (lossless)") == "wait";
   p.dwrr = c.choice(k + "egress_scheduler", "strict", {"strict", "dwrr"},
                     "across VCs: strict priority (VC 0 first) or deficit round robin") == "dwrr";
   p.dwrr_quantum = static_cast<std::uint32_t>(c.integer(k + "dwrr_quantum_bytes", 1500, "bytes", 64, 1 << 20, "DWRR quantum per VC"));
@@ -118,6 +120,8 @@ struct Switch::Impl {
         drops_route(stats.counter(name + ".drops.no_route", "packets", "dropped: no route to their destination")),
         transfers(stats.counter(name + ".crossbar.transfers", "packets", "packets through the crossbar")),
         ecn_marked(stats.counter(name + ".egress.ecn_marked", "packets", "packets marked CE by RED")),
+        admission_waits(stats.counter(name + ".ingress.admission_waits", "cycles",
+                                      "cycles a port's head packet waited for buffer space (lossless)")),
         gate_blocked(stats.counter(name + ".egress.flow_control_blocked", "cycles",
                                    "egress decisions held back by flow control (pause or no credits)")),
         latency(stats.histogram(name + ".port_to_port", clock.period(), "first byte in to first byte out")) {
@@ -132,6 +136,7 @@ struct Switch::Impl {
     clock.attach(fabric);
     gates.assign(p.ports, nullptr);
     monitors.assign(p.ports, nullptr);
+    ingress_waiting.assign(p.ports, false);
   }
 
   std::deque<Entry>& queue(int i, int o) { return voq[static_cast<std::size_t>(i) * p.ports + o]; }
@@ -151,10 +156,11 @@ struct Switch::Impl {
       }
     }
     while (!pipelines[i].empty() && pipelines[i].front().first <= now) {
-      Entry e = pipelines[i].front().second;
-      pipelines[i].pop_front();
-      e.out = route(*e.packet);
-      if (e.out < 0 || e.out >= p.ports) {
+      Entry& head = pipelines[i].front().second;
+      if (head.out < 0) head.out = route(*head.packet);
+      if (head.out < 0 || head.out >= p.ports) {
+        Entry e = head;
+        pipelines[i].pop_front();
         drops_route.add();
         e.packet->bad = true;
         drop(e);
@@ -162,11 +168,23 @@ struct Switch::Impl {
       }
       // Dynamic threshold (Choudhury-Hahne): a port may hold at most alpha x the free cells.
       const std::uint64_t free_cells = p.buffer_cells - used;
-      if (e.cells > free_cells || static_cast<double>(port_cells[i] + e.cells) > p.dt_alpha * static_cast<double>(free_cells)) {
+      if (head.cells > free_cells ||
+          static_cast<double>(port_cells[i] + head.cells) > p.dt_alpha * static_cast<double>(free_cells)) {
+        if (p.wait_when_full) {  // lossless: hold the port until cells come back
+          admission_waits.add();
+          ingress_waiting[i] = true;
+          break;
+        }
+        Entry e = head;
+        pipelines[i].pop_front();
         drops_buffer.add();
         drop(e);
         continue;
       }
+      ingress_waiting[i] = false;
+      Entry e = head;
+      pipelines[i].pop_front();
+      if (monitors[i]) monitors[i]->on_admit(e.bytes, e.vc);
       used += e.cells;
       peak = std::max(peak, used);
       port_cells[i] += e.cells;
@@ -182,10 +200,14 @@ struct Switch::Impl {
   }
   void ingress_commit(int i) {
     if (!pipelines[i].empty()) ingress[i]->wake_at(std::max(pipelines[i].front().first, clock.now() + 1));
+    ingress[i]->set_busy(ingress_waiting[i]);  // retry admission every cycle while held
   }
 
   void drop(Entry& e) {
-    if (monitors[e.in]) monitors[e.in]->on_depart(e.bytes, e.vc);
+    if (monitors[e.in]) {  // it never entered the buffer and leaves now
+      monitors[e.in]->on_admit(e.bytes, e.vc);
+      monitors[e.in]->on_depart(e.bytes, e.vc);
+    }
     dropped.push_back(e.packet);
   }
 
@@ -398,10 +420,12 @@ struct Switch::Impl {
   std::vector<Packet*> dropped;  // the testbench returns them to its pool
   std::vector<EgressGate*> gates;
   std::vector<IngressMonitor*> monitors;
+  std::vector<bool> ingress_waiting;  // the head packet waits for buffer space (lossless)
   bool waiting = false;  // packets in VOQs
   std::uint64_t used = 0, peak = 0;
   std::uint64_t cells_in_voqs = 0, cells_at_egress = 0;
-  Counter &received, &forwarded_, &drops_buffer, &drops_route, &transfers, &ecn_marked, &gate_blocked;
+  Counter &received, &forwarded_, &drops_buffer, &drops_route, &transfers, &ecn_marked, &admission_waits,
+      &gate_blocked;
   LatencyHistogram& latency;
 };
 

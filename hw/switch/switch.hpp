@@ -23,7 +23,8 @@
 //   rx_mac + parse + lookup + enqueue + arbiter + crossbar + egress + tx_mac exactly.
 // - Cells are taken at admission and returned when the packet has left the egress port (in the
 //   commit phase: an admission in the same cycle does not see them; admissions of one cycle are
-//   decided in port order, like an admission arbiter's). A
+//   decided in port order, like an admission arbiter's). With `when_full = wait` a packet the
+//   buffer cannot admit holds its port (and those behind it) until it can; otherwise a
 //   packet the buffer cannot admit is dropped and counted (reason "buffer"); with lossless
 //   (credit) ingress links nothing arrives that the buffer cannot hold.
 #pragma once
@@ -54,6 +55,7 @@ struct SwitchParams {
   int speedup = 1;
   int vcs = 1;
   double dt_alpha = 1.0;  // dynamic threshold: an ingress port may hold alpha x free cells
+  bool wait_when_full = false;  // hold the port instead of dropping (lossless links)
   bool dwrr = false;      // egress across VCs: deficit round robin (else strict priority, VC 0 first)
   std::uint32_t dwrr_quantum = 1500;
   struct Ecn {            // RED marking at the egress on the port's queued bytes
@@ -82,7 +84,8 @@ struct EgressGate {
 struct IngressMonitor {
   virtual ~IngressMonitor() = default;
   virtual void on_arrive(const Packet& p) = 0;
-  virtual void on_depart(std::uint32_t bytes, std::uint8_t vc) = 0;
+  virtual void on_admit(std::uint32_t bytes, std::uint8_t vc) = 0;   // taken into the shared buffer
+  virtual void on_depart(std::uint32_t bytes, std::uint8_t vc) = 0;  // left the switch (or dropped)
 };
 
 // Where a packet goes: its output port, from its destination (a port number here; the

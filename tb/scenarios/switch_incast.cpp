@@ -16,9 +16,10 @@ using sw::Switch;
 using sw::SwitchParams;
 
 // switch-incast (claim C3): three switches in a chain, S1 - S2 - S3. K senders on S2 and one on
-// S1 send to R on S3 (a (K+1):1 incast at S3's port to R); an innocent victim flow goes from S1
-// to W on S2 through the same S1 -> S2 link. Every link into a switch port runs the flow
-// control under test; the three variants (CBFC, PFC, none) run side by side.
+// S1 send to R on S3, so the S2 -> S3 link is the congested hop ((K+1):1); an innocent victim
+// flow goes from S1 to W on S2 through the same S1 -> S2 link. Every link into a switch port runs
+// the flow control under test; four variants run side by side: CBFC with credits freed when a
+// packet leaves the switch, CBFC with credits freed when the shared buffer takes it, PFC, none.
 
 // Sends packets of `bytes` to `dst` as fast as its line and its link's flow control allow.
 class PacedSender : public Core {
@@ -109,8 +110,16 @@ class SwitchIncast : public Testbench {
     domain_ = std::make_unique<ClockDomain>("switch", sp.period());
     from_ = static_cast<Time>(warmup_us * kUs);
     to_ = static_cast<Time>((warmup_us + measure_us) * kUs);
-    for (sw::LinkFc mode : {sw::LinkFc::kCbfc, sw::LinkFc::kPfc, sw::LinkFc::kNone})
-      chains_.push_back(std::make_unique<Chain>(*this, mode, sp, cb, pf, bytes, latency, ctx));
+    const struct {
+      const char* name;
+      sw::LinkFc mode;
+      sw::CreditRelease release;
+    } variants[] = {{"cbfc", sw::LinkFc::kCbfc, sw::CreditRelease::kDeparture},
+                    {"cbfc-admit", sw::LinkFc::kCbfc, sw::CreditRelease::kAdmission},
+                    {"pfc", sw::LinkFc::kPfc, sw::CreditRelease::kDeparture},
+                    {"none", sw::LinkFc::kNone, sw::CreditRelease::kDeparture}};
+    for (const auto& v : variants)
+      chains_.push_back(std::make_unique<Chain>(*this, v.name, v.mode, v.release, sp, cb, pf, bytes, latency, ctx));
   }
 
   bool done() const override { return domain_->clock().time_of(domain_->clock().now()) >= to_ + 20 * kUs; }
@@ -166,11 +175,11 @@ class SwitchIncast : public Testbench {
   std::string report() const override {
     const nlohmann::json s = summary();
     std::string out = fmt::format("  {} senders on S2 + 1 on S1 -> R on S3; victim S1 -> S2\n", k_);
-    out += fmt::format("  {:<6} {:>11} {:>11} {:>20} {:>26} {:>16}\n", "fc", "victim Gb/s", "incast Gb/s",
+    out += fmt::format("  {:<10} {:>11} {:>11} {:>20} {:>26} {:>16}\n", "fc", "victim Gb/s", "incast Gb/s",
                        "XOFF into S1/S2/S3", "egress held S1/S2/S3", "drops S1/S2/S3");
     for (const auto& ch : chains_) {
       const auto& r = s[ch->name];
-      out += fmt::format("  {:<6} {:>11.1f} {:>11.1f} {:>20} {:>26} {:>16}\n", ch->name, r["victim_Gbps"].get<double>(),
+      out += fmt::format("  {:<10} {:>11.1f} {:>11.1f} {:>20} {:>26} {:>16}\n", ch->name, r["victim_Gbps"].get<double>(),
                          r["incast_Gbps"].get<double>(),
                          fmt::format("{}/{}/{}", r["xoff_frames"]["into_s1"].get<std::uint64_t>(),
                                      r["xoff_frames"]["into_s2"].get<std::uint64_t>(),
@@ -194,9 +203,9 @@ class SwitchIncast : public Testbench {
     std::vector<std::unique_ptr<PacedSender>> senders;
     std::unique_ptr<CountingSink> victim, incast;
 
-    Chain(SwitchIncast& tb, sw::LinkFc m, const SwitchParams& sp, const link::CbfcConfig& cb, const link::PfcConfig& pf,
-          std::uint32_t bytes, Cycle latency, RunContext& ctx)
-        : name(m == sw::LinkFc::kCbfc ? "cbfc" : m == sw::LinkFc::kPfc ? "pfc" : "none"), mode(m) {
+    Chain(SwitchIncast& tb, const char* variant, sw::LinkFc m, sw::CreditRelease release, const SwitchParams& sp,
+          const link::CbfcConfig& cb, const link::PfcConfig& pf, std::uint32_t bytes, Cycle latency, RunContext& ctx)
+        : name(variant), mode(m) {
       Clock& clock = tb.domain_->clock();
       const int k = tb.k_;
       auto channel = [&](const std::string& what) {
@@ -206,12 +215,14 @@ class SwitchIncast : public Testbench {
       };
       auto fc = [&](const std::string& what) {
         links.push_back(std::make_unique<sw::PortFlowControl>(fmt::format("top.{}.{}", name, what), mode, cb, pf,
-                                                              clock.period(), latency, ctx.stats));
+                                                              clock.period(), latency, ctx.stats, release));
         clock.attach(*links.back());
         return links.back().get();
       };
       // Ports. S1: 0 sender A, 1 victim V, 2 uplink. S2: 0 from S1, 1..k senders, k+1 uplink, k+2 W. S3: 0 from S2, 1 R.
-      SwitchParams p1 = sp, p2 = sp, p3 = sp;
+      SwitchParams base = sp;
+      base.wait_when_full = mode != sw::LinkFc::kNone;  // lossless links never drop
+      SwitchParams p1 = base, p2 = base, p3 = base;
       p1.ports = 3;
       p2.ports = k + 3;
       p3.ports = 2;

@@ -97,6 +97,18 @@ TEST(SwitchAllreduce, SixtyFourEndpointsWithFp64Accumulation) {
 namespace xy {
 namespace {
 
+TEST(SwitchIncast, WithABigBufferCbfcKeepsTheCongestionAtItsHopWhilePfcPausesSpread) {
+  const RunResult r = testing::run_quiet("switch-incast", {"incast.measure_us=20", "incast.warmup_us=10"});
+  ASSERT_EQ(r.failure, "");
+  const auto& s = r.results["summary"];
+  // Credits freed on admission: S2's shared buffer absorbs the incast, S1 is never held back.
+  EXPECT_EQ(s["cbfc-admit"]["egress_blocked_cycles"]["s1"].get<std::uint64_t>(), 0u);
+  EXPECT_NEAR(s["cbfc-admit"]["victim_Gbps"].get<double>(), 400.0, 8.0);
+  // PFC pauses by port occupancy, whatever the shared buffer holds: they reach S1 and its hosts.
+  EXPECT_GT(s["pfc"]["xoff_frames"]["into_s1"].get<std::uint64_t>(), 0u);
+  EXPECT_LT(s["pfc"]["victim_Gbps"].get<double>(), 300.0);
+}
+
 TEST(SwitchIncast, PfcPausesSpreadUpstreamWhileCbfcSendsNoPauseAndNeitherDrops) {
   const RunResult r = testing::run_quiet("switch-incast", {"incast.measure_us=20", "incast.warmup_us=10",
                                                            "switch.buffer_mib=1"});

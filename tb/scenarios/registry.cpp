@@ -1,5 +1,6 @@
 #include "tb/scenarios/link.hpp"
 #include "tb/scenarios/link_basic.hpp"
+#include "tb/scenarios/olink.hpp"
 #include "tb/scenarios/phy.hpp"
 #include "tb/scenarios/switch.hpp"
 #include "tb/scenario.hpp"
@@ -18,6 +19,7 @@ const std::vector<Scenario>& scenarios() {
       switch_ecmp_scenario(),
       switch_allreduce_scenario(),
       switch_incast_scenario(),
+      olink_latency_scenario(),
   };
   return all;
 }

@@ -1,0 +1,177 @@
+// OLink endpoints on a switch: TLM-2.0 rules, atomics, errors. One simulation per process.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include <fmt/format.h>
+
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "hw/switch/switch.hpp"
+#include "tb/olink/gpu.hpp"
+#include "tests/hw/run_quiet.hpp"
+#include "tlm/olink/endpoint.hpp"
+#include "xingyun/clock_domain.hpp"
+
+namespace xy::olink {
+namespace {
+
+// N GPUs on one switch, 1 GHz, 64-byte datapath.
+struct System {
+  ClockDomain domain{"olink", kNs};
+  PacketPool pool;
+  Stats stats;
+  std::vector<std::unique_ptr<Channel<Packet*>>> channels;
+  std::unique_ptr<sw::Switch> sw;
+  std::vector<std::unique_ptr<OlinkEndpoint>> endpoints;
+  explicit System(int gpus) {
+    Config c;
+    sw::SwitchParams p = sw::SwitchParams::declare(c, "switch");
+    p.ports = gpus;
+    p.clock_mhz = 1000;
+    p.port_gbps = 512;
+    EndpointParams ep;
+    ep.gpus = static_cast<std::uint32_t>(gpus);
+    std::vector<Channel<Packet*>*> in, out;
+    for (int g = 0; g < gpus; ++g) {
+      channels.push_back(std::make_unique<Channel<Packet*>>("up", domain.clock(), ChannelSpec{20, 0, 1, 2}));
+      in.push_back(channels.back().get());
+      channels.push_back(std::make_unique<Channel<Packet*>>("down", domain.clock(), ChannelSpec{20, 0, 1, 2}));
+      out.push_back(channels.back().get());
+    }
+    sw = std::make_unique<sw::Switch>("sw", p, domain.clock(), stats, in, out,
+                                      [](const Packet& pk) { return static_cast<int>(pk.dst); });
+    for (int g = 0; g < gpus; ++g) {
+      endpoints.push_back(std::make_unique<OlinkEndpoint>(("gpu" + std::to_string(g)).c_str(), g, ep, domain.clock(),
+                                                          *in[g], *out[g], pool, stats));
+      in[g]->connect(&endpoints.back()->core(), &sw->ingress_core(g));
+      out[g]->connect(&sw->egress_core(g), &endpoints.back()->core());
+    }
+  }
+};
+
+TEST(OlinkAtomics, FetchAddsFromEveryGpuSumExactlyAndReturnUniqueOldValues) {
+  constexpr int kGpus = 4, kEach = 50;
+  System sys(kGpus);
+  std::vector<std::unique_ptr<GpuInitiator>> gpus;
+  for (int g = 0; g < kGpus; ++g) {
+    std::vector<Access> program(kEach, Access{Access::kFetchAdd, uva(0, 4096), 8, 1});
+    gpus.push_back(std::make_unique<GpuInitiator>(("init" + std::to_string(g)).c_str(), program, sc_core::SC_ZERO_TIME));
+    gpus.back()->socket.bind(sys.endpoints[g]->socket);
+  }
+  sc_core::sc_start(to_sc_time(kMs));
+  std::set<std::uint64_t> olds;
+  for (const auto& g : gpus) {
+    ASSERT_TRUE(g->done());
+    for (const auto& r : g->results()) {
+      EXPECT_EQ(r.status, tlm::TLM_OK_RESPONSE);
+      olds.insert(r.value);
+    }
+  }
+  std::uint64_t final_value = 0;
+  sys.endpoints[0]->peek(4096, reinterpret_cast<std::uint8_t*>(&final_value), 8);
+  EXPECT_EQ(final_value, static_cast<std::uint64_t>(kGpus * kEach));
+  EXPECT_EQ(olds.size(), static_cast<std::size_t>(kGpus * kEach));  // 0 .. N*K-1, each once
+  EXPECT_EQ(*olds.rbegin(), static_cast<std::uint64_t>(kGpus * kEach - 1));
+}
+
+// An AT initiator: BEGIN_REQ on the forward path, BEGIN_RESP back on the backward path.
+struct AtInitiator : sc_core::sc_module {
+  tlm_utils::simple_initiator_socket<AtInitiator> socket;
+  std::vector<std::pair<tlm::tlm_phase, sc_core::sc_time>> backward;
+  sc_core::sc_event response;
+  std::vector<std::string> log;
+  bool finished = false;
+  SC_HAS_PROCESS(AtInitiator);
+  explicit AtInitiator(const sc_core::sc_module_name& n) : sc_core::sc_module(n), socket("socket") {
+    socket.register_nb_transport_bw(this, &AtInitiator::nb_transport_bw);
+    SC_THREAD(run);
+  }
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload&, tlm::tlm_phase& phase, sc_core::sc_time&) {
+    backward.emplace_back(phase, sc_core::sc_time_stamp());
+    response.notify();
+    phase = tlm::END_RESP;
+    return tlm::TLM_COMPLETED;
+  }
+  void run() {
+    std::uint8_t data[8] = {1, 2, 3, 4, 5, 6, 7, 8}, enables[8] = {0xFF, 0, 0xFF, 0, 0xFF, 0, 0xFF, 0};
+    tlm::tlm_generic_payload t;
+    t.set_command(tlm::TLM_WRITE_COMMAND);
+    t.set_address(uva(1, 64));
+    t.set_data_ptr(data);
+    t.set_data_length(8);
+    t.set_streaming_width(8);
+    t.set_byte_enable_ptr(enables);
+    t.set_byte_enable_length(8);
+    t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    tlm::tlm_phase phase = tlm::BEGIN_REQ;
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    const tlm::tlm_sync_enum r = socket->nb_transport_fw(t, phase, delay);
+    log.push_back(r == tlm::TLM_UPDATED && phase == tlm::END_REQ ? "fw:UPDATED/END_REQ" : "fw:unexpected");
+    sc_core::wait(response);
+    log.push_back(t.get_response_status() == tlm::TLM_OK_RESPONSE ? "resp:OK" : "resp:error");
+    // Read it back with b_transport: only the enabled bytes were written.
+    std::uint8_t back[8] = {};
+    tlm::tlm_generic_payload rd;
+    rd.set_command(tlm::TLM_READ_COMMAND);
+    rd.set_address(uva(1, 64));
+    rd.set_data_ptr(back);
+    rd.set_data_length(8);
+    rd.set_streaming_width(8);
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    socket->b_transport(rd, d);
+    log.push_back(fmt::format("read:{},{},{},{},{},{},{},{}", back[0], back[1], back[2], back[3], back[4], back[5],
+                              back[6], back[7]));
+    // Errors: outside the map; an unaligned atomic.
+    tlm::tlm_generic_payload bad;
+    bad.set_command(tlm::TLM_READ_COMMAND);
+    bad.set_address(uva(9, 0));
+    bad.set_data_ptr(back);
+    bad.set_data_length(8);
+    bad.set_streaming_width(8);
+    socket->b_transport(bad, d);
+    log.push_back(bad.get_response_status() == tlm::TLM_ADDRESS_ERROR_RESPONSE ? "outside:ADDRESS_ERROR" : "outside:?");
+    AtomicExtension atomic;
+    atomic.operand = 1;
+    bad.set_address(uva(1, 3));
+    bad.set_command(tlm::TLM_WRITE_COMMAND);
+    bad.set_extension(&atomic);
+    socket->b_transport(bad, d);
+    bad.clear_extension(&atomic);
+    log.push_back(bad.get_response_status() == tlm::TLM_GENERIC_ERROR_RESPONSE ? "unaligned:GENERIC_ERROR" : "unaligned:?");
+    finished = true;
+  }
+};
+
+TEST(OlinkTlm, BaseProtocolPhasesStatusAndByteEnables) {
+  System sys(2);
+  AtInitiator at("at");
+  GpuInitiator idle("idle", {}, sc_core::SC_ZERO_TIME);
+  at.socket.bind(sys.endpoints[0]->socket);
+  idle.socket.bind(sys.endpoints[1]->socket);
+  std::uint8_t pattern[8] = {0xA0, 0xA1, 0xA2, 0xA3, 0xA4, 0xA5, 0xA6, 0xA7};
+  sys.endpoints[1]->poke(64, pattern, 8);
+  sc_core::sc_start(to_sc_time(kMs));
+  ASSERT_TRUE(at.finished);
+  ASSERT_EQ(at.backward.size(), 1u);
+  EXPECT_EQ(at.backward[0].first, tlm::BEGIN_RESP);
+  EXPECT_GT(at.backward[0].second, sc_core::SC_ZERO_TIME);  // the response took the round trip
+  EXPECT_EQ(at.log, (std::vector<std::string>{"fw:UPDATED/END_REQ", "resp:OK", "read:1,161,3,163,5,165,7,167",
+                                              "outside:ADDRESS_ERROR", "unaligned:GENERIC_ERROR"}));
+}
+
+TEST(OlinkLatency, BreakdownAddsUpToTheMeasuredLatencyForEveryFabric) {
+  const RunResult r = testing::run_quiet("olink-latency", {"olink.loads=5"});
+  ASSERT_EQ(r.failure, "");  // the scenario asserts every load against the sum of its stages
+  const auto& s = r.results["summary"];
+  for (const char* f : {"olink-rs544", "olink-rs272", "nvlink-class", "pcie-switch"}) {
+    double sum = 0;
+    for (const auto& [stage, ns] : s[f]["breakdown"].items()) sum += ns.get<double>();
+    EXPECT_NEAR(sum, s[f]["load_latency_ns"].get<double>(), 1.0) << f;
+  }
+  EXPECT_LT(s["olink-rs272"]["load_latency_ns"].get<double>(), s["olink-rs544"]["load_latency_ns"].get<double>());
+  EXPECT_LT(s["nvlink-class"]["load_latency_ns"].get<double>(), s["olink-rs272"]["load_latency_ns"].get<double>());
+}
+
+}  // namespace
+}  // namespace xy::olink

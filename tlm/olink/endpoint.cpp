@@ -1,0 +1,259 @@
+#include "tlm/olink/endpoint.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "xingyun/clock_domain.hpp"
+
+namespace xy::olink {
+
+using sc_core::sc_time;
+
+// The cycle-level part: frames in and out, the transaction table, the memory.
+struct OlinkEndpoint::Nic : Core {
+  struct Pending {
+    tlm::tlm_generic_payload* trans;
+    bool blocking;
+    sc_core::sc_event* done;  // blocking: notified at completion
+  };
+  struct Timed {
+    Cycle at;
+    std::vector<std::uint8_t> frame;
+  };
+
+  Nic(const std::string& name, std::uint32_t gpu_id, const EndpointParams& p, Clock& clock_, Channel<Packet*>& to,
+      Channel<Packet*>& from, PacketPool& pool_, Stats& stats, OlinkEndpoint& shell_)
+      : Core(name), gpu(gpu_id), params(p), to_fabric(to), from_fabric(from), pool(pool_), shell(shell_),
+        requests(stats.counter(name + ".requests", "transactions", "transactions this GPU issued")),
+        served(stats.counter(name + ".served", "transactions", "requests this GPU's memory served")),
+        latency(stats.histogram(name + ".latency", clock_.period(), "transaction in to completion")) {
+    clock_.attach(*this);
+  }
+
+  // --- from the shell, at SystemC time `t` ---
+  void submit(tlm::tlm_generic_payload& trans, bool blocking, sc_core::sc_event* done, Time t) {
+    const Cycle at = clock().first_edge_after(t);
+    const std::uint32_t id = next_txn++;
+    table[id] = {&trans, blocking, done};
+    started[id] = at;
+    Header h;
+    h.src = static_cast<std::uint16_t>(gpu);
+    h.dst = static_cast<std::uint16_t>(gpu_of(trans.get_address()));
+    h.address = trans.get_address() & kOffsetMask;
+    h.txn = id;
+    h.bytes = static_cast<std::uint16_t>(trans.get_data_length());
+    std::vector<std::uint8_t> data;
+    if (auto* atomic = trans.get_extension<AtomicExtension>()) {
+      h.op = atomic->kind == AtomicExtension::kFetchAdd ? Op::kFetchAdd : Op::kCompareSwap;
+      h.operand = atomic->operand;
+      h.compare = atomic->compare;
+    } else if (trans.is_write()) {
+      h.op = Op::kStore;
+      data.assign(trans.get_data_ptr(), trans.get_data_ptr() + trans.get_data_length());
+      if (trans.get_byte_enable_ptr()) {
+        h.status = Header::kByteEnables;
+        for (unsigned i = 0; i < trans.get_data_length(); ++i)
+          data.push_back(trans.get_byte_enable_ptr()[i % trans.get_byte_enable_length()]);
+      }
+    } else {
+      h.op = Op::kLoad;
+    }
+    outbox.push_back({at + params.egress, encode(h, data.data(), static_cast<std::uint32_t>(data.size()))});
+    requests.add();
+    wake_at(at);
+  }
+
+  void eval() override {
+    const Cycle now_c = now();
+    while (from_fabric.can_pop()) {  // the frame is taken once its last byte (and FCS) is in
+      Packet* p = from_fabric.pop();
+      inbox.push_back({now_c + (p->bytes + params.width - 1) / params.width - 1 + params.ingress, p->payload});
+      pool.release(p);
+    }
+    while (!inbox.empty() && inbox.front().at <= now_c) {
+      const Timed in = std::move(inbox.front());
+      inbox.pop_front();
+      const auto h = decode(in.frame);
+      if (!h) continue;
+      if (h->op == Op::kResponse) complete(*h, in.frame);
+      else serve(*h, in.frame);
+    }
+    // Memory: the HBM answers in order, `memory` cycles after the access starts.
+    while (!memory_out.empty() && memory_out.front().at <= now_c) {
+      outbox.push_back({now_c + params.egress, std::move(memory_out.front().frame)});
+      memory_out.pop_front();
+    }
+    if (!outbox.empty() && outbox.front().at <= now_c && now_c >= line_free && to_fabric.can_push()) {
+      Packet* p = pool.acquire();
+      p->payload = std::move(outbox.front().frame);
+      outbox.pop_front();
+      p->bytes = static_cast<std::uint32_t>(p->payload.size()) + kFcsBytes;
+      p->phantom = false;
+      p->dst = decode(p->payload)->dst;
+      p->src = gpu;
+      p->created = clock().time_of(now_c);
+      to_fabric.push(p);
+      line_free = now_c + (p->bytes + params.width - 1) / params.width;
+    }
+  }
+  void commit() override {
+    Cycle next = ~Cycle{0};
+    if (!inbox.empty()) next = std::min(next, inbox.front().at);
+    if (!memory_out.empty()) next = std::min(next, memory_out.front().at);
+    if (!outbox.empty()) next = std::min(next, std::max(outbox.front().at, line_free));
+    if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
+    set_busy(from_fabric.ready_by(now() + 1));
+  }
+
+  // A request for this GPU's memory.
+  void serve(const Header& h, const std::vector<std::uint8_t>& frame) {
+    Header r = h;
+    r.op = Op::kResponse;
+    r.src = static_cast<std::uint16_t>(gpu);
+    r.dst = h.src;
+    r.status = static_cast<std::uint8_t>(tlm::TLM_OK_RESPONSE);
+    std::vector<std::uint8_t> data;
+    const std::uint8_t* in = payload_of(frame);
+    switch (h.op) {
+      case Op::kLoad:
+        data.resize(h.bytes);
+        read(h.address, data.data(), h.bytes);
+        break;
+      case Op::kStore: {
+        const bool enables = h.status & Header::kByteEnables;
+        std::vector<std::uint8_t> old(h.bytes);
+        read(h.address, old.data(), h.bytes);
+        for (unsigned i = 0; i < h.bytes; ++i)
+          if (!enables || in[h.bytes + i] == TLM_BYTE_ENABLED) old[i] = in[i];
+        write(h.address, old.data(), h.bytes);
+        r.bytes = 0;
+        break;
+      }
+      case Op::kFetchAdd:
+      case Op::kCompareSwap: {
+        std::uint64_t word = 0;
+        read(h.address, reinterpret_cast<std::uint8_t*>(&word), 8);
+        const std::uint64_t old = word;
+        if (h.op == Op::kFetchAdd) word += h.operand;
+        else if (word == h.compare) word = h.operand;
+        write(h.address, reinterpret_cast<const std::uint8_t*>(&word), 8);
+        data.assign(reinterpret_cast<const std::uint8_t*>(&old), reinterpret_cast<const std::uint8_t*>(&old) + 8);
+        break;
+      }
+      default:
+        return;
+    }
+    served.add();
+    const Cycle data_cycles = (h.bytes + params.memory_width - 1) / params.memory_width;
+    memory_free = std::max(memory_free, now()) + data_cycles;
+    memory_out.push_back({memory_free + params.memory, encode(r, data.data(), static_cast<std::uint32_t>(data.size()))});
+  }
+
+  // A response to one of ours.
+  void complete(const Header& h, const std::vector<std::uint8_t>& frame) {
+    auto it = table.find(h.txn);
+    if (it == table.end()) return;
+    const Pending pend = it->second;
+    table.erase(it);
+    tlm::tlm_generic_payload& t = *pend.trans;
+    if (t.is_read() || t.get_extension<AtomicExtension>())
+      std::memcpy(t.get_data_ptr(), payload_of(frame), std::min<std::size_t>(t.get_data_length(), h.bytes));
+    t.set_response_status(static_cast<tlm::tlm_response_status>(h.status));
+    latency.record(now() - started[h.txn]);
+    started.erase(h.txn);
+    const sc_time in = to_sc_time(clock().time_of(now()) - sim_now());  // the clock may run ahead
+    if (pend.blocking) pend.done->notify(in);
+    else shell.responses_.notify(t, tlm::BEGIN_RESP, in);
+  }
+
+  void read(std::uint64_t offset, std::uint8_t* out, std::uint32_t bytes) const {
+    for (std::uint32_t i = 0; i < bytes; ++i) {
+      auto it = memory.find((offset + i) / kPage);
+      out[i] = it == memory.end() ? 0 : it->second[(offset + i) % kPage];
+    }
+  }
+  void write(std::uint64_t offset, const std::uint8_t* in, std::uint32_t bytes) {
+    for (std::uint32_t i = 0; i < bytes; ++i) {
+      auto& page = memory[(offset + i) / kPage];
+      if (page.empty()) page.assign(kPage, 0);
+      page[(offset + i) % kPage] = in[i];
+    }
+  }
+
+  static constexpr std::uint64_t kPage = 4096;
+  std::uint32_t gpu;
+  EndpointParams params;
+  Channel<Packet*>& to_fabric;
+  Channel<Packet*>& from_fabric;
+  PacketPool& pool;
+  OlinkEndpoint& shell;
+  std::unordered_map<std::uint32_t, Pending> table;
+  std::unordered_map<std::uint32_t, Cycle> started;
+  std::uint32_t next_txn = 1;
+  std::deque<Timed> outbox, inbox, memory_out;
+  Cycle line_free = 0, memory_free = 0;
+  std::map<std::uint64_t, std::vector<std::uint8_t>> memory;  // sparse, 4 KiB pages
+  Counter &requests, &served;
+  LatencyHistogram& latency;
+};
+
+OlinkEndpoint::OlinkEndpoint(const sc_core::sc_module_name& name, std::uint32_t gpu, const EndpointParams& params,
+                             Clock& clock, Channel<Packet*>& to_fabric, Channel<Packet*>& from_fabric, PacketPool& pool,
+                             Stats& stats)
+    : sc_core::sc_module(name), socket("socket"), responses_(this, &OlinkEndpoint::respond), params_(params) {
+  nic_ = std::make_unique<Nic>(this->name(), gpu, params, clock, to_fabric, from_fabric, pool, stats, *this);
+  socket.register_b_transport(this, &OlinkEndpoint::b_transport);
+  socket.register_nb_transport_fw(this, &OlinkEndpoint::nb_transport_fw);
+}
+OlinkEndpoint::~OlinkEndpoint() = default;
+
+Core& OlinkEndpoint::core() { return *nic_; }
+void OlinkEndpoint::poke(std::uint64_t offset, const std::uint8_t* data, std::uint32_t bytes) { nic_->write(offset, data, bytes); }
+void OlinkEndpoint::peek(std::uint64_t offset, std::uint8_t* data, std::uint32_t bytes) const { nic_->read(offset, data, bytes); }
+
+bool OlinkEndpoint::check(tlm::tlm_generic_payload& t) const {
+  const std::uint64_t a = t.get_address();
+  if (gpu_of(a) >= params_.gpus || (a & kOffsetMask) + t.get_data_length() > params_.memory_bytes) {
+    t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return false;
+  }
+  const bool atomic = t.get_extension<AtomicExtension>() != nullptr;
+  if (t.get_data_length() == 0 || t.get_data_length() > params_.max_bytes ||
+      (atomic && (t.get_data_length() != 8 || a % 8 != 0)) || t.get_command() == tlm::TLM_IGNORE_COMMAND) {
+    t.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return false;
+  }
+  return true;
+}
+
+void OlinkEndpoint::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) {
+  sc_core::wait(delay);  // loosely timed: catch up with the initiator's local time first
+  delay = sc_core::SC_ZERO_TIME;
+  if (!check(trans)) return;
+  sc_core::sc_event done;
+  nic_->submit(trans, true, &done, sim_now());
+  sc_core::wait(done);
+}
+
+tlm::tlm_sync_enum OlinkEndpoint::nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase,
+                                                  sc_time& delay) {
+  if (phase == tlm::END_RESP) return tlm::TLM_COMPLETED;
+  if (phase != tlm::BEGIN_REQ) return tlm::TLM_ACCEPTED;
+  if (!check(trans)) {  // answered at once, still through the base protocol's response phase
+    phase = tlm::BEGIN_RESP;
+    return tlm::TLM_UPDATED;
+  }
+  nic_->submit(trans, false, nullptr, sim_now() + from_sc_time(delay));
+  phase = tlm::END_REQ;
+  return tlm::TLM_UPDATED;
+}
+
+void OlinkEndpoint::respond(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase) {
+  tlm::tlm_phase p = phase;
+  sc_time zero = sc_core::SC_ZERO_TIME;
+  socket->nb_transport_bw(trans, p, zero);  // END_RESP may follow on the forward path
+}
+
+}  // namespace xy::olink

@@ -1,0 +1,73 @@
+// OlinkEndpoint: a GPU's OLink interface. Its TLM-2.0 target socket takes the GPU's Loads,
+// Stores and atomics (blocking b_transport or the AT base protocol); it sends them as request
+// frames into the cycle-level fabric, serves requests for its own memory, and completes each
+// transaction when the response frame is back.
+//
+// Cycle contract (the endpoint's clock): a transaction handed over at time T enters at the first
+// edge after T; its request frame leaves `egress` cycles later, once the line is free, and
+// occupies the line for ceil(frame / width) cycles; the fabric delivers it to the owner, which
+// takes it `ingress` cycles after its last byte arrived (the FCS is checked on whole frames), serves it from memory after `memory` cycles
+// (plus ceil(bytes / memory_width) for the data), and answers the same way; the transaction
+// completes `ingress` cycles after the response arrived. Atomics run at the owner, one at a time
+// in arrival order, on 64-bit words.
+// TLM: b_transport honours the annotated delay first and returns with zero delay; AT accepts
+// BEGIN_REQ at once (TLM_UPDATED, END_REQ) and sends BEGIN_RESP on the backward path at
+// completion time (END_RESP from the initiator, or TLM_COMPLETED, both accepted). Errors: an
+// address outside the map → TLM_ADDRESS_ERROR_RESPONSE; an unaligned or non-8-byte atomic,
+// or more than `max_bytes` → TLM_GENERIC_ERROR_RESPONSE; byte enables are honoured on writes.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/peq_with_cb_and_phase.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "tlm/olink/olink.hpp"
+#include "xingyun/channel.hpp"
+#include "xingyun/packet.hpp"
+#include "xingyun/stats.hpp"
+
+namespace xy::olink {
+
+struct EndpointParams {
+  std::uint32_t gpus = 2;
+  std::uint64_t memory_bytes = std::uint64_t{1} << 30;  // per GPU, the map's bound
+  std::uint32_t max_bytes = 256;                        // per transaction
+  std::uint32_t width = 64;                             // line bytes per cycle
+  Cycle egress = 64, ingress = 64;                      // NIC pipelines (packetise, depacketise)
+  Cycle memory = 160;                                   // HBM access
+  std::uint32_t memory_width = 64;                      // HBM bytes per cycle for this endpoint
+};
+
+class OlinkEndpoint : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<OlinkEndpoint> socket;
+
+  OlinkEndpoint(const sc_core::sc_module_name& name, std::uint32_t gpu, const EndpointParams& params, Clock& clock,
+                Channel<Packet*>& to_fabric, Channel<Packet*>& from_fabric, PacketPool& pool, Stats& stats);
+  ~OlinkEndpoint() override;
+  Core& core();
+
+  // This GPU's memory, for set-up and checks.
+  void poke(std::uint64_t offset, const std::uint8_t* data, std::uint32_t bytes);
+  void peek(std::uint64_t offset, std::uint8_t* data, std::uint32_t bytes) const;
+
+ private:
+  struct Nic;
+  void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  void respond(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase);
+  bool check(tlm::tlm_generic_payload& trans) const;  // sets the error status and returns false if bad
+  std::unique_ptr<Nic> nic_;
+  tlm_utils::peq_with_cb_and_phase<OlinkEndpoint> responses_;
+  EndpointParams params_;
+};
+
+}  // namespace xy::olink

@@ -1,0 +1,63 @@
+#include "tlm/olink/olink.hpp"
+
+#include <cstring>
+
+namespace xy::olink {
+namespace {
+
+constexpr std::uint16_t kEtherType = 0x88B5;  // IEEE local experimental (OLink has no public one)
+
+template <class T>
+void put(std::uint8_t* at, T v) {
+  for (std::size_t i = 0; i < sizeof(T); ++i) at[i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(v) >> (8 * i));
+}
+template <class T>
+T get(const std::uint8_t* at) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < sizeof(T); ++i) v |= static_cast<std::uint64_t>(at[i]) << (8 * i);
+  return static_cast<T>(v);
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> encode(const Header& h, const std::uint8_t* data, std::uint32_t data_bytes) {
+  std::vector<std::uint8_t> f(kEthernetHeaderBytes + kHeaderBytes + data_bytes, 0);
+  // Locally administered MACs that name the GPUs.
+  f[0] = 0x02;
+  put<std::uint16_t>(&f[4], h.dst);
+  f[6] = 0x02;
+  put<std::uint16_t>(&f[10], h.src);
+  f[12] = static_cast<std::uint8_t>(kEtherType >> 8);
+  f[13] = static_cast<std::uint8_t>(kEtherType);
+  std::uint8_t* o = &f[kEthernetHeaderBytes];
+  o[0] = static_cast<std::uint8_t>(h.op);
+  o[1] = h.status;
+  put<std::uint16_t>(o + 2, h.src);
+  put<std::uint16_t>(o + 4, h.dst);
+  put<std::uint16_t>(o + 6, h.bytes);
+  put<std::uint64_t>(o + 8, h.address);
+  put<std::uint32_t>(o + 16, h.txn);
+  put<std::uint64_t>(o + 20, h.operand);
+  put<std::uint64_t>(o + 28, h.compare);
+  if (data_bytes) std::memcpy(o + kHeaderBytes, data, data_bytes);
+  return f;
+}
+
+std::optional<Header> decode(const std::vector<std::uint8_t>& f) {
+  if (f.size() < kEthernetHeaderBytes + kHeaderBytes || f[12] != (kEtherType >> 8) || f[13] != (kEtherType & 0xFF))
+    return std::nullopt;
+  const std::uint8_t* o = &f[kEthernetHeaderBytes];
+  Header h;
+  h.op = static_cast<Op>(o[0]);
+  h.status = o[1];
+  h.src = get<std::uint16_t>(o + 2);
+  h.dst = get<std::uint16_t>(o + 4);
+  h.bytes = get<std::uint16_t>(o + 6);
+  h.address = get<std::uint64_t>(o + 8);
+  h.txn = get<std::uint32_t>(o + 16);
+  h.operand = get<std::uint64_t>(o + 20);
+  h.compare = get<std::uint64_t>(o + 28);
+  return h;
+}
+
+}  // namespace xy::olink

@@ -62,6 +62,6 @@ struct Scenario {
 
 const std::vector<Scenario>& scenarios();
 const Scenario* find_scenario(const std::string& name);
-inline const char* kDefaultScenario = "link-basic";
+inline const char* kDefaultScenario = "olink-alltoall";  // 8 GPUs on one Lingyun switch
 
 }  // namespace xy

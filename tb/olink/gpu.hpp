@@ -70,3 +70,69 @@ class GpuInitiator : public sc_core::sc_module {
 };
 
 }  // namespace xy::olink
+
+namespace xy::olink {
+
+// A GPU streaming Stores over the AT base protocol with up to `outstanding` in flight: `count`
+// stores of `bytes`, destinations round robin over the other GPUs (an MoE all-to-all's
+// pattern), offsets advancing. Measures the bytes it moved and when the last one completed.
+class StoreStreamer : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<StoreStreamer> socket;
+  SC_HAS_PROCESS(StoreStreamer);
+  StoreStreamer(const sc_core::sc_module_name& name, std::uint32_t gpu, std::uint32_t gpus, std::uint32_t bytes,
+                std::uint32_t count, std::uint32_t outstanding)
+      : sc_core::sc_module(name), socket("socket"), gpu_(gpu), gpus_(gpus), bytes_(bytes), count_(count),
+        outstanding_(outstanding), slots_(outstanding), data_(bytes, static_cast<std::uint8_t>(gpu)) {
+    for (std::uint32_t s = 0; s < outstanding; ++s) free_.push_back(s);
+    socket.register_nb_transport_bw(this, &StoreStreamer::nb_transport_bw);
+    SC_THREAD(run);
+  }
+  bool done() const { return completed_ == count_; }
+  std::uint64_t bytes_moved() const { return static_cast<std::uint64_t>(completed_) * bytes_; }
+  sc_core::sc_time finished_at() const { return finished_; }
+  std::uint32_t errors() const { return errors_; }
+
+ private:
+  void run() {
+    for (std::uint32_t i = 0; i < count_; ++i) {
+      while (free_.empty()) sc_core::wait(freed_);
+      tlm::tlm_generic_payload& t = slots_[free_.back()];  // responses come back in any order
+      free_.pop_back();
+      std::uint32_t dst = (gpu_ + 1 + i % (gpus_ - 1)) % gpus_;
+      t.set_command(tlm::TLM_WRITE_COMMAND);
+      t.set_address(uva(dst, (static_cast<std::uint64_t>(gpu_) << 24) + static_cast<std::uint64_t>(i / (gpus_ - 1)) * bytes_));
+      t.set_data_ptr(data_.data());
+      t.set_data_length(bytes_);
+      t.set_streaming_width(bytes_);
+      t.set_byte_enable_ptr(nullptr);
+      t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+      tlm::tlm_phase phase = tlm::BEGIN_REQ;
+      sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+      ++in_flight_;
+      if (socket->nb_transport_fw(t, phase, delay) == tlm::TLM_UPDATED && phase == tlm::BEGIN_RESP) finish(t);
+    }
+  }
+  tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& t, tlm::tlm_phase& phase, sc_core::sc_time&) {
+    if (phase == tlm::BEGIN_RESP) finish(t);
+    phase = tlm::END_RESP;
+    return tlm::TLM_COMPLETED;
+  }
+  void finish(tlm::tlm_generic_payload& t) {
+    if (t.get_response_status() != tlm::TLM_OK_RESPONSE) ++errors_;
+    free_.push_back(static_cast<std::uint32_t>(&t - slots_.data()));
+    --in_flight_;
+    ++completed_;
+    finished_ = sc_core::sc_time_stamp();
+    freed_.notify(sc_core::SC_ZERO_TIME);
+  }
+  std::uint32_t gpu_, gpus_, bytes_, count_, outstanding_;
+  std::vector<tlm::tlm_generic_payload> slots_;
+  std::vector<std::uint32_t> free_;  // indices of slots not in flight
+  std::vector<std::uint8_t> data_;
+  std::uint32_t in_flight_ = 0, completed_ = 0, errors_ = 0;
+  sc_core::sc_event freed_;
+  sc_core::sc_time finished_;
+};
+
+}  // namespace xy::olink

@@ -22,22 +22,26 @@ using olink::EndpointParams;
 using olink::GpuInitiator;
 using olink::OlinkEndpoint;
 
-// The stages of one fabric, in ns (estimates from public figures: see docs/olink.md).
+// The stages of one fabric, in ns, and a GPU's bandwidth into it (estimates from public figures:
+// see docs/olink.md). Each clock makes a 64-byte datapath, so that frames use whole beats with
+// little padding (the switch forwards whole beats).
 struct Preset {
   const char* name;
   double clock_mhz;
+  double gpu_gbps;         // one GPU's injection bandwidth (its ports together)
   double egress, ingress;  // the GPU's NIC: packetise, depacketise
   double link;             // one link: SerDes, FEC, MAC/LLR at both ends, and the cable
   double switch_core;      // the switch from parser to egress (its ports' PHY is in `link`)
   double memory;           // HBM at the target
 };
 constexpr Preset kPresets[] = {
-    {"olink-rs544", 1562.5, 100, 100, 128, 68, 200},
-    {"olink-rs272", 1562.5, 100, 100, 97, 68, 200},
-    {"nvlink-class", 1562.5, 20, 20, 30, 40, 120},
-    {"pcie-switch", 1000, 300, 300, 60, 150, 200},
+    {"olink-rs544", 6250, 3200, 100, 100, 128, 68, 200},
+    {"olink-rs272", 6250, 3200, 100, 100, 97, 68, 200},
+    {"nvlink-class", 14062.5, 7200, 20, 20, 30, 40, 120},
+    {"pcie-switch", 1000, 512, 300, 300, 60, 150, 200},
 };
 
+// One fabric of N GPUs on one switch, built from a preset and the configuration.
 struct Fabric {
   std::string name;
   Time period;
@@ -48,13 +52,80 @@ struct Fabric {
   std::vector<std::unique_ptr<Channel<Packet*>>> channels;
   std::unique_ptr<sw::Switch> sw;
   std::vector<std::unique_ptr<OlinkEndpoint>> endpoints;
-  std::unique_ptr<GpuInitiator> gpu, idle_gpu;  // GPU 0 loads; GPU 1 only serves
 
   Cycle switch_cycles() const {
     const auto& l = sp.lat;
     return l.rx_mac + l.parse + l.lookup + l.enqueue + l.arbiter + l.crossbar + l.egress + l.tx_mac;
   }
 };
+
+// Declares a preset's parameters (olink.<name>.*) and builds its fabric of `gpus` GPUs.
+std::unique_ptr<Fabric> make_fabric(const Preset& pr, int gpus, const sw::SwitchParams& base, PacketPool& pool,
+                                    RunContext& ctx) {
+  Config& c = ctx.config;
+  const std::string k = std::string("olink.") + pr.name + ".";
+  auto f = std::make_unique<Fabric>();
+  f->name = pr.name;
+  f->period = period_from_mhz(pr.clock_mhz);
+  const auto cycles = [&](const char* key, double def, const char* what) {
+    const double ns = c.real(k + key, def, "ns", 0, 1e6, what);
+    return static_cast<Cycle>(std::llround(ns * kNs / static_cast<double>(f->period)));
+  };
+  f->egress = cycles("egress_ns", pr.egress, "GPU NIC: transaction to frame on the line");
+  f->ingress = cycles("ingress_ns", pr.ingress, "GPU NIC: frame in to transaction");
+  f->link = std::max<Cycle>(1, cycles("link_ns", pr.link, "one link: SerDes, FEC, MAC/LLR both ends, cable"));
+  f->memory = cycles("memory_ns", pr.memory, "HBM access at the target");
+  const Cycle core = std::max<Cycle>(6, cycles("switch_ns", pr.switch_core, "the switch, parser to egress"));
+  const double gbps = c.real(k + "gpu_gbps", pr.gpu_gbps, "Gb/s", 1, 1e6, "one GPU's bandwidth into the fabric");
+  const double width = gbps / 8 * 1000 / pr.clock_mhz;
+  if (std::abs(width - std::round(width)) > 1e-9)
+    throw ConfigError(fmt::format("{}gpu_gbps = {}: at {} MHz this is {:.3f} bytes per cycle, must be whole", k, gbps,
+                                  pr.clock_mhz, width));
+  f->width = static_cast<std::uint32_t>(std::llround(width));
+  // The switch's own stage split, scaled to this fabric's total; its PHY is in `link`.
+  f->sp = base;
+  f->sp.ports = gpus;
+  f->sp.clock_mhz = pr.clock_mhz;
+  f->sp.port_gbps = gbps;
+  auto& l = f->sp.lat;
+  const double scale =
+      static_cast<double>(core) / static_cast<double>(l.parse + l.lookup + l.enqueue + l.arbiter + l.crossbar + l.egress);
+  l.rx_mac = l.tx_mac = 0;
+  l.lookup = static_cast<Cycle>(std::llround(l.lookup * scale));
+  l.enqueue = std::max<Cycle>(1, static_cast<Cycle>(std::llround(l.enqueue * scale)));
+  l.arbiter = static_cast<Cycle>(std::llround(l.arbiter * scale));
+  l.crossbar = static_cast<Cycle>(std::llround(l.crossbar * scale));
+  l.egress = static_cast<Cycle>(std::llround(l.egress * scale));
+  l.parse = core - (l.lookup + l.enqueue + l.arbiter + l.crossbar + l.egress);
+
+  f->domain = std::make_unique<ClockDomain>(("olink_" + f->name).c_str(), f->period);
+  Clock& clock = f->domain->clock();
+  EndpointParams ep;
+  ep.gpus = static_cast<std::uint32_t>(gpus);
+  ep.width = f->width;
+  ep.egress = f->egress;
+  ep.ingress = f->ingress;
+  ep.memory = f->memory;
+  ep.memory_width = f->width;
+  std::vector<Channel<Packet*>*> in(gpus), out(gpus);
+  for (int g = 0; g < gpus; ++g) {
+    f->channels.push_back(std::make_unique<Channel<Packet*>>(fmt::format("top.{}.up{}", f->name, g), clock,
+                                                             ChannelSpec{f->link, 0, 1, 2}));
+    in[g] = f->channels.back().get();
+    f->channels.push_back(std::make_unique<Channel<Packet*>>(fmt::format("top.{}.down{}", f->name, g), clock,
+                                                             ChannelSpec{f->link, 0, 1, 2}));
+    out[g] = f->channels.back().get();
+  }
+  f->sw = std::make_unique<sw::Switch>("top." + f->name + ".sw", f->sp, clock, ctx.stats, in, out,
+                                       [](const Packet& p) { return static_cast<int>(p.dst); }, ctx.seed);
+  for (int g = 0; g < gpus; ++g) {
+    f->endpoints.push_back(std::make_unique<OlinkEndpoint>(fmt::format("{}_gpu{}", f->name, g).c_str(), g, ep, clock,
+                                                           *in[g], *out[g], pool, ctx.stats));
+    in[g]->connect(&f->endpoints.back()->core(), &f->sw->ingress_core(g));
+    out[g]->connect(&f->sw->egress_core(g), &f->endpoints.back()->core());
+  }
+  return f;
+}
 
 class OlinkLatency : public Testbench {
  public:
@@ -64,142 +135,94 @@ class OlinkLatency : public Testbench {
     loads_ = static_cast<int>(c.integer("olink.loads", 20, "loads", 1, 100000, "loads per fabric, one at a time"));
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
     for (const Preset& pr : kPresets) {
-      const std::string k = std::string("olink.") + pr.name + ".";
-      auto f = std::make_unique<Fabric>();
-      f->name = pr.name;
-      f->period = period_from_mhz(pr.clock_mhz);
-      const auto cycles = [&](const char* key, double def, const char* what) {
-        const double ns = c.real(k + key, def, "ns", 0, 1e6, what);
-        return static_cast<Cycle>(std::llround(ns * kNs / static_cast<double>(f->period)));
-      };
-      f->egress = cycles("egress_ns", pr.egress, "GPU NIC: transaction to frame on the line");
-      f->ingress = cycles("ingress_ns", pr.ingress, "GPU NIC: frame in to transaction");
-      f->link = std::max<Cycle>(1, cycles("link_ns", pr.link, "one link: SerDes, FEC, MAC/LLR both ends, cable"));
-      f->memory = cycles("memory_ns", pr.memory, "HBM access at the target");
-      const Cycle core = std::max<Cycle>(6, cycles("switch_ns", pr.switch_core, "the switch, parser to egress"));
-      // The switch's own stage split, scaled to this fabric's total; its PHY is in `link`.
-      f->sp = base;
-      f->sp.ports = 2;
-      f->sp.clock_mhz = pr.clock_mhz;
-      f->sp.port_gbps = 64 * 8 * pr.clock_mhz / 1000;  // 64-byte datapath
-      f->width = 64;
-      auto& l = f->sp.lat;
-      const double scale = static_cast<double>(core) / static_cast<double>(l.parse + l.lookup + l.enqueue + l.arbiter +
-                                                                            l.crossbar + l.egress);
-      l.rx_mac = l.tx_mac = 0;
-      l.lookup = static_cast<Cycle>(std::llround(l.lookup * scale));
-      l.enqueue = std::max<Cycle>(1, static_cast<Cycle>(std::llround(l.enqueue * scale)));
-      l.arbiter = static_cast<Cycle>(std::llround(l.arbiter * scale));
-      l.crossbar = static_cast<Cycle>(std::llround(l.crossbar * scale));
-      l.egress = static_cast<Cycle>(std::llround(l.egress * scale));
-      l.parse = core - (l.lookup + l.enqueue + l.arbiter + l.crossbar + l.egress);
-      build(*f, ctx);
-      fabrics_.push_back(std::move(f));
+      Measured m;
+      m.fabric = make_fabric(pr, 2, base, pool_, ctx);
+      Fabric& f = *m.fabric;
+      std::vector<Access> program;
+      for (int i = 0; i < loads_; ++i) program.push_back({Access::kLoad, olink::uva(1, 4096 + 64 * i), bytes_, 0});
+      // One load at a time, each issued when the last has returned: every one sees an idle
+      // fabric. The first starts on a clock edge, as every later one does. GPU 1 only serves.
+      m.gpu = std::make_unique<GpuInitiator>(fmt::format("{}_initiator", f.name).c_str(), program,
+                                             to_sc_time(1000 * f.period));
+      m.gpu->socket.bind(f.endpoints[0]->socket);
+      m.idle = std::make_unique<GpuInitiator>(fmt::format("{}_gpu1_initiator", f.name).c_str(), std::vector<Access>{},
+                                              sc_core::SC_ZERO_TIME);
+      m.idle->socket.bind(f.endpoints[1]->socket);
+      runs_.push_back(std::move(m));
     }
   }
 
   bool done() const override {
-    for (const auto& f : fabrics_)
-      if (!f->gpu->done()) return false;
+    for (const auto& m : runs_)
+      if (!m.gpu->done()) return false;
     return true;
   }
   std::uint64_t progress() const override {
     std::uint64_t n = 0;
-    for (const auto& f : fabrics_) n += f->gpu->results().size();
+    for (const auto& m : runs_) n += m.gpu->results().size();
     return n;
   }
   void check() const override {
-    for (const auto& f : fabrics_)
-      for (const auto& r : f->gpu->results()) {
-        if (r.status != tlm::TLM_OK_RESPONSE) throw CheckFailure(f->name + ": a load failed");
-        const Cycle measured = from_sc_time(r.latency) / f->period;
-        if (measured != total(*f))
-          throw CheckFailure(fmt::format("{}: load took {} cycles, the stages add up to {}", f->name, measured, total(*f)));
+    for (const auto& m : runs_)
+      for (const auto& r : m.gpu->results()) {
+        const Fabric& f = *m.fabric;
+        if (r.status != tlm::TLM_OK_RESPONSE) throw CheckFailure(f.name + ": a load failed");
+        const Cycle measured = from_sc_time(r.latency) / f.period;
+        if (measured != total(f))
+          throw CheckFailure(fmt::format("{}: load took {} cycles, the stages add up to {}", f.name, measured, total(f)));
       }
   }
   nlohmann::json summary() const override {
     nlohmann::json s;
-    for (const auto& f : fabrics_) {
-      const double ns = to_ns(f->period);
+    for (const auto& m : runs_) {
+      const Fabric& f = *m.fabric;
+      const double ns = to_ns(f.period);
       nlohmann::json stages = nlohmann::json::object();
-      for (const auto& [name, cycles] : breakdown(*f)) stages[name + "_ns"] = cycles * ns;
-      const auto& r = f->gpu->results().back();
-      s[f->name] = {{"load_latency_ns", to_ns(from_sc_time(r.latency))},
-                    {"one_way_ns", one_way(*f) * ns},
-                    {"breakdown", stages}};
+      for (const auto& [name, cycles] : breakdown(f)) stages[name + "_ns"] = cycles * ns;
+      const auto& r = m.gpu->results().back();
+      s[f.name] = {{"load_latency_ns", to_ns(from_sc_time(r.latency))}, {"one_way_ns", one_way(f) * ns}, {"breakdown", stages}};
     }
     return s;
   }
   std::string report() const override {
     const nlohmann::json s = summary();
     std::string out = fmt::format("  {}-byte remote load, one at a time, one switch\n  {:<22}", bytes_, "stage (ns)");
-    for (const auto& f : fabrics_) out += fmt::format(" {:>13}", f->name);
+    for (const auto& m : runs_) out += fmt::format(" {:>13}", m.fabric->name);
     out += "\n";
-    for (const auto& [name, cycles] : breakdown(*fabrics_.front())) {
+    for (const auto& [name, cycles] : breakdown(*runs_.front().fabric)) {
       out += fmt::format("  {:<22}", name);
-      for (const auto& f : fabrics_) out += fmt::format(" {:>13.1f}", s[f->name]["breakdown"][name + "_ns"].get<double>());
+      for (const auto& m : runs_) out += fmt::format(" {:>13.1f}", s[m.fabric->name]["breakdown"][name + "_ns"].get<double>());
       out += "\n";
     }
     out += fmt::format("  {:<22}", "load, measured");
-    for (const auto& f : fabrics_) out += fmt::format(" {:>13.1f}", s[f->name]["load_latency_ns"].get<double>());
+    for (const auto& m : runs_) out += fmt::format(" {:>13.1f}", s[m.fabric->name]["load_latency_ns"].get<double>());
     out += fmt::format("\n  {:<22}", "one way (request)");
-    for (const auto& f : fabrics_) out += fmt::format(" {:>13.1f}", s[f->name]["one_way_ns"].get<double>());
+    for (const auto& m : runs_) out += fmt::format(" {:>13.1f}", s[m.fabric->name]["one_way_ns"].get<double>());
     return out + "\n";
   }
 
  private:
-  void build(Fabric& f, RunContext& ctx) {
-    f.domain = std::make_unique<ClockDomain>(("olink_" + f.name).c_str(), f.period);
-    Clock& clock = f.domain->clock();
-    EndpointParams ep;
-    ep.gpus = 2;
-    ep.width = f.width;
-    ep.egress = f.egress;
-    ep.ingress = f.ingress;
-    ep.memory = f.memory;
-    std::vector<Channel<Packet*>*> in(2), out(2);
-    for (int g = 0; g < 2; ++g) {
-      f.channels.push_back(std::make_unique<Channel<Packet*>>(fmt::format("top.{}.up{}", f.name, g), clock, ChannelSpec{f.link, 0, 1, 2}));
-      in[g] = f.channels.back().get();
-      f.channels.push_back(std::make_unique<Channel<Packet*>>(fmt::format("top.{}.down{}", f.name, g), clock, ChannelSpec{f.link, 0, 1, 2}));
-      out[g] = f.channels.back().get();
-    }
-    f.sw = std::make_unique<sw::Switch>("top." + f.name + ".sw", f.sp, clock, ctx.stats, in, out,
-                                        [](const Packet& p) { return static_cast<int>(p.dst); }, ctx.seed);
-    for (int g = 0; g < 2; ++g) {
-      f.endpoints.push_back(std::make_unique<OlinkEndpoint>(fmt::format("{}_gpu{}", f.name, g).c_str(), g, ep, clock,
-                                                            *in[g], *out[g], pool_, ctx.stats));
-      in[g]->connect(&f.endpoints.back()->core(), &f.sw->ingress_core(g));
-      out[g]->connect(&f.sw->egress_core(g), &f.endpoints.back()->core());
-    }
-    std::vector<Access> program;
-    for (int i = 0; i < loads_; ++i) program.push_back({Access::kLoad, olink::uva(1, 4096 + 64 * i), bytes_, 0});
-    // One load at a time, each issued when the last has returned: every one sees an idle fabric.
-    // The first starts on a clock edge, as every later one does.
-    f.gpu = std::make_unique<GpuInitiator>(fmt::format("{}_initiator", f.name).c_str(), program,
-                                           to_sc_time(1000 * f.period));
-    f.gpu->socket.bind(f.endpoints[0]->socket);
-    f.idle_gpu = std::make_unique<GpuInitiator>(fmt::format("{}_gpu1_initiator", f.name).c_str(), std::vector<Access>{},
-                                                sc_core::SC_ZERO_TIME);
-    f.idle_gpu->socket.bind(f.endpoints[1]->socket);
-  }
-  Cycle beats(std::uint32_t payload) const {
-    return (olink::kEthernetHeaderBytes + olink::kHeaderBytes + payload + olink::kFcsBytes + 63) / 64 - 1;
+  struct Measured {
+    std::unique_ptr<Fabric> fabric;
+    std::unique_ptr<GpuInitiator> gpu, idle;
+  };
+  static Cycle beats(const Fabric& f, std::uint32_t payload) {
+    return (olink::kEthernetHeaderBytes + olink::kHeaderBytes + payload + olink::kFcsBytes + f.width - 1) / f.width - 1;
   }
   // The stages of a load in cycles, in order.
   std::vector<std::pair<std::string, Cycle>> breakdown(const Fabric& f) const {
-    const Cycle data = (bytes_ + 63) / 64;
+    const Cycle data = (bytes_ + f.width - 1) / f.width;
     return {{"entry", 1},
             {"gpu_egress", f.egress},
             {"links_request", 2 * f.link},
             {"switch_request", f.switch_cycles()},
-            {"frame_tail_request", beats(0)},
+            {"frame_tail_request", beats(f, 0)},
             {"gpu_ingress_target", f.ingress},
             {"memory", f.memory + data},
             {"gpu_egress_target", f.egress},
             {"links_response", 2 * f.link},
             {"switch_response", f.switch_cycles()},
-            {"frame_tail_response", beats(bytes_)},
+            {"frame_tail_response", beats(f, bytes_)},
             {"gpu_ingress", f.ingress}};
   }
   Cycle total(const Fabric& f) const {
@@ -207,13 +230,96 @@ class OlinkLatency : public Testbench {
     for (const auto& [name, cycles] : breakdown(f)) t += cycles;
     return t;
   }
-  Cycle one_way(const Fabric& f) const { return f.egress + 2 * f.link + f.switch_cycles() + beats(0) + f.ingress; }
+  Cycle one_way(const Fabric& f) const { return f.egress + 2 * f.link + f.switch_cycles() + beats(f, 0) + f.ingress; }
 
   Stats& stats_;
   std::uint32_t bytes_ = 64;
   int loads_ = 20;
   PacketPool pool_;
-  std::vector<std::unique_ptr<Fabric>> fabrics_;
+  std::vector<Measured> runs_;
+};
+
+
+// olink-alltoall (claim C11): every GPU streams Stores to every other (an MoE all-to-all) with
+// many in flight, on each fabric side by side; bandwidth per GPU.
+class OlinkAlltoall : public Testbench {
+ public:
+  explicit OlinkAlltoall(RunContext& ctx) {
+    Config& c = ctx.config;
+    const int gpus = static_cast<int>(c.integer("alltoall.gpus", 8, "GPUs", 2, 512, "GPUs on the switch"));
+    const auto bytes = static_cast<std::uint32_t>(c.integer("alltoall.bytes", 256, "bytes", 8, 256, "bytes per store"));
+    const auto per_gpu = static_cast<std::uint64_t>(c.integer("alltoall.bytes_per_gpu", 1048576, "bytes", 256, 1ll << 34,
+                                                               "what each GPU sends, spread evenly over the others"));
+    const auto outstanding = static_cast<std::uint32_t>(c.integer("alltoall.outstanding", 4096, "stores", 1, 65536,
+                                                                  "stores a GPU keeps in flight"));
+    const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
+    const auto count = static_cast<std::uint32_t>(per_gpu / bytes);
+    for (const Preset& pr : kPresets) {
+      Run run;
+      run.fabric = make_fabric(pr, gpus, base, pool_, ctx);
+      for (int g = 0; g < gpus; ++g) {
+        run.gpus.push_back(std::make_unique<olink::StoreStreamer>(fmt::format("{}_stream{}", pr.name, g).c_str(), g, gpus,
+                                                                  bytes, count, outstanding));
+        run.gpus.back()->socket.bind(run.fabric->endpoints[g]->socket);
+      }
+      runs_.push_back(std::move(run));
+    }
+  }
+  bool done() const override {
+    for (const auto& r : runs_)
+      for (const auto& g : r.gpus)
+        if (!g->done()) return false;
+    return true;
+  }
+  std::uint64_t progress() const override {
+    std::uint64_t n = 0;
+    for (const auto& r : runs_)
+      for (const auto& g : r.gpus) n += g->bytes_moved();
+    return n;
+  }
+  void check() const override {
+    for (const auto& r : runs_) {
+      r.fabric->sw->check_buffer_accounting();
+      for (const auto& g : r.gpus)
+        if (g->errors()) throw CheckFailure(r.fabric->name + ": stores failed");
+    }
+  }
+  nlohmann::json summary() const override {
+    nlohmann::json s;
+    for (const auto& r : runs_) {
+      double worst = 1e300, sum = 0;
+      for (const auto& g : r.gpus) {
+        const double gbs = static_cast<double>(g->bytes_moved()) / (g->finished_at().to_seconds() * 1e9);
+        worst = std::min(worst, gbs);
+        sum += gbs;
+      }
+      s[r.fabric->name] = {{"gpus", r.gpus.size()},
+                           {"gpu_link_GBps", static_cast<double>(r.fabric->width) / to_ns(r.fabric->period)},
+                           {"bandwidth_per_gpu_GBps", sum / static_cast<double>(r.gpus.size())},
+                           {"slowest_gpu_GBps", worst}};
+    }
+    return s;
+  }
+  std::string report() const override {
+    const nlohmann::json s = summary();
+    std::string out = fmt::format("  {:<14} {:>6} {:>14} {:>16} {:>14}\n", "fabric", "GPUs", "GPU link GB/s",
+                                  "all-to-all GB/s", "slowest GB/s");
+    for (const auto& r : runs_) {
+      const auto& x = s[r.fabric->name];
+      out += fmt::format("  {:<14} {:>6} {:>14.1f} {:>16.1f} {:>14.1f}\n", r.fabric->name, x["gpus"].get<int>(),
+                         x["gpu_link_GBps"].get<double>(), x["bandwidth_per_gpu_GBps"].get<double>(),
+                         x["slowest_gpu_GBps"].get<double>());
+    }
+    return out;
+  }
+
+ private:
+  struct Run {
+    std::unique_ptr<Fabric> fabric;
+    std::vector<std::unique_ptr<olink::StoreStreamer>> gpus;
+  };
+  PacketPool pool_;
+  std::vector<Run> runs_;
 };
 
 }  // namespace
@@ -223,4 +329,11 @@ Scenario olink_latency_scenario() {
           [](RunContext& ctx) { return std::make_unique<OlinkLatency>(ctx); }};
 }
 
+}  // namespace xy
+
+namespace xy {
+Scenario olink_alltoall_scenario() {
+  return {"olink-alltoall", "8 GPUs (or more) on one switch, MoE all-to-all of Stores: bandwidth per GPU per fabric (claim C11)",
+          [](RunContext& ctx) { return std::make_unique<OlinkAlltoall>(ctx); }};
+}
 }  // namespace xy

@@ -4,4 +4,6 @@
 namespace xy {
 // One GPU loads from another through one switch: latency and its breakdown per config (claim C1).
 Scenario olink_latency_scenario();
+// GPUs on one switch run an MoE all-to-all: bandwidth per GPU per config (claim C11).
+Scenario olink_alltoall_scenario();
 }  // namespace xy

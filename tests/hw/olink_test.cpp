@@ -175,3 +175,21 @@ TEST(OlinkLatency, BreakdownAddsUpToTheMeasuredLatencyForEveryFabric) {
 
 }  // namespace
 }  // namespace xy::olink
+
+namespace xy {
+namespace {
+
+TEST(OlinkAlltoall, APcieSwitchStarvesTheAllToAllThatOlinkAndNvlinkClassCarry) {
+  const RunResult r = testing::run_quiet("olink-alltoall", {"alltoall.bytes_per_gpu=262144"});
+  ASSERT_EQ(r.failure, "");  // every store acknowledged OK, buffer accounting exact
+  const auto& s = r.results["summary"];
+  const double pcie = s["pcie-switch"]["bandwidth_per_gpu_GBps"].get<double>();
+  const double olink = s["olink-rs544"]["bandwidth_per_gpu_GBps"].get<double>();
+  const double nvlink = s["nvlink-class"]["bandwidth_per_gpu_GBps"].get<double>();
+  EXPECT_LT(pcie, 64.0);  // below its 64 GB/s link
+  EXPECT_GT(olink, 2 * pcie);
+  EXPECT_GT(nvlink, olink);
+}
+
+}  // namespace
+}  // namespace xy

@@ -85,7 +85,10 @@ struct OlinkEndpoint::Nic : Core {
       outbox.push_back({now_c + params.egress, std::move(memory_out.front().frame)});
       memory_out.pop_front();
     }
-    if (!outbox.empty() && outbox.front().at <= now_c && now_c >= line_free && to_fabric.can_push()) {
+    // The line packs frames back to back, 20 bytes of preamble and gap between them, at most one
+    // new frame per cycle (a channel takes one item a cycle).
+    if (!outbox.empty() && outbox.front().at <= now_c && line_bytes < (now_c + 1) * params.width &&
+        to_fabric.can_push()) {
       Packet* p = pool.acquire();
       p->payload = std::move(outbox.front().frame);
       outbox.pop_front();
@@ -95,14 +98,14 @@ struct OlinkEndpoint::Nic : Core {
       p->src = gpu;
       p->created = clock().time_of(now_c);
       to_fabric.push(p);
-      line_free = now_c + (p->bytes + params.width - 1) / params.width;
+      line_bytes = std::max<std::uint64_t>(line_bytes, now_c * params.width) + p->bytes + kPreambleGapBytes;
     }
   }
   void commit() override {
     Cycle next = ~Cycle{0};
     if (!inbox.empty()) next = std::min(next, inbox.front().at);
     if (!memory_out.empty()) next = std::min(next, memory_out.front().at);
-    if (!outbox.empty()) next = std::min(next, std::max(outbox.front().at, line_free));
+    if (!outbox.empty()) next = std::min(next, std::max(outbox.front().at, line_bytes / params.width));
     if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
     set_busy(from_fabric.ready_by(now() + 1));
   }
@@ -193,7 +196,9 @@ struct OlinkEndpoint::Nic : Core {
   std::unordered_map<std::uint32_t, Cycle> started;
   std::uint32_t next_txn = 1;
   std::deque<Timed> outbox, inbox, memory_out;
-  Cycle line_free = 0, memory_free = 0;
+  std::uint64_t line_bytes = 0;  // line position, in bytes since cycle 0
+  Cycle memory_free = 0;
+  static constexpr std::uint32_t kPreambleGapBytes = 8 + 12;
   std::map<std::uint64_t, std::vector<std::uint8_t>> memory;  // sparse, 4 KiB pages
   Counter &requests, &served;
   LatencyHistogram& latency;

@@ -44,6 +44,10 @@ case "$case_name" in
     expect_bad_input "cbfc.buffer_credits = '0'" run link-cbfc --set cbfc.buffer_credits=0 --quiet ;;
   cbfc_300km)
     expect_bad_input "CBFC is per hop and short reach" run link-cbfc --set link.cable_m=300000 --quiet ;;
+  olink_gpu_rate)
+    expect_bad_input "olink.olink-rs544.gpu_gbps = 3001" run olink-latency --set olink.olink-rs544.gpu_gbps=3001 --quiet ;;
+  olink_store_too_big)
+    expect_bad_input "alltoall.bytes = '300'" run olink-alltoall --set alltoall.bytes=300 --quiet ;;
   pcap_tshark)
     command -v tshark >/dev/null || fail "tshark is not installed (scripts/bootstrap installs it)"
     "$xysim" run link-llr --set link.frame_error=2e-3 --set traffic.frames=3000 --pcap "$work/llr.pcap" \

@@ -118,36 +118,8 @@ struct OlinkEndpoint::Nic : Core {
     r.dst = h.src;
     r.status = static_cast<std::uint8_t>(tlm::TLM_OK_RESPONSE);
     std::vector<std::uint8_t> data;
-    const std::uint8_t* in = payload_of(frame);
-    switch (h.op) {
-      case Op::kLoad:
-        data.resize(h.bytes);
-        read(h.address, data.data(), h.bytes);
-        break;
-      case Op::kStore: {
-        const bool enables = h.status & Header::kByteEnables;
-        std::vector<std::uint8_t> old(h.bytes);
-        read(h.address, old.data(), h.bytes);
-        for (unsigned i = 0; i < h.bytes; ++i)
-          if (!enables || in[h.bytes + i] == TLM_BYTE_ENABLED) old[i] = in[i];
-        write(h.address, old.data(), h.bytes);
-        r.bytes = 0;
-        break;
-      }
-      case Op::kFetchAdd:
-      case Op::kCompareSwap: {
-        std::uint64_t word = 0;
-        read(h.address, reinterpret_cast<std::uint8_t*>(&word), 8);
-        const std::uint64_t old = word;
-        if (h.op == Op::kFetchAdd) word += h.operand;
-        else if (word == h.compare) word = h.operand;
-        write(h.address, reinterpret_cast<const std::uint8_t*>(&word), 8);
-        data.assign(reinterpret_cast<const std::uint8_t*>(&old), reinterpret_cast<const std::uint8_t*>(&old) + 8);
-        break;
-      }
-      default:
-        return;
-    }
+    if (!memory.serve(h, payload_of(frame), data)) return;
+    if (h.op == Op::kStore) r.bytes = 0;
     served.add();
     const Cycle data_cycles = (h.bytes + params.memory_width - 1) / params.memory_width;
     memory_free = std::max(memory_free, now()) + data_cycles;
@@ -171,21 +143,6 @@ struct OlinkEndpoint::Nic : Core {
     else shell.responses_.notify(t, tlm::BEGIN_RESP, in);
   }
 
-  void read(std::uint64_t offset, std::uint8_t* out, std::uint32_t bytes) const {
-    for (std::uint32_t i = 0; i < bytes; ++i) {
-      auto it = memory.find((offset + i) / kPage);
-      out[i] = it == memory.end() ? 0 : it->second[(offset + i) % kPage];
-    }
-  }
-  void write(std::uint64_t offset, const std::uint8_t* in, std::uint32_t bytes) {
-    for (std::uint32_t i = 0; i < bytes; ++i) {
-      auto& page = memory[(offset + i) / kPage];
-      if (page.empty()) page.assign(kPage, 0);
-      page[(offset + i) % kPage] = in[i];
-    }
-  }
-
-  static constexpr std::uint64_t kPage = 4096;
   std::uint32_t gpu;
   EndpointParams params;
   Channel<Packet*>& to_fabric;
@@ -199,7 +156,7 @@ struct OlinkEndpoint::Nic : Core {
   std::uint64_t line_bytes = 0;  // line position, in bytes since cycle 0
   Cycle memory_free = 0;
   static constexpr std::uint32_t kPreambleGapBytes = 8 + 12;
-  std::map<std::uint64_t, std::vector<std::uint8_t>> memory;  // sparse, 4 KiB pages
+  Memory memory;
   Counter &requests, &served;
   LatencyHistogram& latency;
 };
@@ -215,8 +172,8 @@ OlinkEndpoint::OlinkEndpoint(const sc_core::sc_module_name& name, std::uint32_t 
 OlinkEndpoint::~OlinkEndpoint() = default;
 
 Core& OlinkEndpoint::core() { return *nic_; }
-void OlinkEndpoint::poke(std::uint64_t offset, const std::uint8_t* data, std::uint32_t bytes) { nic_->write(offset, data, bytes); }
-void OlinkEndpoint::peek(std::uint64_t offset, std::uint8_t* data, std::uint32_t bytes) const { nic_->read(offset, data, bytes); }
+void OlinkEndpoint::poke(std::uint64_t offset, const std::uint8_t* data, std::uint32_t bytes) { nic_->memory.write(offset, data, bytes); }
+void OlinkEndpoint::peek(std::uint64_t offset, std::uint8_t* data, std::uint32_t bytes) const { nic_->memory.read(offset, data, bytes); }
 
 bool OlinkEndpoint::check(tlm::tlm_generic_payload& t) const {
   const std::uint64_t a = t.get_address();

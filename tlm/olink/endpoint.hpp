@@ -30,6 +30,7 @@
 #include <tlm_utils/peq_with_cb_and_phase.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "tlm/olink/memory.hpp"
 #include "tlm/olink/olink.hpp"
 #include "xingyun/channel.hpp"
 #include "xingyun/packet.hpp"

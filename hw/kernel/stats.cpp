@@ -11,6 +11,9 @@ namespace bh = boost::histogram;
 LatencyHistogram::LatencyHistogram(Time period) : period_(period), hist_(bh::make_histogram(Axis(0, 1))) {}
 
 void LatencyHistogram::record(Cycle cycles) {
+  // Grow the axis by doubling (an empty fill far out): one bin at a time is quadratic when the
+  // latency climbs steadily, as under a queue that builds.
+  if (static_cast<std::int64_t>(cycles) >= hist_.axis().size()) hist_(2 * static_cast<std::int64_t>(cycles) + 1, bh::weight(0));
   hist_(static_cast<std::int64_t>(cycles));
   min_ = count_ ? std::min(min_, cycles) : cycles;
   max_ = std::max(max_, cycles);

@@ -24,8 +24,10 @@ class GpuInitiator : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<GpuInitiator> socket;
   SC_HAS_PROCESS(GpuInitiator);
-  GpuInitiator(const sc_core::sc_module_name& name, std::vector<Access> program, sc_core::sc_time start)
-      : sc_core::sc_module(name), socket("socket"), program_(std::move(program)), start_(start) {
+  // Starts at `start`, or that long after `go` fires if given.
+  GpuInitiator(const sc_core::sc_module_name& name, std::vector<Access> program, sc_core::sc_time start,
+               const sc_core::sc_event* go = nullptr)
+      : sc_core::sc_module(name), socket("socket"), program_(std::move(program)), start_(start), go_(go) {
     SC_THREAD(run);
   }
   struct Result {
@@ -38,6 +40,7 @@ class GpuInitiator : public sc_core::sc_module {
 
  private:
   void run() {
+    if (go_) sc_core::wait(*go_);
     sc_core::wait(start_);
     std::vector<std::uint8_t> buffer(4096);
     for (const Access& a : program_) {
@@ -66,6 +69,7 @@ class GpuInitiator : public sc_core::sc_module {
   }
   std::vector<Access> program_;
   sc_core::sc_time start_;
+  const sc_core::sc_event* go_;
   std::vector<Result> results_;
 };
 
@@ -75,26 +79,30 @@ namespace xy::olink {
 
 // A GPU streaming Stores over the AT base protocol with up to `outstanding` in flight: `count`
 // stores of `bytes`, destinations round robin over the other GPUs (an MoE all-to-all's
-// pattern), offsets advancing. Measures the bytes it moved and when the last one completed.
+// pattern), offsets advancing; it starts when `go` fires, if given. Measures the bytes it moved
+// and when the first started and the last completed.
 class StoreStreamer : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<StoreStreamer> socket;
   SC_HAS_PROCESS(StoreStreamer);
   StoreStreamer(const sc_core::sc_module_name& name, std::uint32_t gpu, std::uint32_t gpus, std::uint32_t bytes,
-                std::uint32_t count, std::uint32_t outstanding)
+                std::uint32_t count, std::uint32_t outstanding, const sc_core::sc_event* go = nullptr)
       : sc_core::sc_module(name), socket("socket"), gpu_(gpu), gpus_(gpus), bytes_(bytes), count_(count),
-        outstanding_(outstanding), slots_(outstanding), data_(bytes, static_cast<std::uint8_t>(gpu)) {
+        outstanding_(outstanding), slots_(outstanding), data_(bytes, static_cast<std::uint8_t>(gpu)), go_(go) {
     for (std::uint32_t s = 0; s < outstanding; ++s) free_.push_back(s);
     socket.register_nb_transport_bw(this, &StoreStreamer::nb_transport_bw);
     SC_THREAD(run);
   }
   bool done() const { return completed_ == count_; }
   std::uint64_t bytes_moved() const { return static_cast<std::uint64_t>(completed_) * bytes_; }
+  sc_core::sc_time started_at() const { return started_; }
   sc_core::sc_time finished_at() const { return finished_; }
   std::uint32_t errors() const { return errors_; }
 
  private:
   void run() {
+    if (go_) sc_core::wait(*go_);
+    started_ = sc_core::sc_time_stamp();
     for (std::uint32_t i = 0; i < count_; ++i) {
       while (free_.empty()) sc_core::wait(freed_);
       tlm::tlm_generic_payload& t = slots_[free_.back()];  // responses come back in any order
@@ -130,9 +138,10 @@ class StoreStreamer : public sc_core::sc_module {
   std::vector<tlm::tlm_generic_payload> slots_;
   std::vector<std::uint32_t> free_;  // indices of slots not in flight
   std::vector<std::uint8_t> data_;
+  const sc_core::sc_event* go_;
   std::uint32_t in_flight_ = 0, completed_ = 0, errors_ = 0;
   sc_core::sc_event freed_;
-  sc_core::sc_time finished_;
+  sc_core::sc_time started_, finished_;
 };
 
 }  // namespace xy::olink

@@ -4,6 +4,7 @@
 // TLM socket and broken down by stage; the stages add up to the measurement exactly.
 #include "tb/scenarios/olink.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <memory>
 
@@ -12,6 +13,7 @@
 #include "hw/switch/switch.hpp"
 #include "tb/olink/gpu.hpp"
 #include "tlm/olink/endpoint.hpp"
+#include "tlm/olink/fast_fabric.hpp"
 #include "xingyun/clock_domain.hpp"
 
 namespace xy {
@@ -59,13 +61,14 @@ struct Fabric {
   }
 };
 
-// Declares a preset's parameters (olink.<name>.*) and builds its fabric of `gpus` GPUs.
+// Declares a preset's parameters (olink.<preset>.*) and builds its fabric of `gpus` GPUs, named
+// after the preset unless `name` is given.
 std::unique_ptr<Fabric> make_fabric(const Preset& pr, int gpus, const sw::SwitchParams& base, PacketPool& pool,
-                                    RunContext& ctx) {
+                                    RunContext& ctx, const std::string& name = "") {
   Config& c = ctx.config;
   const std::string k = std::string("olink.") + pr.name + ".";
   auto f = std::make_unique<Fabric>();
-  f->name = pr.name;
+  f->name = name.empty() ? pr.name : name;
   f->period = period_from_mhz(pr.clock_mhz);
   const auto cycles = [&](const char* key, double def, const char* what) {
     const double ns = c.real(k + key, def, "ns", 0, 1e6, what);
@@ -322,6 +325,180 @@ class OlinkAlltoall : public Testbench {
   std::vector<Run> runs_;
 };
 
+
+// olink-fast: calibrates the fast fabric against the cycle-level one on the same preset: a load's
+// latency (one at a time, GPU 0 from GPU 1) and an all-to-all's bandwidth. The fast model runs
+// first, then the cycle-level one, so that a stopwatch can time each: simulated time per
+// wall-second for both, in the same run.
+class OlinkFast : public Testbench {
+ public:
+  explicit OlinkFast(RunContext& ctx) {
+    Config& c = ctx.config;
+    std::vector<std::string> names;
+    for (const Preset& pr : kPresets) names.push_back(pr.name);
+    const std::string preset = c.choice("fast.fabric", "olink-rs544", names, "the preset both models run");
+    const int gpus = static_cast<int>(c.integer("fast.gpus", 8, "GPUs", 2, 512, "GPUs in the all-to-all"));
+    const auto per_gpu = static_cast<std::uint64_t>(c.integer("fast.bytes_per_gpu", 4194304, "bytes", 256, 1ll << 34,
+                                                               "what each GPU sends in the all-to-all"));
+    loads_ = static_cast<int>(c.integer("fast.loads", 20, "loads", 1, 100000, "64-byte loads, one at a time"));
+    const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
+    const Preset& pr = *std::find_if(std::begin(kPresets), std::end(kPresets),
+                                     [&](const Preset& p) { return preset == p.name; });
+    name_ = pr.name;
+    // The cycle-level fabrics (one for the loads, one for the all-to-all) and their fast twins.
+    cycle_latency_ = make_fabric(pr, 2, base, pool_, ctx, name_ + "-loads");
+    cycle_alltoall_ = make_fabric(pr, gpus, base, pool_, ctx, name_ + "-alltoall");
+    const Fabric& f = *cycle_latency_;
+    olink::FastParams fp;
+    fp.period = f.period;
+    fp.link = f.link;
+    fp.switch_core = f.switch_cycles();
+    fp.switch_width = f.width;
+    fp.endpoint.width = f.width;
+    fp.endpoint.egress = f.egress;
+    fp.endpoint.ingress = f.ingress;
+    fp.endpoint.memory = f.memory;
+    fp.endpoint.memory_width = f.width;
+    fp.endpoint.gpus = 2;
+    fast_latency_ = std::make_unique<olink::FastFabric>("fast_latency", fp);
+    fp.endpoint.gpus = static_cast<std::uint32_t>(gpus);
+    fast_alltoall_ = std::make_unique<olink::FastFabric>("fast_alltoall", fp);
+
+    std::vector<Access> program;
+    for (int i = 0; i < loads_; ++i) program.push_back({Access::kLoad, olink::uva(1, 4096 + 64 * i), 64, 0});
+    const sc_core::sc_time gap = to_sc_time(1000 * f.period);
+    models_[0].loads = std::make_unique<GpuInitiator>("fast_loads", program, gap);
+    models_[0].loads->socket.bind(fast_latency_->socket(0));
+    models_[1].loads = std::make_unique<GpuInitiator>("cycle_loads", program, gap, &go_cycle_);
+    models_[1].loads->socket.bind(cycle_latency_->endpoints[0]->socket);
+    idle_ = std::make_unique<GpuInitiator>("cycle_gpu1", std::vector<Access>{}, sc_core::SC_ZERO_TIME);
+    idle_->socket.bind(cycle_latency_->endpoints[1]->socket);
+    // The fast model has nothing bound to GPU 1's socket but its memory; a target socket must be bound.
+    fast_idle_ = std::make_unique<GpuInitiator>("fast_gpu1", std::vector<Access>{}, sc_core::SC_ZERO_TIME);
+    fast_idle_->socket.bind(fast_latency_->socket(1));
+    const auto count = static_cast<std::uint32_t>(per_gpu / 256);
+    for (int g = 0; g < gpus; ++g) {
+      models_[0].streams.push_back(std::make_unique<olink::StoreStreamer>(fmt::format("fast_stream{}", g).c_str(), g,
+                                                                         gpus, 256, count, 4096, &go_fast_streams_));
+      models_[0].streams.back()->socket.bind(fast_alltoall_->socket(g));
+      models_[1].streams.push_back(std::make_unique<olink::StoreStreamer>(fmt::format("cycle_stream{}", g).c_str(), g,
+                                                                          gpus, 256, count, 4096, &go_cycle_streams_));
+      models_[1].streams.back()->socket.bind(cycle_alltoall_->endpoints[g]->socket);
+    }
+    stopwatch_ = std::make_unique<Stopwatch>("stopwatch", *this);
+  }
+
+  bool done() const override { return models_[1].done(); }
+  std::uint64_t progress() const override {
+    std::uint64_t n = 0;
+    for (const auto& m : models_) {
+      n += m.loads->results().size();
+      for (const auto& s : m.streams) n += s->bytes_moved();
+    }
+    return n;
+  }
+  void check() const override {
+    cycle_alltoall_->sw->check_buffer_accounting();
+    for (const auto& m : models_) {
+      for (const auto& r : m.loads->results())
+        if (r.status != tlm::TLM_OK_RESPONSE) throw CheckFailure("a load failed");
+      for (const auto& s : m.streams)
+        if (s->errors()) throw CheckFailure("stores failed");
+    }
+  }
+  nlohmann::json summary() const override {
+    nlohmann::json s = {{"fabric", name_}};
+    for (int i = 0; i < 2; ++i) {
+      const Model& m = models_[i];
+      s[i == 0 ? "fast" : "cycle"] = {{"load_latency_ns", m.latency_ns()},
+                                      {"bandwidth_per_gpu_GBps", m.bandwidth()},
+                                      {"simulated_us", m.simulated.to_seconds() * 1e6},
+                                      {"wall_s", m.wall_s},
+                                      {"simulated_us_per_wall_s", m.simulated.to_seconds() * 1e6 / m.wall_s}};
+    }
+    const auto ratio = [&](const char* key) {
+      return s["fast"][key].get<double>() / s["cycle"][key].get<double>();
+    };
+    s["latency_error"] = ratio("load_latency_ns") - 1;
+    s["bandwidth_error"] = ratio("bandwidth_per_gpu_GBps") - 1;
+    s["speedup"] = ratio("simulated_us_per_wall_s");
+    return s;
+  }
+  std::string report() const override {
+    const nlohmann::json s = summary();
+    std::string out = fmt::format("  {} ({} GPUs in the all-to-all)\n  {:<26} {:>14} {:>14} {:>10}\n", name_,
+                                  models_[0].streams.size(), "", "cycle-level", "fast", "fast/cycle");
+    const auto row = [&](const char* label, const char* key) {
+      const double c = s["cycle"][key].get<double>(), f = s["fast"][key].get<double>();
+      out += fmt::format("  {:<26} {:>14.1f} {:>14.1f} {:>10.3f}\n", label, c, f, f / c);
+    };
+    row("load latency, ns", "load_latency_ns");
+    row("all-to-all, GB/s per GPU", "bandwidth_per_gpu_GBps");
+    row("simulated us", "simulated_us");
+    row("simulated us per wall-s", "simulated_us_per_wall_s");
+    return out;
+  }
+
+ private:
+  struct Model {
+    std::unique_ptr<GpuInitiator> loads;
+    std::vector<std::unique_ptr<olink::StoreStreamer>> streams;
+    sc_core::sc_time simulated;  // from the first load to the last store
+    double wall_s = 0;
+    bool loads_done() const { return loads->done(); }
+    bool done() const {
+      if (!loads->done()) return false;
+      for (const auto& s : streams)
+        if (!s->done()) return false;
+      return true;
+    }
+    double latency_ns() const {
+      double sum = 0;
+      for (const auto& r : loads->results()) sum += r.latency.to_seconds() * 1e9;
+      return sum / static_cast<double>(loads->results().size());
+    }
+    double bandwidth() const {
+      double sum = 0;
+      for (const auto& s : streams)
+        sum += static_cast<double>(s->bytes_moved()) / ((s->finished_at() - s->started_at()).to_seconds() * 1e9);
+      return sum / static_cast<double>(streams.size());
+    }
+  };
+  // Starts each phase when the last is done and times it: the fast loads, then the fast
+  // all-to-all, then the same two on the cycle-level fabric.
+  struct Stopwatch : sc_core::sc_module {
+    SC_HAS_PROCESS(Stopwatch);
+    Stopwatch(const sc_core::sc_module_name& name, OlinkFast& tb_) : sc_core::sc_module(name), tb(tb_) { SC_THREAD(run); }
+    void run() {
+      const auto poll = sc_core::sc_time(100, sc_core::SC_NS);
+      for (int i = 0; i < 2; ++i) {
+        Model& m = tb.models_[i];
+        const auto wall = std::chrono::steady_clock::now();
+        const sc_core::sc_time begin = sc_core::sc_time_stamp();
+        if (i == 1) tb.go_cycle_.notify(sc_core::SC_ZERO_TIME);
+        while (!m.loads_done()) sc_core::wait(poll);
+        (i == 0 ? tb.go_fast_streams_ : tb.go_cycle_streams_).notify(sc_core::SC_ZERO_TIME);
+        while (!m.done()) sc_core::wait(poll);
+        sc_core::sc_time last = begin;
+        for (const auto& s : m.streams) last = std::max(last, s->finished_at());
+        m.simulated = last - begin;
+        m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
+      }
+    }
+    OlinkFast& tb;
+  };
+
+  std::string name_;
+  int loads_ = 20;
+  PacketPool pool_;
+  std::unique_ptr<Fabric> cycle_latency_, cycle_alltoall_;
+  std::unique_ptr<olink::FastFabric> fast_latency_, fast_alltoall_;
+  std::unique_ptr<GpuInitiator> idle_, fast_idle_;
+  Model models_[2];  // fast, cycle-level
+  sc_core::sc_event go_cycle_, go_fast_streams_, go_cycle_streams_;
+  std::unique_ptr<Stopwatch> stopwatch_;
+};
+
 }  // namespace
 
 Scenario olink_latency_scenario() {
@@ -335,5 +512,10 @@ namespace xy {
 Scenario olink_alltoall_scenario() {
   return {"olink-alltoall", "8 GPUs (or more) on one switch, MoE all-to-all of Stores: bandwidth per GPU per fabric (claim C11)",
           [](RunContext& ctx) { return std::make_unique<OlinkAlltoall>(ctx); }};
+}
+
+Scenario olink_fast_scenario() {
+  return {"olink-fast", "the fast OLink fabric against the cycle-level one: latency, bandwidth, speed",
+          [](RunContext& ctx) { return std::make_unique<OlinkFast>(ctx); }};
 }
 }  // namespace xy

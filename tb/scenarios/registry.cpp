@@ -20,6 +20,7 @@ const std::vector<Scenario>& scenarios() {
       switch_allreduce_scenario(),
       switch_incast_scenario(),
       olink_latency_scenario(),
+      olink_fast_scenario(),
       olink_alltoall_scenario(),
   };
   return all;

@@ -193,3 +193,18 @@ TEST(OlinkAlltoall, APcieSwitchStarvesTheAllToAllThatOlinkAndNvlinkClassCarry) {
 
 }  // namespace
 }  // namespace xy
+
+namespace xy {
+namespace {
+
+TEST(OlinkFast, AgreesWithTheCycleLevelFabricWithinFivePercentInSteadyState) {
+  const RunResult r = testing::run_quiet("olink-fast", {"fast.loads=5"});
+  ASSERT_EQ(r.failure, "");  // every load and store answered OK in both models
+  const auto& s = r.results["summary"];
+  EXPECT_LT(std::abs(s["latency_error"].get<double>()), 0.05);
+  EXPECT_LT(std::abs(s["bandwidth_error"].get<double>()), 0.05);
+  EXPECT_GT(s["cycle"]["bandwidth_per_gpu_GBps"].get<double>(), 0);
+}
+
+}  // namespace
+}  // namespace xy

@@ -175,14 +175,14 @@ Core& OlinkEndpoint::core() { return *nic_; }
 void OlinkEndpoint::poke(std::uint64_t offset, const std::uint8_t* data, std::uint32_t bytes) { nic_->memory.write(offset, data, bytes); }
 void OlinkEndpoint::peek(std::uint64_t offset, std::uint8_t* data, std::uint32_t bytes) const { nic_->memory.read(offset, data, bytes); }
 
-bool OlinkEndpoint::check(tlm::tlm_generic_payload& t) const {
+bool check_request(tlm::tlm_generic_payload& t, const EndpointParams& params) {
   const std::uint64_t a = t.get_address();
-  if (gpu_of(a) >= params_.gpus || (a & kOffsetMask) + t.get_data_length() > params_.memory_bytes) {
+  if (gpu_of(a) >= params.gpus || (a & kOffsetMask) + t.get_data_length() > params.memory_bytes) {
     t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return false;
   }
   const bool atomic = t.get_extension<AtomicExtension>() != nullptr;
-  if (t.get_data_length() == 0 || t.get_data_length() > params_.max_bytes ||
+  if (t.get_data_length() == 0 || t.get_data_length() > params.max_bytes ||
       (atomic && (t.get_data_length() != 8 || a % 8 != 0)) || t.get_command() == tlm::TLM_IGNORE_COMMAND) {
     t.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
     return false;
@@ -193,7 +193,7 @@ bool OlinkEndpoint::check(tlm::tlm_generic_payload& t) const {
 void OlinkEndpoint::b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) {
   sc_core::wait(delay);  // loosely timed: catch up with the initiator's local time first
   delay = sc_core::SC_ZERO_TIME;
-  if (!check(trans)) return;
+  if (!check_request(trans, params_)) return;
   sc_core::sc_event done;
   nic_->submit(trans, true, &done, sim_now());
   sc_core::wait(done);
@@ -203,7 +203,7 @@ tlm::tlm_sync_enum OlinkEndpoint::nb_transport_fw(tlm::tlm_generic_payload& tran
                                                   sc_time& delay) {
   if (phase == tlm::END_RESP) return tlm::TLM_COMPLETED;
   if (phase != tlm::BEGIN_REQ) return tlm::TLM_ACCEPTED;
-  if (!check(trans)) {  // answered at once, still through the base protocol's response phase
+  if (!check_request(trans, params_)) {  // answered at once, still through the base protocol's response phase
     phase = tlm::BEGIN_RESP;
     return tlm::TLM_UPDATED;
   }

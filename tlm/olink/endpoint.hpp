@@ -48,6 +48,10 @@ struct EndpointParams {
   std::uint32_t memory_width = 64;                      // HBM bytes per cycle for this endpoint
 };
 
+// The endpoint's admission rules (see the cycle contract): sets the error status and returns false
+// if the transaction cannot be carried.
+bool check_request(tlm::tlm_generic_payload& trans, const EndpointParams& params);
+
 class OlinkEndpoint : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<OlinkEndpoint> socket;
@@ -66,7 +70,6 @@ class OlinkEndpoint : public sc_core::sc_module {
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase, sc_core::sc_time& delay);
   void respond(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase);
-  bool check(tlm::tlm_generic_payload& trans) const;  // sets the error status and returns false if bad
   std::unique_ptr<Nic> nic_;
   tlm_utils::peq_with_cb_and_phase<OlinkEndpoint> responses_;
   EndpointParams params_;

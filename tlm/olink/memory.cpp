@@ -1,21 +1,29 @@
 #include "tlm/olink/memory.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 #include <tlm>
 
 namespace xy::olink {
 
 void Memory::read(std::uint64_t offset, std::uint8_t* out, std::uint32_t bytes) const {
-  for (std::uint32_t i = 0; i < bytes; ++i) {
-    auto it = pages_.find((offset + i) / kPage);
-    out[i] = it == pages_.end() ? 0 : it->second[(offset + i) % kPage];
+  while (bytes) {  // a page at a time
+    const std::uint32_t in_page = static_cast<std::uint32_t>(std::min<std::uint64_t>(bytes, kPage - offset % kPage));
+    auto it = pages_.find(offset / kPage);
+    if (it == pages_.end()) std::memset(out, 0, in_page);
+    else std::memcpy(out, it->second.data() + offset % kPage, in_page);
+    offset += in_page, out += in_page, bytes -= in_page;
   }
 }
 
 void Memory::write(std::uint64_t offset, const std::uint8_t* in, std::uint32_t bytes) {
-  for (std::uint32_t i = 0; i < bytes; ++i) {
-    auto& page = pages_[(offset + i) / kPage];
+  while (bytes) {
+    const std::uint32_t in_page = static_cast<std::uint32_t>(std::min<std::uint64_t>(bytes, kPage - offset % kPage));
+    auto& page = pages_[offset / kPage];
     if (page.empty()) page.assign(kPage, 0);
-    page[(offset + i) % kPage] = in[i];
+    std::memcpy(page.data() + offset % kPage, in, in_page);
+    offset += in_page, in += in_page, bytes -= in_page;
   }
 }
 

@@ -1,0 +1,157 @@
+#include "tlm/olink/fast_fabric.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <queue>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "xingyun/clock_domain.hpp"
+
+namespace xy::olink {
+
+using sc_core::sc_time;
+
+Cycle Calendar::book(Cycle ready, std::uint64_t bytes, Cycle now) {
+  while (!used_.empty() && used_.begin()->first < now / kBucket) used_.erase(used_.begin());
+  // Fluid within a bucket: a booking takes the bucket's free bytes wherever they are, and ends
+  // no earlier than its own serialisation from `ready` allows.
+  const std::uint64_t capacity = kBucket * rate_;
+  const Cycle own_end = ready + (bytes + rate_ - 1) / rate_ - 1;
+  Cycle bucket = ready / kBucket;
+  if (bucket >= full_from_ && bucket < full_until_) bucket = full_until_;  // skip a known full run
+  for (;; ++bucket) {
+    std::uint64_t& used = used_[bucket];
+    const std::uint64_t take = std::min(bytes, capacity - used);
+    used += take;
+    bytes -= take;
+    if (used == capacity) {  // extend the full run, or start a new one here
+      if (bucket != full_until_) full_from_ = bucket;
+      full_until_ = bucket + 1;
+    }
+    if (bytes == 0) return std::max(own_end, bucket * kBucket + (used + rate_ - 1) / rate_ - 1);
+  }
+}
+
+// One GPU's socket. Responses wait in a heap (the TLM utilities' event queue inserts in linear
+// time, too slow for thousands in flight); one event wakes the port at the earliest.
+struct FastFabric::Port : sc_core::sc_module {
+  tlm_utils::simple_target_socket<Port> socket;
+  FastFabric& fabric;
+  std::uint32_t gpu;
+  using Due = std::tuple<Time, std::uint64_t, tlm::tlm_generic_payload*>;  // when, order of issue, what
+  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due;
+  std::uint64_t issued = 0;
+  sc_core::sc_event wake;
+
+  SC_HAS_PROCESS(Port);
+  Port(const sc_core::sc_module_name& name, FastFabric& f, std::uint32_t g)
+      : sc_core::sc_module(name), socket("socket"), fabric(f), gpu(g) {
+    socket.register_b_transport(this, &Port::b_transport);
+    socket.register_nb_transport_fw(this, &Port::nb_transport_fw);
+    SC_METHOD(respond);
+    sensitive << wake;
+    dont_initialize();
+  }
+  void b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) {
+    sc_core::wait(delay);
+    delay = sc_core::SC_ZERO_TIME;
+    if (!check_request(trans, fabric.params_.endpoint)) return;
+    sc_core::wait(to_sc_time(fabric.carry(gpu, trans, sim_now()) - sim_now()));
+  }
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase, sc_time& delay) {
+    if (phase == tlm::END_RESP) return tlm::TLM_COMPLETED;
+    if (phase != tlm::BEGIN_REQ) return tlm::TLM_ACCEPTED;
+    if (!check_request(trans, fabric.params_.endpoint)) {
+      phase = tlm::BEGIN_RESP;
+      return tlm::TLM_UPDATED;
+    }
+    due.emplace(fabric.carry(gpu, trans, sim_now() + from_sc_time(delay)), issued++, &trans);
+    wake.notify(to_sc_time(std::get<0>(due.top()) - sim_now()));  // keeps the earlier of two
+    phase = tlm::END_REQ;
+    return tlm::TLM_UPDATED;
+  }
+  void respond() {
+    while (!due.empty() && std::get<0>(due.top()) <= sim_now()) {
+      tlm::tlm_generic_payload& trans = *std::get<2>(due.top());
+      due.pop();
+      tlm::tlm_phase phase = tlm::BEGIN_RESP;
+      sc_time zero = sc_core::SC_ZERO_TIME;
+      socket->nb_transport_bw(trans, phase, zero);  // END_RESP may follow on the forward path
+    }
+    if (!due.empty()) wake.notify(to_sc_time(std::get<0>(due.top()) - sim_now()));
+  }
+};
+
+FastFabric::FastFabric(const sc_core::sc_module_name& name, const FastParams& params)
+    : sc_core::sc_module(name), params_(params) {
+  const auto& ep = params.endpoint;
+  for (std::uint32_t g = 0; g < ep.gpus; ++g) {
+    ports_.push_back(std::make_unique<Port>(fmt::format("gpu{}", g).c_str(), *this, g));
+    lines_.emplace_back(ep.width);
+    outputs_.emplace_back(params.switch_width);
+    memories_.emplace_back(ep.memory_width);
+  }
+  memory_.resize(ep.gpus);
+}
+FastFabric::~FastFabric() = default;
+
+tlm::tlm_target_socket<>& FastFabric::socket(std::uint32_t gpu) { return ports_.at(gpu)->socket; }
+Memory& FastFabric::memory(std::uint32_t gpu) { return memory_.at(gpu); }
+
+Cycle FastFabric::send(std::uint32_t src, std::uint32_t dst, std::uint32_t frame_bytes, Cycle ready, Cycle now) {
+  const auto& ep = params_.endpoint;
+  const std::uint32_t on_line = frame_bytes + kFcsBytes;
+  const Cycle serialise = (on_line + ep.width - 1) / ep.width;
+  // The line carries frame, FCS, preamble and gap; the frame's head leaves `serialise` before its end.
+  const Cycle head = lines_[src].book(ready, on_line + 20, now) + 1 - (on_line + 20 + ep.width - 1) / ep.width;
+  const Cycle beats = (on_line + params_.switch_width - 1) / params_.switch_width;
+  const Cycle out_head =
+      outputs_[dst].book(head + params_.link + params_.switch_core, beats * params_.switch_width, now) + 1 - beats;
+  return out_head + params_.link + serialise - 1 + ep.ingress;
+}
+
+Time FastFabric::carry(std::uint32_t src, tlm::tlm_generic_payload& trans, Time issued) {
+  const auto& ep = params_.endpoint;
+  const Cycle now = sim_now() / params_.period;
+  const Cycle entry = issued / params_.period + 1;
+  // The request's payload, as the cycle-level endpoint would encode it; the owner's memory runs it now.
+  Header h;
+  h.src = static_cast<std::uint16_t>(src);
+  h.dst = static_cast<std::uint16_t>(gpu_of(trans.get_address()));
+  h.address = trans.get_address() & kOffsetMask;
+  h.txn = next_txn_++;
+  h.bytes = static_cast<std::uint16_t>(trans.get_data_length());
+  std::vector<std::uint8_t> payload;
+  if (auto* atomic = trans.get_extension<AtomicExtension>()) {
+    h.op = atomic->kind == AtomicExtension::kFetchAdd ? Op::kFetchAdd : Op::kCompareSwap;
+    h.operand = atomic->operand;
+    h.compare = atomic->compare;
+  } else if (trans.is_write()) {
+    h.op = Op::kStore;
+    payload.assign(trans.get_data_ptr(), trans.get_data_ptr() + trans.get_data_length());
+    if (trans.get_byte_enable_ptr()) {
+      h.status = Header::kByteEnables;
+      for (unsigned i = 0; i < trans.get_data_length(); ++i)
+        payload.push_back(trans.get_byte_enable_ptr()[i % trans.get_byte_enable_length()]);
+    }
+  } else {
+    h.op = Op::kLoad;
+  }
+  std::vector<std::uint8_t> data;
+  memory_[h.dst].serve(h, payload.data(), data);
+  if (trans.is_read() || trans.get_extension<AtomicExtension>())
+    std::copy(data.begin(), data.begin() + std::min<std::size_t>(data.size(), trans.get_data_length()),
+              trans.get_data_ptr());
+  trans.set_response_status(tlm::TLM_OK_RESPONSE);
+
+  const auto frame = [](std::size_t bytes) { return static_cast<std::uint32_t>(kEthernetHeaderBytes + kHeaderBytes + bytes); };
+  const Cycle at_owner = send(src, h.dst, frame(payload.size()), entry + ep.egress, now);
+  const Cycle served = memories_[h.dst].book(at_owner, h.bytes, now) + 1 + ep.memory;
+  const Cycle done = send(h.dst, src, frame(data.size()), served + ep.egress, now);
+  return done * params_.period;
+}
+
+}  // namespace xy::olink

@@ -140,7 +140,7 @@ struct OlinkEndpoint::Nic : Core {
     started.erase(h.txn);
     const sc_time in = to_sc_time(clock().time_of(now()) - sim_now());  // the clock may run ahead
     if (pend.blocking) pend.done->notify(in);
-    else shell.responses_.notify(t, tlm::BEGIN_RESP, in);
+    else shell.responses_.push(t, clock().time_of(now()));
   }
 
   std::uint32_t gpu;
@@ -164,7 +164,7 @@ struct OlinkEndpoint::Nic : Core {
 OlinkEndpoint::OlinkEndpoint(const sc_core::sc_module_name& name, std::uint32_t gpu, const EndpointParams& params,
                              Clock& clock, Channel<Packet*>& to_fabric, Channel<Packet*>& from_fabric, PacketPool& pool,
                              Stats& stats)
-    : sc_core::sc_module(name), socket("socket"), responses_(this, &OlinkEndpoint::respond), params_(params) {
+    : sc_core::sc_module(name), socket("socket"), responses_("responses", socket), params_(params) {
   nic_ = std::make_unique<Nic>(this->name(), gpu, params, clock, to_fabric, from_fabric, pool, stats, *this);
   socket.register_b_transport(this, &OlinkEndpoint::b_transport);
   socket.register_nb_transport_fw(this, &OlinkEndpoint::nb_transport_fw);
@@ -210,12 +210,6 @@ tlm::tlm_sync_enum OlinkEndpoint::nb_transport_fw(tlm::tlm_generic_payload& tran
   nic_->submit(trans, false, nullptr, sim_now() + from_sc_time(delay));
   phase = tlm::END_REQ;
   return tlm::TLM_UPDATED;
-}
-
-void OlinkEndpoint::respond(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase) {
-  tlm::tlm_phase p = phase;
-  sc_time zero = sc_core::SC_ZERO_TIME;
-  socket->nb_transport_bw(trans, p, zero);  // END_RESP may follow on the forward path
 }
 
 }  // namespace xy::olink

@@ -27,11 +27,11 @@
 
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/peq_with_cb_and_phase.h>
 #include <tlm_utils/simple_target_socket.h>
 
 #include "tlm/olink/memory.hpp"
 #include "tlm/olink/olink.hpp"
+#include "tlm/olink/response_queue.hpp"
 #include "xingyun/channel.hpp"
 #include "xingyun/packet.hpp"
 #include "xingyun/stats.hpp"
@@ -69,9 +69,8 @@ class OlinkEndpoint : public sc_core::sc_module {
   struct Nic;
   void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase, sc_core::sc_time& delay);
-  void respond(tlm::tlm_generic_payload& trans, const tlm::tlm_phase& phase);
   std::unique_ptr<Nic> nic_;
-  tlm_utils::peq_with_cb_and_phase<OlinkEndpoint> responses_;
+  ResponseQueue<tlm_utils::simple_target_socket<OlinkEndpoint>> responses_;
   EndpointParams params_;
 };
 

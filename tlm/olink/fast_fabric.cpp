@@ -1,13 +1,11 @@
 #include "tlm/olink/fast_fabric.hpp"
 
 #include <algorithm>
-#include <functional>
-#include <queue>
-#include <tuple>
 
 #include <fmt/format.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "tlm/olink/response_queue.hpp"
 #include "xingyun/clock_domain.hpp"
 
 namespace xy::olink {
@@ -35,25 +33,17 @@ Cycle Calendar::book(Cycle ready, std::uint64_t bytes, Cycle now) {
   }
 }
 
-// One GPU's socket. Responses wait in a heap (the TLM utilities' event queue inserts in linear
-// time, too slow for thousands in flight); one event wakes the port at the earliest.
+// One GPU's socket.
 struct FastFabric::Port : sc_core::sc_module {
   tlm_utils::simple_target_socket<Port> socket;
+  ResponseQueue<tlm_utils::simple_target_socket<Port>> responses;
   FastFabric& fabric;
   std::uint32_t gpu;
-  using Due = std::tuple<Time, std::uint64_t, tlm::tlm_generic_payload*>;  // when, order of issue, what
-  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> due;
-  std::uint64_t issued = 0;
-  sc_core::sc_event wake;
 
-  SC_HAS_PROCESS(Port);
   Port(const sc_core::sc_module_name& name, FastFabric& f, std::uint32_t g)
-      : sc_core::sc_module(name), socket("socket"), fabric(f), gpu(g) {
+      : sc_core::sc_module(name), socket("socket"), responses("responses", socket), fabric(f), gpu(g) {
     socket.register_b_transport(this, &Port::b_transport);
     socket.register_nb_transport_fw(this, &Port::nb_transport_fw);
-    SC_METHOD(respond);
-    sensitive << wake;
-    dont_initialize();
   }
   void b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) {
     sc_core::wait(delay);
@@ -68,20 +58,9 @@ struct FastFabric::Port : sc_core::sc_module {
       phase = tlm::BEGIN_RESP;
       return tlm::TLM_UPDATED;
     }
-    due.emplace(fabric.carry(gpu, trans, sim_now() + from_sc_time(delay)), issued++, &trans);
-    wake.notify(to_sc_time(std::get<0>(due.top()) - sim_now()));  // keeps the earlier of two
+    responses.push(trans, fabric.carry(gpu, trans, sim_now() + from_sc_time(delay)));
     phase = tlm::END_REQ;
     return tlm::TLM_UPDATED;
-  }
-  void respond() {
-    while (!due.empty() && std::get<0>(due.top()) <= sim_now()) {
-      tlm::tlm_generic_payload& trans = *std::get<2>(due.top());
-      due.pop();
-      tlm::tlm_phase phase = tlm::BEGIN_RESP;
-      sc_time zero = sc_core::SC_ZERO_TIME;
-      socket->nb_transport_bw(trans, phase, zero);  // END_RESP may follow on the forward path
-    }
-    if (!due.empty()) wake.notify(to_sc_time(std::get<0>(due.top()) - sim_now()));
   }
 };
 

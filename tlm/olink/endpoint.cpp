@@ -39,27 +39,8 @@ struct OlinkEndpoint::Nic : Core {
     table[id] = {&trans, blocking, done};
     started[id] = at;
     Header h;
-    h.src = static_cast<std::uint16_t>(gpu);
-    h.dst = static_cast<std::uint16_t>(gpu_of(trans.get_address()));
-    h.address = trans.get_address() & kOffsetMask;
-    h.txn = id;
-    h.bytes = static_cast<std::uint16_t>(trans.get_data_length());
     std::vector<std::uint8_t> data;
-    if (auto* atomic = trans.get_extension<AtomicExtension>()) {
-      h.op = atomic->kind == AtomicExtension::kFetchAdd ? Op::kFetchAdd : Op::kCompareSwap;
-      h.operand = atomic->operand;
-      h.compare = atomic->compare;
-    } else if (trans.is_write()) {
-      h.op = Op::kStore;
-      data.assign(trans.get_data_ptr(), trans.get_data_ptr() + trans.get_data_length());
-      if (trans.get_byte_enable_ptr()) {
-        h.status = Header::kByteEnables;
-        for (unsigned i = 0; i < trans.get_data_length(); ++i)
-          data.push_back(trans.get_byte_enable_ptr()[i % trans.get_byte_enable_length()]);
-      }
-    } else {
-      h.op = Op::kLoad;
-    }
+    to_request(trans, static_cast<std::uint16_t>(gpu), id, h, data);
     outbox.push_back({at + params.egress, encode(h, data.data(), static_cast<std::uint32_t>(data.size()))});
     requests.add();
     wake_at(at);

@@ -98,27 +98,8 @@ Time FastFabric::carry(std::uint32_t src, tlm::tlm_generic_payload& trans, Time 
   const Cycle entry = issued / params_.period + 1;
   // The request's payload, as the cycle-level endpoint would encode it; the owner's memory runs it now.
   Header h;
-  h.src = static_cast<std::uint16_t>(src);
-  h.dst = static_cast<std::uint16_t>(gpu_of(trans.get_address()));
-  h.address = trans.get_address() & kOffsetMask;
-  h.txn = next_txn_++;
-  h.bytes = static_cast<std::uint16_t>(trans.get_data_length());
   std::vector<std::uint8_t> payload;
-  if (auto* atomic = trans.get_extension<AtomicExtension>()) {
-    h.op = atomic->kind == AtomicExtension::kFetchAdd ? Op::kFetchAdd : Op::kCompareSwap;
-    h.operand = atomic->operand;
-    h.compare = atomic->compare;
-  } else if (trans.is_write()) {
-    h.op = Op::kStore;
-    payload.assign(trans.get_data_ptr(), trans.get_data_ptr() + trans.get_data_length());
-    if (trans.get_byte_enable_ptr()) {
-      h.status = Header::kByteEnables;
-      for (unsigned i = 0; i < trans.get_data_length(); ++i)
-        payload.push_back(trans.get_byte_enable_ptr()[i % trans.get_byte_enable_length()]);
-    }
-  } else {
-    h.op = Op::kLoad;
-  }
+  to_request(trans, static_cast<std::uint16_t>(src), next_txn_++, h, payload);
   std::vector<std::uint8_t> data;
   memory_[h.dst].serve(h, payload.data(), data);
   if (trans.is_read() || trans.get_extension<AtomicExtension>())

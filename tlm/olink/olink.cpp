@@ -20,6 +20,32 @@ T get(const std::uint8_t* at) {
 
 }  // namespace
 
+void to_request(const tlm::tlm_generic_payload& trans, std::uint16_t src, std::uint32_t txn, Header& h,
+                std::vector<std::uint8_t>& payload) {
+  h = Header{};
+  h.src = src;
+  h.dst = static_cast<std::uint16_t>(gpu_of(trans.get_address()));
+  h.address = trans.get_address() & kOffsetMask;
+  h.txn = txn;
+  h.bytes = static_cast<std::uint16_t>(trans.get_data_length());
+  payload.clear();
+  if (auto* atomic = trans.get_extension<AtomicExtension>()) {
+    h.op = atomic->kind == AtomicExtension::kFetchAdd ? Op::kFetchAdd : Op::kCompareSwap;
+    h.operand = atomic->operand;
+    h.compare = atomic->compare;
+  } else if (trans.is_write()) {
+    h.op = Op::kStore;
+    payload.assign(trans.get_data_ptr(), trans.get_data_ptr() + trans.get_data_length());
+    if (trans.get_byte_enable_ptr()) {
+      h.status = Header::kByteEnables;
+      for (unsigned i = 0; i < trans.get_data_length(); ++i)
+        payload.push_back(trans.get_byte_enable_ptr()[i % trans.get_byte_enable_length()]);
+    }
+  } else {
+    h.op = Op::kLoad;
+  }
+}
+
 std::vector<std::uint8_t> encode(const Header& h, const std::uint8_t* data, std::uint32_t data_bytes) {
   std::vector<std::uint8_t> f(kEthernetHeaderBytes + kHeaderBytes + data_bytes, 0);
   // Locally administered MACs that name the GPUs.

@@ -53,6 +53,11 @@ struct Header {
   static constexpr std::uint8_t kByteEnables = 1;
 };
 
+// A GPU's transaction as a request: fills `h` (op, addresses, length, atomic operands, flags)
+// and `payload` (a Store's data, then its byte enables if it has any).
+void to_request(const tlm::tlm_generic_payload& trans, std::uint16_t src, std::uint32_t txn, Header& h,
+                std::vector<std::uint8_t>& payload);
+
 // A whole frame (Ethernet header, OLink header, data), without the FCS.
 std::vector<std::uint8_t> encode(const Header& h, const std::uint8_t* data, std::uint32_t data_bytes);
 // Decodes a frame; nullopt if it is too short or not an OLink frame.

@@ -136,7 +136,6 @@ struct OlinkEndpoint::Nic : Core {
   std::deque<Timed> outbox, inbox, memory_out;
   std::uint64_t line_bytes = 0;  // line position, in bytes since cycle 0
   Cycle memory_free = 0;
-  static constexpr std::uint32_t kPreambleGapBytes = 8 + 12;
   Memory memory;
   Counter &requests, &served;
   LatencyHistogram& latency;

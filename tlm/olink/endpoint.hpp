@@ -19,7 +19,6 @@
 #pragma once
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>

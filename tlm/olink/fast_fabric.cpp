@@ -84,8 +84,9 @@ Cycle FastFabric::send(std::uint32_t src, std::uint32_t dst, std::uint32_t frame
   const auto& ep = params_.endpoint;
   const std::uint32_t on_line = frame_bytes + kFcsBytes;
   const Cycle serialise = (on_line + ep.width - 1) / ep.width;
-  // The line carries frame, FCS, preamble and gap; the frame's head leaves `serialise` before its end.
-  const Cycle head = lines_[src].book(ready, on_line + 20, now) + 1 - (on_line + 20 + ep.width - 1) / ep.width;
+  // The line carries frame, FCS, preamble and gap; the head leaves as many cycles before the end.
+  const std::uint32_t slot = on_line + kPreambleGapBytes;
+  const Cycle head = lines_[src].book(ready, slot, now) + 1 - (slot + ep.width - 1) / ep.width;
   const Cycle beats = (on_line + params_.switch_width - 1) / params_.switch_width;
   const Cycle out_head =
       outputs_[dst].book(head + params_.link + params_.switch_core, beats * params_.switch_width, now) + 1 - beats;

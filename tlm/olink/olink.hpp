@@ -20,6 +20,7 @@ namespace xy::olink {
 inline constexpr int kGpuShift = 40;
 inline constexpr std::uint64_t kOffsetMask = (std::uint64_t{1} << kGpuShift) - 1;
 inline constexpr std::uint32_t kEthernetHeaderBytes = 14, kHeaderBytes = 40, kFcsBytes = 4;
+inline constexpr std::uint32_t kPreambleGapBytes = 8 + 12;  // on the line between frames
 
 inline std::uint64_t uva(std::uint32_t gpu, std::uint64_t offset) {
   return (static_cast<std::uint64_t>(gpu) << kGpuShift) | offset;

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include <systemc>
@@ -10,6 +11,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "tlm/olink/olink.hpp"
+#include "xingyun/rng.hpp"
 
 namespace xy::olink {
 
@@ -77,19 +79,34 @@ class GpuInitiator : public sc_core::sc_module {
 
 namespace xy::olink {
 
-// A GPU streaming Stores over the AT base protocol with up to `outstanding` in flight: `count`
-// stores of `bytes`, destinations round robin over the other GPUs (an MoE all-to-all's
-// pattern), offsets advancing; it starts when `go` fires, if given. Measures the bytes it moved
-// and when the first started and the last completed.
+// Where a GPU's Stores go: round robin over the other GPUs (an MoE all-to-all), to a seeded
+// random other GPU each time (collisions and incast), or all to the next GPU on a ring (a TP
+// all-gather or reduce-scatter step: each GPU passes its slice to its neighbour).
+enum class Pattern { kAllToAll, kRandom, kRing };
+inline const std::vector<std::string> kPatternNames = {"alltoall", "random", "ring"};
+
+struct StreamSpec {
+  std::uint32_t gpus = 2;
+  std::uint32_t bytes = 256;        // per Store
+  std::uint32_t count = 1;          // Stores
+  std::uint32_t outstanding = 4096; // in flight at most
+  Pattern pattern = Pattern::kAllToAll;
+  std::uint64_t seed = 1;           // the random pattern's
+};
+
+// A GPU streaming Stores over the AT base protocol, offsets advancing in its own 16 MiB region
+// of each target (one of 64 in the default 1 GiB); it starts when `go` fires, if given. Measures the bytes it moved and when the
+// first started and the last completed.
 class StoreStreamer : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<StoreStreamer> socket;
   SC_HAS_PROCESS(StoreStreamer);
-  StoreStreamer(const sc_core::sc_module_name& name, std::uint32_t gpu, std::uint32_t gpus, std::uint32_t bytes,
-                std::uint32_t count, std::uint32_t outstanding, const sc_core::sc_event* go = nullptr)
-      : sc_core::sc_module(name), socket("socket"), gpu_(gpu), gpus_(gpus), bytes_(bytes), count_(count),
-        outstanding_(outstanding), slots_(outstanding), data_(bytes, static_cast<std::uint8_t>(gpu)), go_(go) {
-    for (std::uint32_t s = 0; s < outstanding; ++s) free_.push_back(s);
+  StoreStreamer(const sc_core::sc_module_name& name, std::uint32_t gpu, const StreamSpec& spec,
+                const sc_core::sc_event* go = nullptr)
+      : sc_core::sc_module(name), socket("socket"), gpu_(gpu), gpus_(spec.gpus), bytes_(spec.bytes),
+        count_(spec.count), pattern_(spec.pattern), rng_(spec.seed, this->name()), slots_(spec.outstanding),
+        data_(spec.bytes, static_cast<std::uint8_t>(gpu)), go_(go) {
+    for (std::uint32_t s = 0; s < spec.outstanding; ++s) free_.push_back(s);
     socket.register_nb_transport_bw(this, &StoreStreamer::nb_transport_bw);
     SC_THREAD(run);
   }
@@ -107,9 +124,12 @@ class StoreStreamer : public sc_core::sc_module {
       while (free_.empty()) sc_core::wait(freed_);
       tlm::tlm_generic_payload& t = slots_[free_.back()];  // responses come back in any order
       free_.pop_back();
-      std::uint32_t dst = (gpu_ + 1 + i % (gpus_ - 1)) % gpus_;
+      const std::uint32_t hop = pattern_ == Pattern::kAllToAll ? 1 + i % (gpus_ - 1)
+                                : pattern_ == Pattern::kRandom  ? 1 + static_cast<std::uint32_t>(rng_.below(gpus_ - 1))
+                                                                : 1;
+      const std::uint64_t region = std::uint64_t{1} << 24;
       t.set_command(tlm::TLM_WRITE_COMMAND);
-      t.set_address(uva(dst, (static_cast<std::uint64_t>(gpu_) << 24) + static_cast<std::uint64_t>(i / (gpus_ - 1)) * bytes_));
+      t.set_address(uva((gpu_ + hop) % gpus_, gpu_ % 64 * region + std::uint64_t{i} * bytes_ % region));
       t.set_data_ptr(data_.data());
       t.set_data_length(bytes_);
       t.set_streaming_width(bytes_);
@@ -134,7 +154,9 @@ class StoreStreamer : public sc_core::sc_module {
     finished_ = sc_core::sc_time_stamp();
     freed_.notify(sc_core::SC_ZERO_TIME);
   }
-  std::uint32_t gpu_, gpus_, bytes_, count_, outstanding_;
+  std::uint32_t gpu_, gpus_, bytes_, count_;
+  Pattern pattern_;
+  Rng rng_;
   std::vector<tlm::tlm_generic_payload> slots_;
   std::vector<std::uint32_t> free_;  // indices of slots not in flight
   std::vector<std::uint8_t> data_;

@@ -244,7 +244,8 @@ class OlinkLatency : public Testbench {
 
 
 // olink-alltoall (claim C11): every GPU streams Stores to every other (an MoE all-to-all) with
-// many in flight, on each fabric side by side; bandwidth per GPU.
+// many in flight, on each fabric side by side; bandwidth per GPU. `alltoall.pattern` swaps the
+// destinations for seeded random ones or a ring (a TP all-gather step).
 class OlinkAlltoall : public Testbench {
  public:
   explicit OlinkAlltoall(RunContext& ctx) {
@@ -253,16 +254,23 @@ class OlinkAlltoall : public Testbench {
     const auto bytes = static_cast<std::uint32_t>(c.integer("alltoall.bytes", 256, "bytes", 8, 256, "bytes per store"));
     const auto per_gpu = static_cast<std::uint64_t>(c.integer("alltoall.bytes_per_gpu", 1048576, "bytes", 256, 1ll << 34,
                                                                "what each GPU sends, spread evenly over the others"));
-    const auto outstanding = static_cast<std::uint32_t>(c.integer("alltoall.outstanding", 4096, "stores", 1, 65536,
-                                                                  "stores a GPU keeps in flight"));
+    olink::StreamSpec spec;
+    spec.gpus = static_cast<std::uint32_t>(gpus);
+    spec.bytes = bytes;
+    spec.count = static_cast<std::uint32_t>(per_gpu / bytes);
+    spec.outstanding = static_cast<std::uint32_t>(c.integer("alltoall.outstanding", 4096, "stores", 1, 65536,
+                                                            "stores a GPU keeps in flight"));
+    const std::string pattern = c.choice("alltoall.pattern", "alltoall", olink::kPatternNames,
+                                         "destinations: round robin over the others, random, or the next on a ring");
+    spec.pattern = static_cast<olink::Pattern>(std::find(olink::kPatternNames.begin(), olink::kPatternNames.end(), pattern) -
+                                               olink::kPatternNames.begin());
+    spec.seed = ctx.seed;
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
-    const auto count = static_cast<std::uint32_t>(per_gpu / bytes);
     for (const Preset& pr : kPresets) {
       Run run;
       run.fabric = make_fabric(pr, gpus, base, pool_, ctx);
       for (int g = 0; g < gpus; ++g) {
-        run.gpus.push_back(std::make_unique<olink::StoreStreamer>(fmt::format("{}_stream{}", pr.name, g).c_str(), g, gpus,
-                                                                  bytes, count, outstanding));
+        run.gpus.push_back(std::make_unique<olink::StoreStreamer>(fmt::format("{}_stream{}", pr.name, g).c_str(), g, spec));
         run.gpus.back()->socket.bind(run.fabric->endpoints[g]->socket);
       }
       runs_.push_back(std::move(run));
@@ -306,7 +314,7 @@ class OlinkAlltoall : public Testbench {
   std::string report() const override {
     const nlohmann::json s = summary();
     std::string out = fmt::format("  {:<14} {:>6} {:>14} {:>16} {:>14}\n", "fabric", "GPUs", "GPU link GB/s",
-                                  "all-to-all GB/s", "slowest GB/s");
+                                  "GB/s per GPU", "slowest GB/s");
     for (const auto& r : runs_) {
       const auto& x = s[r.fabric->name];
       out += fmt::format("  {:<14} {:>6} {:>14.1f} {:>16.1f} {:>14.1f}\n", r.fabric->name, x["gpus"].get<int>(),
@@ -376,13 +384,15 @@ class OlinkFast : public Testbench {
     // The fast model has nothing bound to GPU 1's socket but its memory; a target socket must be bound.
     fast_idle_ = std::make_unique<GpuInitiator>("fast_gpu1", std::vector<Access>{}, sc_core::SC_ZERO_TIME);
     fast_idle_->socket.bind(fast_latency_->socket(1));
-    const auto count = static_cast<std::uint32_t>(per_gpu / 256);
+    olink::StreamSpec spec;
+    spec.gpus = static_cast<std::uint32_t>(gpus);
+    spec.count = static_cast<std::uint32_t>(per_gpu / spec.bytes);
     for (int g = 0; g < gpus; ++g) {
-      models_[0].streams.push_back(std::make_unique<olink::StoreStreamer>(fmt::format("fast_stream{}", g).c_str(), g,
-                                                                         gpus, 256, count, 4096, &go_fast_streams_));
+      models_[0].streams.push_back(std::make_unique<olink::StoreStreamer>(fmt::format("fast_stream{}", g).c_str(), g, spec,
+                                                                         &go_fast_streams_));
       models_[0].streams.back()->socket.bind(fast_alltoall_->socket(g));
-      models_[1].streams.push_back(std::make_unique<olink::StoreStreamer>(fmt::format("cycle_stream{}", g).c_str(), g,
-                                                                          gpus, 256, count, 4096, &go_cycle_streams_));
+      models_[1].streams.push_back(std::make_unique<olink::StoreStreamer>(fmt::format("cycle_stream{}", g).c_str(), g, spec,
+                                                                          &go_cycle_streams_));
       models_[1].streams.back()->socket.bind(cycle_alltoall_->endpoints[g]->socket);
     }
     stopwatch_ = std::make_unique<Stopwatch>("stopwatch", *this);

@@ -208,3 +208,20 @@ TEST(OlinkFast, AgreesWithTheCycleLevelFabricWithinFivePercentInSteadyState) {
 
 }  // namespace
 }  // namespace xy
+
+namespace xy {
+namespace {
+
+TEST(OlinkAlltoall, RandomDestinationsCollideSoGpusGetUnequalShares) {
+  // Round robin gives every GPU the same share (slowest = mean, in olink-alltoall's own runs);
+  // seeded random destinations pile up at some outputs.
+  const RunResult r = testing::run_quiet("olink-alltoall", {"alltoall.bytes_per_gpu=262144", "alltoall.pattern=random"});
+  ASSERT_EQ(r.failure, "");  // every store acknowledged OK
+  for (const char* f : {"olink-rs544", "nvlink-class"}) {
+    const auto& x = r.results["summary"][f];
+    EXPECT_LT(x["slowest_gpu_GBps"].get<double>(), 0.998 * x["bandwidth_per_gpu_GBps"].get<double>()) << f;
+  }
+}
+
+}  // namespace
+}  // namespace xy

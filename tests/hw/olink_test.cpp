@@ -1,6 +1,7 @@
 // OLink endpoints on a switch: TLM-2.0 rules, atomics, errors. One simulation per process.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <set>
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include "tb/olink/gpu.hpp"
 #include "tests/hw/run_quiet.hpp"
 #include "tlm/olink/endpoint.hpp"
+#include "tlm/olink/fast_fabric.hpp"
 #include "xingyun/clock_domain.hpp"
 
 namespace xy::olink {
@@ -50,14 +52,16 @@ struct System {
   }
 };
 
-TEST(OlinkAtomics, FetchAddsFromEveryGpuSumExactlyAndReturnUniqueOldValues) {
+// kGpus GPUs each fetch-add 1 to one word kEach times: the word ends at kGpus·kEach and every
+// old value 0 … kGpus·kEach−1 comes back exactly once.
+void expect_atomic_fetch_adds(const std::function<tlm::tlm_target_socket<>&(int)>& socket_of,
+                              const std::function<std::uint64_t()>& final_value) {
   constexpr int kGpus = 4, kEach = 50;
-  System sys(kGpus);
   std::vector<std::unique_ptr<GpuInitiator>> gpus;
   for (int g = 0; g < kGpus; ++g) {
     std::vector<Access> program(kEach, Access{Access::kFetchAdd, uva(0, 4096), 8, 1});
     gpus.push_back(std::make_unique<GpuInitiator>(("init" + std::to_string(g)).c_str(), program, sc_core::SC_ZERO_TIME));
-    gpus.back()->socket.bind(sys.endpoints[g]->socket);
+    gpus.back()->socket.bind(socket_of(g));
   }
   sc_core::sc_start(to_sc_time(kMs));
   std::set<std::uint64_t> olds;
@@ -68,11 +72,32 @@ TEST(OlinkAtomics, FetchAddsFromEveryGpuSumExactlyAndReturnUniqueOldValues) {
       olds.insert(r.value);
     }
   }
-  std::uint64_t final_value = 0;
-  sys.endpoints[0]->peek(4096, reinterpret_cast<std::uint8_t*>(&final_value), 8);
-  EXPECT_EQ(final_value, static_cast<std::uint64_t>(kGpus * kEach));
-  EXPECT_EQ(olds.size(), static_cast<std::size_t>(kGpus * kEach));  // 0 .. N*K-1, each once
+  EXPECT_EQ(final_value(), static_cast<std::uint64_t>(kGpus * kEach));
+  EXPECT_EQ(olds.size(), static_cast<std::size_t>(kGpus * kEach));
   EXPECT_EQ(*olds.rbegin(), static_cast<std::uint64_t>(kGpus * kEach - 1));
+}
+
+TEST(OlinkAtomics, FetchAddsFromEveryGpuSumExactlyAndReturnUniqueOldValues) {
+  System sys(4);
+  expect_atomic_fetch_adds([&](int g) -> tlm::tlm_target_socket<>& { return sys.endpoints[g]->socket; },
+                           [&] {
+                             std::uint64_t v = 0;
+                             sys.endpoints[0]->peek(4096, reinterpret_cast<std::uint8_t*>(&v), 8);
+                             return v;
+                           });
+}
+
+TEST(OlinkFastFabric, FetchAddsFromEveryGpuSumExactlyAndReturnUniqueOldValues) {
+  FastParams p;
+  p.period = kNs;
+  p.endpoint.gpus = 4;
+  FastFabric fabric("fast", p);
+  expect_atomic_fetch_adds([&](int g) -> tlm::tlm_target_socket<>& { return fabric.socket(g); },
+                           [&] {
+                             std::uint64_t v = 0;
+                             fabric.memory(0).read(4096, reinterpret_cast<std::uint8_t*>(&v), 8);
+                             return v;
+                           });
 }
 
 // An AT initiator: BEGIN_REQ on the forward path, BEGIN_RESP back on the backward path.

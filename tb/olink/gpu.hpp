@@ -2,7 +2,9 @@
 // blocking (b_transport) one at a time, and records each one's latency and result.
 #pragma once
 #include <cstdint>
+#include <algorithm>
 #include <functional>
+#include <queue>
 #include <string>
 #include <vector>
 
@@ -63,6 +65,8 @@ class GpuInitiator : public sc_core::sc_module {
       sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
       const sc_core::sc_time begin = sc_core::sc_time_stamp();
       socket->b_transport(t, delay);
+      if (delay != sc_core::SC_ZERO_TIME) sc_core::wait(delay);  // a loosely timed target annotates instead of waiting
+      delay = sc_core::SC_ZERO_TIME;
       std::uint64_t value = 0;
       std::memcpy(&value, buffer.data(), std::min<std::uint32_t>(8, a.bytes));
       results_.push_back({sc_core::sc_time_stamp() + delay - begin, t.get_response_status(), value});
@@ -92,6 +96,9 @@ struct StreamSpec {
   std::uint32_t outstanding = 4096; // in flight at most
   Pattern pattern = Pattern::kAllToAll;
   std::uint64_t seed = 1;           // the random pattern's
+  // b_transport with temporal decoupling instead of the AT protocol: for a target that answers
+  // with the completion as annotated delay rather than waiting (FastFabric).
+  bool loosely_timed = false;
 };
 
 // A GPU streaming Stores over the AT base protocol, offsets advancing in its own 16 MiB region
@@ -105,7 +112,8 @@ class StoreStreamer : public sc_core::sc_module {
                 const sc_core::sc_event* go = nullptr)
       : sc_core::sc_module(name), socket("socket"), gpu_(gpu), gpus_(spec.gpus), bytes_(spec.bytes),
         count_(spec.count), pattern_(spec.pattern), rng_(spec.seed, this->name()), slots_(spec.outstanding),
-        data_(spec.bytes, static_cast<std::uint8_t>(gpu)), go_(go) {
+        data_(spec.bytes, static_cast<std::uint8_t>(gpu)), go_(go), loosely_timed_(spec.loosely_timed),
+        sent_to_(spec.gpus) {
     for (std::uint32_t s = 0; s < spec.outstanding; ++s) free_.push_back(s);
     socket.register_nb_transport_bw(this, &StoreStreamer::nb_transport_bw);
     SC_THREAD(run);
@@ -120,26 +128,59 @@ class StoreStreamer : public sc_core::sc_module {
   void run() {
     if (go_) sc_core::wait(*go_);
     started_ = sc_core::sc_time_stamp();
+    if (loosely_timed_) return run_loosely_timed();
     for (std::uint32_t i = 0; i < count_; ++i) {
       while (free_.empty()) sc_core::wait(freed_);
       tlm::tlm_generic_payload& t = slots_[free_.back()];  // responses come back in any order
       free_.pop_back();
-      const std::uint32_t hop = pattern_ == Pattern::kAllToAll ? 1 + i % (gpus_ - 1)
-                                : pattern_ == Pattern::kRandom  ? 1 + static_cast<std::uint32_t>(rng_.below(gpus_ - 1))
-                                                                : 1;
-      const std::uint64_t region = std::uint64_t{1} << 24;
-      t.set_command(tlm::TLM_WRITE_COMMAND);
-      t.set_address(uva((gpu_ + hop) % gpus_, gpu_ % 64 * region + std::uint64_t{i} * bytes_ % region));
-      t.set_data_ptr(data_.data());
-      t.set_data_length(bytes_);
-      t.set_streaming_width(bytes_);
-      t.set_byte_enable_ptr(nullptr);
-      t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+      prepare(t, i);
       tlm::tlm_phase phase = tlm::BEGIN_REQ;
       sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-      ++in_flight_;
       if (socket->nb_transport_fw(t, phase, delay) == tlm::TLM_UPDATED && phase == tlm::BEGIN_RESP) finish(t);
     }
+  }
+  // Each b_transport returns at once with the completion as its annotated delay; the GPU runs
+  // ahead of SystemC's time by up to a quantum, with at most `outstanding` Stores in flight.
+  void run_loosely_timed() {
+    const sc_core::sc_time quantum(1, sc_core::SC_US);
+    std::priority_queue<sc_core::sc_time, std::vector<sc_core::sc_time>, std::greater<>> in_flight;
+    sc_core::sc_time local = sc_core::SC_ZERO_TIME;  // ahead of sc_time_stamp()
+    const auto retire = [&] {
+      const sc_core::sc_time done = in_flight.top();
+      in_flight.pop();
+      ++completed_;
+      finished_ = std::max(finished_, done);
+      return done;
+    };
+    tlm::tlm_generic_payload& t = slots_[0];
+    for (std::uint32_t i = 0; i < count_; ++i) {
+      if (in_flight.size() == slots_.size()) local = std::max(local, retire() - sc_core::sc_time_stamp());
+      prepare(t, i);
+      sc_core::sc_time delay = local;
+      socket->b_transport(t, delay);
+      if (t.get_response_status() != tlm::TLM_OK_RESPONSE) ++errors_;
+      in_flight.push(sc_core::sc_time_stamp() + delay);
+      if (local >= quantum) {
+        sc_core::wait(local);
+        local = sc_core::SC_ZERO_TIME;
+      }
+    }
+    while (!in_flight.empty()) retire();
+    if (finished_ > sc_core::sc_time_stamp()) sc_core::wait(finished_ - sc_core::sc_time_stamp());
+  }
+  void prepare(tlm::tlm_generic_payload& t, std::uint32_t i) {
+    const std::uint32_t hop = pattern_ == Pattern::kAllToAll ? 1 + i % (gpus_ - 1)
+                              : pattern_ == Pattern::kRandom  ? 1 + static_cast<std::uint32_t>(rng_.below(gpus_ - 1))
+                                                              : 1;
+    const std::uint32_t dst = (gpu_ + hop) % gpus_;
+    const std::uint64_t region = std::uint64_t{1} << 24;
+    t.set_command(tlm::TLM_WRITE_COMMAND);
+    t.set_address(uva(dst, gpu_ % 64 * region + std::uint64_t{sent_to_[dst]++} * bytes_ % region));
+    t.set_data_ptr(data_.data());
+    t.set_data_length(bytes_);
+    t.set_streaming_width(bytes_);
+    t.set_byte_enable_ptr(nullptr);
+    t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   }
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& t, tlm::tlm_phase& phase, sc_core::sc_time&) {
     if (phase == tlm::BEGIN_RESP) finish(t);
@@ -149,7 +190,6 @@ class StoreStreamer : public sc_core::sc_module {
   void finish(tlm::tlm_generic_payload& t) {
     if (t.get_response_status() != tlm::TLM_OK_RESPONSE) ++errors_;
     free_.push_back(static_cast<std::uint32_t>(&t - slots_.data()));
-    --in_flight_;
     ++completed_;
     finished_ = sc_core::sc_time_stamp();
     freed_.notify(sc_core::SC_ZERO_TIME);
@@ -161,7 +201,9 @@ class StoreStreamer : public sc_core::sc_module {
   std::vector<std::uint32_t> free_;  // indices of slots not in flight
   std::vector<std::uint8_t> data_;
   const sc_core::sc_event* go_;
-  std::uint32_t in_flight_ = 0, completed_ = 0, errors_ = 0;
+  bool loosely_timed_;
+  std::vector<std::uint32_t> sent_to_;  // Stores per destination, for the next offset
+  std::uint32_t completed_ = 0, errors_ = 0;
   sc_core::sc_event freed_;
   sc_core::sc_time started_, finished_;
 };

@@ -387,8 +387,10 @@ class OlinkFast : public Testbench {
     olink::StreamSpec spec;
     spec.gpus = static_cast<std::uint32_t>(gpus);
     spec.count = static_cast<std::uint32_t>(per_gpu / spec.bytes);
+    olink::StreamSpec fast_spec = spec;  // the cycle-level GPUs use the AT protocol
+    fast_spec.loosely_timed = true;
     for (int g = 0; g < gpus; ++g) {
-      models_[0].streams.push_back(std::make_unique<olink::StoreStreamer>(fmt::format("fast_stream{}", g).c_str(), g, spec,
+      models_[0].streams.push_back(std::make_unique<olink::StoreStreamer>(fmt::format("fast_stream{}", g).c_str(), g, fast_spec,
                                                                          &go_fast_streams_));
       models_[0].streams.back()->socket.bind(fast_alltoall_->socket(g));
       models_[1].streams.push_back(std::make_unique<olink::StoreStreamer>(fmt::format("cycle_stream{}", g).c_str(), g, spec,

@@ -13,15 +13,17 @@ namespace xy::olink {
 using sc_core::sc_time;
 
 Cycle Calendar::book(Cycle ready, std::uint64_t bytes, Cycle now) {
-  while (!used_.empty() && used_.begin()->first < now / kBucket) used_.erase(used_.begin());
+  for (; first_ < now / kBucket && !used_.empty(); ++first_) used_.pop_front();
+  if (used_.empty()) first_ = std::max(first_, now / kBucket);
   // Fluid within a bucket: a booking takes the bucket's free bytes wherever they are, and ends
   // no earlier than its own serialisation from `ready` allows.
   const std::uint64_t capacity = kBucket * rate_;
   const Cycle own_end = ready + (bytes + rate_ - 1) / rate_ - 1;
-  Cycle bucket = ready / kBucket;
+  Cycle bucket = std::max(ready / kBucket, first_);
   if (bucket >= full_from_ && bucket < full_until_) bucket = full_until_;  // skip a known full run
   for (;; ++bucket) {
-    std::uint64_t& used = used_[bucket];
+    if (bucket - first_ >= used_.size()) used_.resize(bucket - first_ + 1, 0);
+    std::uint64_t& used = used_[bucket - first_];
     const std::uint64_t take = std::min(bytes, capacity - used);
     used += take;
     bytes -= take;
@@ -45,11 +47,10 @@ struct FastFabric::Port : sc_core::sc_module {
     socket.register_b_transport(this, &Port::b_transport);
     socket.register_nb_transport_fw(this, &Port::nb_transport_fw);
   }
+  // Loosely timed: returns at once, the completion in the annotated delay.
   void b_transport(tlm::tlm_generic_payload& trans, sc_time& delay) {
-    sc_core::wait(delay);
-    delay = sc_core::SC_ZERO_TIME;
     if (!check_request(trans, fabric.params_.endpoint)) return;
-    sc_core::wait(to_sc_time(fabric.carry(gpu, trans, sim_now()) - sim_now()));
+    delay = to_sc_time(fabric.carry(gpu, trans, sim_now() + from_sc_time(delay)) - sim_now());
   }
   tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase& phase, sc_time& delay) {
     if (phase == tlm::END_RESP) return tlm::TLM_COMPLETED;
@@ -99,9 +100,9 @@ Time FastFabric::carry(std::uint32_t src, tlm::tlm_generic_payload& trans, Time 
   const Cycle entry = issued / params_.period + 1;
   // The request's payload, as the cycle-level endpoint would encode it; the owner's memory runs it now.
   Header h;
-  std::vector<std::uint8_t> payload;
+  std::vector<std::uint8_t>& payload = payload_;
+  std::vector<std::uint8_t>& data = data_;
   to_request(trans, static_cast<std::uint16_t>(src), next_txn_++, h, payload);
-  std::vector<std::uint8_t> data;
   memory_[h.dst].serve(h, payload.data(), data);
   if (trans.is_read() || trans.get_extension<AtomicExtension>())
     std::copy(data.begin(), data.begin() + std::min<std::size_t>(data.size(), trans.get_data_length()),

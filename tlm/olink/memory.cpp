@@ -35,11 +35,14 @@ bool Memory::serve(const Header& h, const std::uint8_t* in, std::vector<std::uin
       read(h.address, data.data(), h.bytes);
       return true;
     case Op::kStore: {
-      const bool enables = h.status & Header::kByteEnables;
+      if (!(h.status & Header::kByteEnables)) {
+        write(h.address, in, h.bytes);
+        return true;
+      }
       std::vector<std::uint8_t> merged(h.bytes);
       read(h.address, merged.data(), h.bytes);
       for (unsigned i = 0; i < h.bytes; ++i)
-        if (!enables || in[h.bytes + i] == TLM_BYTE_ENABLED) merged[i] = in[i];
+        if (in[h.bytes + i] == TLM_BYTE_ENABLED) merged[i] = in[i];
       write(h.address, merged.data(), h.bytes);
       return true;
     }

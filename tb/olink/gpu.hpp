@@ -66,10 +66,9 @@ class GpuInitiator : public sc_core::sc_module {
       const sc_core::sc_time begin = sc_core::sc_time_stamp();
       socket->b_transport(t, delay);
       if (delay != sc_core::SC_ZERO_TIME) sc_core::wait(delay);  // a loosely timed target annotates instead of waiting
-      delay = sc_core::SC_ZERO_TIME;
       std::uint64_t value = 0;
       std::memcpy(&value, buffer.data(), std::min<std::uint32_t>(8, a.bytes));
-      results_.push_back({sc_core::sc_time_stamp() + delay - begin, t.get_response_status(), value});
+      results_.push_back({sc_core::sc_time_stamp() - begin, t.get_response_status(), value});
       if (a.kind == Access::kFetchAdd) t.clear_extension(&atomic);
     }
   }
@@ -101,9 +100,9 @@ struct StreamSpec {
   bool loosely_timed = false;
 };
 
-// A GPU streaming Stores over the AT base protocol, offsets advancing in its own 16 MiB region
-// of each target (one of 64 in the default 1 GiB); it starts when `go` fires, if given. Measures the bytes it moved and when the
-// first started and the last completed.
+// A GPU streaming Stores (AT base protocol, or loosely timed), offsets advancing in its own
+// 16 MiB region of each target (one of 64 in the default 1 GiB); it starts when `go` fires, if
+// given. Measures the bytes it moved and when the first started and the last completed.
 class StoreStreamer : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<StoreStreamer> socket;

@@ -457,7 +457,6 @@ class OlinkFast : public Testbench {
     std::vector<std::unique_ptr<olink::StoreStreamer>> streams;
     sc_core::sc_time simulated;  // from the first load to the last store
     double wall_s = 0;
-    bool loads_done() const { return loads->done(); }
     bool done() const {
       if (!loads->done()) return false;
       for (const auto& s : streams)
@@ -488,7 +487,7 @@ class OlinkFast : public Testbench {
         const auto wall = std::chrono::steady_clock::now();
         const sc_core::sc_time begin = sc_core::sc_time_stamp();
         if (i == 1) tb.go_cycle_.notify(sc_core::SC_ZERO_TIME);
-        while (!m.loads_done()) sc_core::wait(poll);
+        while (!m.loads->done()) sc_core::wait(poll);
         (i == 0 ? tb.go_fast_streams_ : tb.go_cycle_streams_).notify(sc_core::SC_ZERO_TIME);
         while (!m.done()) sc_core::wait(poll);
         sc_core::sc_time last = begin;

@@ -46,7 +46,10 @@ class GpuInitiator : public sc_core::sc_module {
   void run() {
     if (go_) sc_core::wait(*go_);
     sc_core::wait(start_);
-    std::vector<std::uint8_t> buffer(4096);
+    std::uint32_t largest = 8;
+    for (const Access& a : program_) largest = std::max(largest, a.bytes);
+    std::vector<std::uint8_t> buffer(largest);  // Stores write a known pattern: byte i = i mod 251
+    for (std::uint32_t i = 0; i < largest; ++i) buffer[i] = static_cast<std::uint8_t>(i % 251);
     for (const Access& a : program_) {
       tlm::tlm_generic_payload t;
       AtomicExtension atomic;

@@ -1,6 +1,7 @@
 // OLink endpoints on a switch: TLM-2.0 rules, atomics, errors. One simulation per process.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <functional>
 #include <set>
 
@@ -75,6 +76,52 @@ void expect_atomic_fetch_adds(const std::function<tlm::tlm_target_socket<>&(int)
   EXPECT_EQ(final_value(), static_cast<std::uint64_t>(kGpus * kEach));
   EXPECT_EQ(olds.size(), static_cast<std::size_t>(kGpus * kEach));
   EXPECT_EQ(*olds.rbegin(), static_cast<std::uint64_t>(kGpus * kEach - 1));
+}
+
+// GPU 0 bulk-writes 64 KiB into GPU 1 (dual mode: 16 Stores of 4 KiB), loads the last 64 bytes
+// back, and tries a write over the bulk limit: data intact, the bulk write takes at least its
+// serialisation on a 64-byte-per-ns line, the oversize write is refused.
+void expect_bulk_write(const std::function<tlm::tlm_target_socket<>&(int)>& socket_of,
+                       const std::function<void(std::uint64_t, std::uint8_t*, std::uint32_t)>& peek) {
+  constexpr std::uint32_t kBulk = 65536;
+  const std::vector<Access> program = {{Access::kStore, uva(1, 8192), kBulk, 0},
+                                       {Access::kLoad, uva(1, 8192 + kBulk - 64), 64, 0},
+                                       {Access::kStore, uva(1, 0), (1u << 20) + 1, 0}};
+  GpuInitiator gpu("bulk", program, sc_core::SC_ZERO_TIME);
+  gpu.socket.bind(socket_of(0));
+  GpuInitiator idle("idle", {}, sc_core::SC_ZERO_TIME);
+  idle.socket.bind(socket_of(1));
+  sc_core::sc_start(to_sc_time(kMs));
+  ASSERT_TRUE(gpu.done());
+  const auto& r = gpu.results();
+  EXPECT_EQ(r[0].status, tlm::TLM_OK_RESPONSE);
+  EXPECT_EQ(r[1].status, tlm::TLM_OK_RESPONSE);
+  EXPECT_EQ(r[2].status, tlm::TLM_GENERIC_ERROR_RESPONSE);
+  const double serialise_ns = 16.0 * (4096 + 58 + 20) / 64;
+  EXPECT_GE(r[0].latency.to_seconds() * 1e9, serialise_ns);
+  EXPECT_LT(r[0].latency.to_seconds() * 1e9, serialise_ns + 2000);
+  std::vector<std::uint8_t> stored(kBulk);
+  peek(8192, stored.data(), kBulk);
+  for (std::uint32_t i = 0; i < kBulk; ++i) ASSERT_EQ(stored[i], i % 251) << "byte " << i;
+  std::uint64_t expected = 0;
+  std::memcpy(&expected, stored.data() + kBulk - 64, 8);
+  EXPECT_EQ(r[1].value, expected);
+}
+
+TEST(OlinkBulk, A64KiBWriteArrivesWholeAndTakesItsSerialisation) {
+  System sys(2);
+  expect_bulk_write([&](int g) -> tlm::tlm_target_socket<>& { return sys.endpoints[g]->socket; },
+                    [&](std::uint64_t o, std::uint8_t* d, std::uint32_t n) { sys.endpoints[1]->peek(o, d, n); });
+}
+
+TEST(OlinkFastFabric, A64KiBBulkWriteArrivesWholeAndTakesItsSerialisation) {
+  FastParams p;
+  p.period = kNs;
+  p.link = 20;
+  p.endpoint.gpus = 2;
+  FastFabric fabric("fast", p);
+  expect_bulk_write([&](int g) -> tlm::tlm_target_socket<>& { return fabric.socket(g); },
+                    [&](std::uint64_t o, std::uint8_t* d, std::uint32_t n) { fabric.memory(1).read(o, d, n); });
 }
 
 TEST(OlinkAtomics, FetchAddsFromEveryGpuSumExactlyAndReturnUniqueOldValues) {

@@ -17,6 +17,8 @@ struct OlinkEndpoint::Nic : Core {
     tlm::tlm_generic_payload* trans;
     bool blocking;
     sc_core::sc_event* done;  // blocking: notified at completion
+    std::uint32_t remaining;  // frames still to be answered (a bulk write sends several)
+    std::uint8_t status;      // the first error among them, or OK
   };
   struct Timed {
     Cycle at;
@@ -35,13 +37,20 @@ struct OlinkEndpoint::Nic : Core {
   // --- from the shell, at SystemC time `t` ---
   void submit(tlm::tlm_generic_payload& trans, bool blocking, sc_core::sc_event* done, Time t) {
     const Cycle at = clock().first_edge_after(t);
-    const std::uint32_t id = next_txn++;
-    table[id] = {&trans, blocking, done};
+    const std::uint32_t id = next_txn;
+    const bool bulk = trans.get_data_length() > params.max_bytes;
+    const std::uint32_t frames = bulk ? segments_of(trans, params.segment_bytes) : 1;
+    table[id] = {&trans, blocking, done, frames, static_cast<std::uint8_t>(tlm::TLM_OK_RESPONSE)};
     started[id] = at;
     Header h;
     std::vector<std::uint8_t> data;
-    to_request(trans, static_cast<std::uint16_t>(gpu), id, h, data);
-    outbox.push_back({at + params.egress, encode(h, data.data(), static_cast<std::uint32_t>(data.size()))});
+    for (std::uint32_t i = 0; i < frames; ++i) {
+      const std::uint32_t txn = next_txn++;
+      if (bulk) to_segment(trans, static_cast<std::uint16_t>(gpu), txn, i, params.segment_bytes, h, data);
+      else to_request(trans, static_cast<std::uint16_t>(gpu), txn, h, data);
+      parent_of[txn] = id;
+      outbox.push_back({at + params.egress, encode(h, data.data(), static_cast<std::uint32_t>(data.size()))});
+    }
     requests.add();
     wake_at(at);
   }
@@ -109,16 +118,21 @@ struct OlinkEndpoint::Nic : Core {
 
   // A response to one of ours.
   void complete(const Header& h, const std::vector<std::uint8_t>& frame) {
-    auto it = table.find(h.txn);
-    if (it == table.end()) return;
-    const Pending pend = it->second;
-    table.erase(it);
-    tlm::tlm_generic_payload& t = *pend.trans;
+    const auto parent = parent_of.find(h.txn);
+    if (parent == parent_of.end()) return;
+    const std::uint32_t id = parent->second;
+    parent_of.erase(parent);
+    Pending& p = table.at(id);
+    if (p.status == tlm::TLM_OK_RESPONSE) p.status = h.status;
+    tlm::tlm_generic_payload& t = *p.trans;
     if (t.is_read() || t.get_extension<AtomicExtension>())
       std::memcpy(t.get_data_ptr(), payload_of(frame), std::min<std::size_t>(t.get_data_length(), h.bytes));
-    t.set_response_status(static_cast<tlm::tlm_response_status>(h.status));
-    latency.record(now() - started[h.txn]);
-    started.erase(h.txn);
+    if (--p.remaining) return;
+    const Pending pend = p;
+    table.erase(id);
+    t.set_response_status(static_cast<tlm::tlm_response_status>(pend.status));
+    latency.record(now() - started[id]);
+    started.erase(id);
     const sc_time in = to_sc_time(clock().time_of(now()) - sim_now());  // the clock may run ahead
     if (pend.blocking) pend.done->notify(in);
     else shell.responses_.push(t, clock().time_of(now()));
@@ -130,7 +144,8 @@ struct OlinkEndpoint::Nic : Core {
   Channel<Packet*>& from_fabric;
   PacketPool& pool;
   OlinkEndpoint& shell;
-  std::unordered_map<std::uint32_t, Pending> table;
+  std::unordered_map<std::uint32_t, Pending> table;  // by the id of its first frame
+  std::unordered_map<std::uint32_t, std::uint32_t> parent_of;  // frame's txn → transaction id
   std::unordered_map<std::uint32_t, Cycle> started;
   std::uint32_t next_txn = 1;
   std::deque<Timed> outbox, inbox, memory_out;
@@ -162,7 +177,8 @@ bool check_request(tlm::tlm_generic_payload& t, const EndpointParams& params) {
     return false;
   }
   const bool atomic = t.get_extension<AtomicExtension>() != nullptr;
-  if (t.get_data_length() == 0 || t.get_data_length() > params.max_bytes ||
+  const bool bulk = !atomic && t.is_write() && !t.get_byte_enable_ptr() && t.get_data_length() <= params.bulk_max_bytes;
+  if (t.get_data_length() == 0 || (t.get_data_length() > params.max_bytes && !bulk) ||
       (atomic && (t.get_data_length() != 8 || a % 8 != 0)) || t.get_command() == tlm::TLM_IGNORE_COMMAND) {
     t.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
     return false;

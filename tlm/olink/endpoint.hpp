@@ -15,7 +15,9 @@
 // BEGIN_REQ at once (TLM_UPDATED, END_REQ) and sends BEGIN_RESP on the backward path at
 // completion time (END_RESP from the initiator, or TLM_COMPLETED, both accepted). Errors: an
 // address outside the map → TLM_ADDRESS_ERROR_RESPONSE; an unaligned or non-8-byte atomic,
-// or more than `max_bytes` → TLM_GENERIC_ERROR_RESPONSE; byte enables are honoured on writes.
+// or more than `max_bytes` (unless a bulk write, below) → TLM_GENERIC_ERROR_RESPONSE; byte enables
+// are honoured on writes. Dual mode: a plain write longer than `max_bytes` goes as Stores of
+// `segment_bytes`, all queued at once, and completes when the last is acknowledged.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -40,7 +42,10 @@ namespace xy::olink {
 struct EndpointParams {
   std::uint32_t gpus = 2;
   std::uint64_t memory_bytes = std::uint64_t{1} << 30;  // per GPU, the map's bound
-  std::uint32_t max_bytes = 256;                        // per transaction
+  std::uint32_t max_bytes = 256;                        // per Load, Store or atomic
+  // Dual mode: a plain write of up to `bulk_max_bytes` (no byte enables) is an RDMA-style bulk
+  // write, sent as Stores of `segment_bytes` and complete when every one is acknowledged.
+  std::uint32_t bulk_max_bytes = 1u << 20, segment_bytes = 4096;
   std::uint32_t width = 64;                             // line bytes per cycle
   Cycle egress = 64, ingress = 64;                      // NIC pipelines (packetise, depacketise)
   Cycle memory = 160;                                   // HBM access

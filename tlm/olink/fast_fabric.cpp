@@ -67,6 +67,7 @@ struct FastFabric::Port : sc_core::sc_module {
 
 FastFabric::FastFabric(const sc_core::sc_module_name& name, const FastParams& params)
     : sc_core::sc_module(name), params_(params) {
+  use_femtosecond_resolution();  // Time is in fs, as in the cycle-level models
   const auto& ep = params.endpoint;
   for (std::uint32_t g = 0; g < ep.gpus; ++g) {
     ports_.push_back(std::make_unique<Port>(fmt::format("gpu{}", g).c_str(), *this, g));
@@ -97,22 +98,25 @@ Cycle FastFabric::send(std::uint32_t src, std::uint32_t dst, std::uint32_t frame
 Time FastFabric::carry(std::uint32_t src, tlm::tlm_generic_payload& trans, Time issued) {
   const auto& ep = params_.endpoint;
   const Cycle now = sim_now() / params_.period;
-  const Cycle entry = issued / params_.period + 1;
-  // The request's payload, as the cycle-level endpoint would encode it; the owner's memory runs it now.
+  const Cycle ready = issued / params_.period + 1 + ep.egress;
+  // Each frame's payload as the cycle-level endpoint would encode it; the owner's memory runs it now.
+  const bool bulk = trans.get_data_length() > ep.max_bytes;
+  const std::uint32_t frames = bulk ? segments_of(trans, ep.segment_bytes) : 1;
+  Cycle done = 0;
   Header h;
-  std::vector<std::uint8_t>& payload = payload_;
-  std::vector<std::uint8_t>& data = data_;
-  to_request(trans, static_cast<std::uint16_t>(src), next_txn_++, h, payload);
-  memory_[h.dst].serve(h, payload.data(), data);
-  if (trans.is_read() || trans.get_extension<AtomicExtension>())
-    std::copy(data.begin(), data.begin() + std::min<std::size_t>(data.size(), trans.get_data_length()),
-              trans.get_data_ptr());
+  for (std::uint32_t i = 0; i < frames; ++i) {
+    if (bulk) to_segment(trans, static_cast<std::uint16_t>(src), next_txn_++, i, ep.segment_bytes, h, payload_);
+    else to_request(trans, static_cast<std::uint16_t>(src), next_txn_++, h, payload_);
+    memory_[h.dst].serve(h, payload_.data(), data_);
+    if (trans.is_read() || trans.get_extension<AtomicExtension>())
+      std::copy(data_.begin(), data_.begin() + std::min<std::size_t>(data_.size(), trans.get_data_length()),
+                trans.get_data_ptr());
+    const auto frame = [](std::size_t bytes) { return static_cast<std::uint32_t>(kEthernetHeaderBytes + kHeaderBytes + bytes); };
+    const Cycle at_owner = send(src, h.dst, frame(payload_.size()), ready, now);
+    const Cycle served = memories_[h.dst].book(at_owner, h.bytes, now) + 1 + ep.memory;
+    done = std::max(done, send(h.dst, src, frame(data_.size()), served + ep.egress, now));
+  }
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
-
-  const auto frame = [](std::size_t bytes) { return static_cast<std::uint32_t>(kEthernetHeaderBytes + kHeaderBytes + bytes); };
-  const Cycle at_owner = send(src, h.dst, frame(payload.size()), entry + ep.egress, now);
-  const Cycle served = memories_[h.dst].book(at_owner, h.bytes, now) + 1 + ep.memory;
-  const Cycle done = send(h.dst, src, frame(data.size()), served + ep.egress, now);
   return done * params_.period;
 }
 

@@ -1,5 +1,6 @@
 #include "tlm/olink/olink.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace xy::olink {
@@ -44,6 +45,24 @@ void to_request(const tlm::tlm_generic_payload& trans, std::uint16_t src, std::u
   } else {
     h.op = Op::kLoad;
   }
+}
+
+std::uint32_t segments_of(const tlm::tlm_generic_payload& trans, std::uint32_t segment_bytes) {
+  return (trans.get_data_length() + segment_bytes - 1) / segment_bytes;
+}
+
+void to_segment(const tlm::tlm_generic_payload& trans, std::uint16_t src, std::uint32_t txn, std::uint32_t index,
+                std::uint32_t segment_bytes, Header& h, std::vector<std::uint8_t>& payload) {
+  const std::uint32_t offset = index * segment_bytes;
+  const std::uint32_t bytes = std::min(segment_bytes, trans.get_data_length() - offset);
+  h = Header{};
+  h.op = Op::kStore;
+  h.src = src;
+  h.dst = static_cast<std::uint16_t>(gpu_of(trans.get_address()));
+  h.address = (trans.get_address() & kOffsetMask) + offset;
+  h.txn = txn;
+  h.bytes = static_cast<std::uint16_t>(bytes);
+  payload.assign(trans.get_data_ptr() + offset, trans.get_data_ptr() + offset + bytes);
 }
 
 std::vector<std::uint8_t> encode(const Header& h, const std::uint8_t* data, std::uint32_t data_bytes) {

@@ -59,6 +59,11 @@ struct Header {
 void to_request(const tlm::tlm_generic_payload& trans, std::uint16_t src, std::uint32_t txn, Header& h,
                 std::vector<std::uint8_t>& payload);
 
+// The Stores of a bulk write: segment `index` of `segment_bytes` (the last may be shorter).
+std::uint32_t segments_of(const tlm::tlm_generic_payload& trans, std::uint32_t segment_bytes);
+void to_segment(const tlm::tlm_generic_payload& trans, std::uint16_t src, std::uint32_t txn, std::uint32_t index,
+                std::uint32_t segment_bytes, Header& h, std::vector<std::uint8_t>& payload);
+
 // A whole frame (Ethernet header, OLink header, data), without the FCS.
 std::vector<std::uint8_t> encode(const Header& h, const std::uint8_t* data, std::uint32_t data_bytes);
 // Decodes a frame; nullopt if it is too short or not an OLink frame.

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# scripts/area synthesizes every twin, and the flip-flops are the state each design holds:
+# the delay line 64 bits x 4 stages + 4 valid bits; the CBFC sender two counters per VC plus
+# two 32-bit timers.
+set -uo pipefail
+out=$("$1/scripts/area") || { echo "FAIL: scripts/area"; exit 1; }
+echo "$out"
+expect() {
+  echo "$out" | awk -v t="$1" -v c="$2" -v f="$3" '$1 == t && $2 == c && $4 == f {ok = 1} END {exit !ok}' ||
+    { echo "FAIL: $1 $2 should have $3 flops"; exit 1; }
+}
+expect xy_util_delay_line 64b-x4 $((64 * 4 + 4))
+expect xy_cbfc_sender 8vc-20b $((8 * 2 * 20 + 64))
+expect xy_cbfc_sender 32vc-20b $((32 * 2 * 20 + 64))

@@ -13,6 +13,8 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -22,6 +24,7 @@
 #include <systemc>
 
 #include "hw/link/cbfc.hpp"
+#include "tests/cosim/mismatch_dump.hpp"
 #include "xingyun/clock_domain.hpp"
 #include "xingyun/rng.hpp"
 
@@ -73,8 +76,9 @@ class Lockstep : public Core {
     const int probe = static_cast<int>(rng_.below(vcs));
     rtl_->probe_vc = probe;
     rtl_->eval();
-    check("probe_consumed", rtl_->probe_consumed, model_.consumed(probe));
-    check("probe_freed", rtl_->probe_freed, model_.freed(probe));
+    const std::uint32_t model_consumed = model_.consumed(probe), model_freed = model_.freed(probe);
+    check("probe_consumed", rtl_->probe_consumed, model_consumed);
+    check("probe_freed", rtl_->probe_freed, model_freed);
 
     // This cycle's stimulus: idle stretches, frames, and CF_Updates of three kinds.
     bool frame = false, cf = false;
@@ -117,6 +121,9 @@ class Lockstep : public Core {
     if (cf) check("cf_accepted", rtl_->cf_accepted, accepted);
     check("can_send", rtl_->can_send, can);
     check("cc_due", rtl_->cc_due, due);
+    dump_.record(now(), {frame, static_cast<std::uint64_t>(vc), bytes, cf, static_cast<std::uint64_t>(cf_vc), counter,
+                         static_cast<std::uint64_t>(probe), rtl_->can_send, rtl_->cf_accepted, rtl_->cc_due,
+                         rtl_->probe_consumed, rtl_->probe_freed, can, accepted, due, model_consumed, model_freed});
     if (accepted) ++accepted_;
     if (cf && !accepted) ++rejected_;
     if (frame && !can) ++blocked_;
@@ -128,6 +135,7 @@ class Lockstep : public Core {
   }
 
   Cycle done() const { return done_; }
+  const MismatchDump& dump() const { return dump_; }
   std::uint64_t mismatches() const { return mismatches_; }
   const Mismatch& first() const { return first_; }
   std::uint64_t frames() const { return frames_; }
@@ -144,7 +152,9 @@ class Lockstep : public Core {
     rtl_->eval();
   }
   void check(const char* signal, std::uint64_t rtl, std::uint64_t model) {
-    if (rtl != model && mismatches_++ == 0) first_ = Mismatch{now(), signal, rtl, model};
+    if (rtl == model) return;
+    if (mismatches_++ == 0) first_ = Mismatch{now(), signal, rtl, model};
+    dump_.mismatch(now());
   }
 
   Cycle cycles_, done_ = 0;
@@ -155,6 +165,12 @@ class Lockstep : public Core {
   std::uint64_t idle_left_ = 0;
   std::uint64_t mismatches_ = 0, frames_ = 0, blocked_ = 0, accepted_ = 0, rejected_ = 0, cc_updates_ = 0;
   Mismatch first_;
+  MismatchDump dump_{{{"cbfc.in.frame_valid", 1}, {"cbfc.in.frame_vc", 2}, {"cbfc.in.frame_bytes", 14},
+                      {"cbfc.in.cf_valid", 1}, {"cbfc.in.cf_vc", 2}, {"cbfc.in.cf_counter", 8}, {"cbfc.in.probe_vc", 2},
+                      {"cbfc.rtl.can_send", 1}, {"cbfc.rtl.cf_accepted", 1}, {"cbfc.rtl.cc_due", 1},
+                      {"cbfc.rtl.probe_consumed", 8}, {"cbfc.rtl.probe_freed", 8},
+                      {"cbfc.model.can_send", 1}, {"cbfc.model.cf_accepted", 1}, {"cbfc.model.cc_due", 1},
+                      {"cbfc.model.probe_consumed", 8}, {"cbfc.model.probe_freed", 8}}};
 };
 
 template <class Rtl>
@@ -190,6 +206,18 @@ TEST(CbfcSenderCosim, CatchesATwinWithTheWrongOverhead) {
   ASSERT_GT(lockstep.mismatches(), 0u);
   const std::string s = lockstep.first().signal;
   EXPECT_TRUE(s == "can_send" || s == "probe_consumed") << lockstep.first().text();
+  // The window around it, RTL and model side by side, for gtkwave.
+  ASSERT_TRUE(lockstep.dump().complete());
+  // XY_MISMATCH_DIR keeps it for gtkwave_test.sh, which opens it in gtkwave.
+  const char* dir = std::getenv("XY_MISMATCH_DIR");
+  const std::string fst = (dir ? std::string(dir) + "/" : ::testing::TempDir()) + "cbfc_mismatch.fst";
+  lockstep.dump().write(fst, kPeriod);
+  std::ifstream dump(fst, std::ios::binary | std::ios::ate);
+  EXPECT_GT(static_cast<long>(dump.tellg()), 0);
+  std::ifstream gtkw(fst.substr(0, fst.size() - 4) + ".gtkw");
+  const std::string save((std::istreambuf_iterator<char>(gtkw)), std::istreambuf_iterator<char>());
+  EXPECT_NE(save.find("cbfc.rtl.can_send"), std::string::npos) << save;
+  EXPECT_NE(save.find("cbfc.model.can_send"), std::string::npos) << save;
 }
 
 }  // namespace

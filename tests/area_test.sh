@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/area synthesizes every twin, and the flip-flops are the state each design holds:
 # the delay line 64 bits x 4 stages + 4 valid bits; the CBFC sender two counters per VC plus
-# two 32-bit timers.
+# two 32-bit timers; the RS encoder one 10-bit symbol per parity symbol.
 set -uo pipefail
 out=$("$1/scripts/area") || { echo "FAIL: scripts/area"; exit 1; }
 echo "$out"
@@ -12,3 +12,5 @@ expect() {
 expect xy_util_delay_line 64b-x4 $((64 * 4 + 4))
 expect xy_cbfc_sender 8vc-20b $((8 * 2 * 20 + 64))
 expect xy_cbfc_sender 32vc-20b $((32 * 2 * 20 + 64))
+expect xy_rs_encoder rs272 $((14 * 10))
+expect xy_rs_encoder rs544 $((30 * 10))

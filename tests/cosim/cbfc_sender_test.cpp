@@ -25,6 +25,7 @@
 
 #include "hw/link/cbfc.hpp"
 #include "tests/cosim/mismatch_dump.hpp"
+#include "tests/cosim/verilated.hpp"
 #include "xingyun/clock_domain.hpp"
 #include "xingyun/rng.hpp"
 
@@ -59,11 +60,7 @@ class Lockstep : public Core {
       : Core("lockstep"), cycles_(cycles), rng_(seed, "cosim.cbfc"), model_(twin_config()),
         context_(std::make_unique<VerilatedContext>()), rtl_(std::make_unique<Rtl>(context_.get(), "dut")) {
     clock.attach(*this);
-    rtl_->rst = 1;
-    rtl_->clk = 1;
-    rtl_->eval();
-    for (int i = 0; i < 2; ++i) edge();
-    rtl_->rst = 0;
+    cosim::reset(*rtl_);
     set_busy(true);
     wake_at(0);
   }
@@ -130,7 +127,7 @@ class Lockstep : public Core {
     if (due) ++cc_updates_;
   }
   void commit() override {
-    edge();
+    cosim::clock_edge(*rtl_);
     if (++done_ == cycles_) set_busy(false);
   }
 
@@ -145,12 +142,6 @@ class Lockstep : public Core {
   std::uint64_t cc_updates() const { return cc_updates_; }
 
  private:
-  void edge() {
-    rtl_->clk = 0;
-    rtl_->eval();
-    rtl_->clk = 1;
-    rtl_->eval();
-  }
   void check(const char* signal, std::uint64_t rtl, std::uint64_t model) {
     if (rtl == model) return;
     if (mismatches_++ == 0) first_ = Mismatch{now(), signal, rtl, model};

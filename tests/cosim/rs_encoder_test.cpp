@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "hw/phy/reed_solomon.hpp"
+#include "tests/cosim/verilated.hpp"
 #include "xingyun/rng.hpp"
 
 namespace xy {
@@ -30,15 +31,7 @@ Result run(const phy::RsCode& code, std::uint64_t min_cycles, std::uint64_t seed
   const int parity = code.n - code.k;
   VerilatedContext context;
   Rtl rtl(&context, "dut");
-  const auto edge = [&] {
-    rtl.clk = 0;
-    rtl.eval();
-    rtl.clk = 1;
-    rtl.eval();
-  };
-  rtl.rst = 1;
-  edge();
-  rtl.rst = 0;
+  cosim::reset(rtl, 1);
   Rng rng(seed, "cosim.rs");
   Result r;
   std::vector<std::uint16_t> word(code.n);
@@ -49,18 +42,14 @@ Result run(const phy::RsCode& code, std::uint64_t min_cycles, std::uint64_t seed
       rtl.in_valid = !idle;
       rtl.in_first = i == 0;
       rtl.in_symbol = idle ? static_cast<std::uint16_t>(rng.below(1024)) : word[i];
-      edge();
+      cosim::clock_edge(rtl);
       ++r.cycles;
       if (idle) ++r.idle;
       else ++i;
     }
     std::vector<std::uint16_t> twin(word.begin(), word.end());
-    for (int j = 0; j < parity; ++j) {  // parity bits 10*(P-1-j) .. +9 are codeword[k+j]
-      const int bit = 10 * (parity - 1 - j);
-      std::uint32_t v = 0;
-      for (int b = 0; b < 10; ++b) v |= ((rtl.parity[(bit + b) / 32] >> ((bit + b) % 32)) & 1u) << b;
-      twin[code.k + j] = static_cast<std::uint16_t>(v);
-    }
+    for (int j = 0; j < parity; ++j)  // parity bits 10*(P-1-j) .. +9 are codeword[k+j]
+      twin[code.k + j] = static_cast<std::uint16_t>(cosim::bits_of(rtl.parity, 10 * (parity - 1 - j), 10));
     rs.encode(word.data());
     ++r.codewords;
     if (!std::equal(word.begin(), word.end(), twin.begin())) ++r.mismatches;

@@ -18,6 +18,7 @@
 
 #include "hw/link/cbfc.hpp"
 #include "hw/phy/reed_solomon.hpp"
+#include "tests/cosim/verilated.hpp"
 #include "xingyun/rng.hpp"
 
 namespace {
@@ -84,16 +85,7 @@ bool cbfc_sender(std::uint64_t cycles) {
   const double rtl_s = seconds([&] {
     VerilatedContext context;
     Vxy_cbfc_sender rtl(&context, "dut");
-    const auto edge = [&] {
-      rtl.clk = 0;
-      rtl.eval();
-      rtl.clk = 1;
-      rtl.eval();
-    };
-    rtl.rst = 1;
-    edge();
-    edge();
-    rtl.rst = 0;
+    xy::cosim::reset(rtl);
     for (std::uint64_t t = 0; t < cycles; ++t) {
       const Inputs& in = stim[t];
       rtl.frame_valid = in.frame;
@@ -104,7 +96,7 @@ bool cbfc_sender(std::uint64_t cycles) {
       rtl.cf_counter = in.counter;
       rtl.eval();
       rtl_sent += in.frame && rtl.can_send;
-      edge();
+      xy::cosim::clock_edge(rtl);
     }
     rtl.final();
   });
@@ -133,26 +125,15 @@ bool rs_encoder(std::uint64_t cycles) {
   const double rtl_s = seconds([&] {
     VerilatedContext context;
     Vxy_rs_encoder rtl(&context, "dut");
-    const auto edge = [&] {
-      rtl.clk = 0;
-      rtl.eval();
-      rtl.clk = 1;
-      rtl.eval();
-    };
-    rtl.rst = 1;
-    edge();
-    rtl.rst = 0;
+    xy::cosim::reset(rtl, 1);
     rtl.in_valid = 1;
     for (std::uint64_t w = 0; w < words; ++w) {
       for (int i = 0; i < k; ++i) {
         rtl.in_first = i == 0;
         rtl.in_symbol = messages[w * k + i];
-        edge();
+        xy::cosim::clock_edge(rtl);
       }
-      const int bit = 10 * (n - k - 1);  // the first parity symbol
-      std::uint32_t v = 0;
-      for (int b = 0; b < 10; ++b) v |= ((rtl.parity[(bit + b) / 32] >> ((bit + b) % 32)) & 1u) << b;
-      rtl_check += v;
+      rtl_check += xy::cosim::bits_of(rtl.parity, 10 * (n - k - 1), 10);  // the first parity symbol
     }
     rtl.final();
   });

@@ -130,6 +130,26 @@ std::unique_ptr<Fabric> make_fabric(const Preset& pr, int gpus, const sw::Switch
   return f;
 }
 
+// Declares an all-to-all's parameters (<prefix>.gpus, bytes, bytes_per_gpu, outstanding, pattern).
+olink::StreamSpec declare_streams(Config& c, const std::string& prefix, std::int64_t bytes_per_gpu,
+                                  std::uint64_t seed) {
+  const std::string k = prefix + ".";
+  olink::StreamSpec spec;
+  spec.gpus = static_cast<std::uint32_t>(c.integer(k + "gpus", 8, "GPUs", 2, 512, "GPUs on the switch"));
+  spec.bytes = static_cast<std::uint32_t>(c.integer(k + "bytes", 256, "bytes", 8, 256, "bytes per store"));
+  const auto per_gpu = static_cast<std::uint64_t>(c.integer(k + "bytes_per_gpu", bytes_per_gpu, "bytes", 256, 1ll << 34,
+                                                            "what each GPU sends, spread over the others"));
+  spec.count = static_cast<std::uint32_t>(per_gpu / spec.bytes);
+  spec.outstanding = static_cast<std::uint32_t>(c.integer(k + "outstanding", 4096, "stores", 1, 65536,
+                                                          "stores a GPU keeps in flight"));
+  const std::string pattern = c.choice(k + "pattern", "alltoall", olink::kPatternNames,
+                                       "destinations: round robin over the others, random, or the next on a ring");
+  spec.pattern = static_cast<olink::Pattern>(std::find(olink::kPatternNames.begin(), olink::kPatternNames.end(), pattern) -
+                                             olink::kPatternNames.begin());
+  spec.seed = seed;
+  return spec;
+}
+
 class OlinkLatency : public Testbench {
  public:
   explicit OlinkLatency(RunContext& ctx) : stats_(ctx.stats) {
@@ -242,7 +262,6 @@ class OlinkLatency : public Testbench {
   std::vector<Measured> runs_;
 };
 
-
 // olink-alltoall (claim C11): every GPU streams Stores to every other (an MoE all-to-all) with
 // many in flight, on each fabric side by side; bandwidth per GPU. `alltoall.pattern` swaps the
 // destinations for seeded random ones or a ring (a TP all-gather step).
@@ -250,21 +269,8 @@ class OlinkAlltoall : public Testbench {
  public:
   explicit OlinkAlltoall(RunContext& ctx) {
     Config& c = ctx.config;
-    const int gpus = static_cast<int>(c.integer("alltoall.gpus", 8, "GPUs", 2, 512, "GPUs on the switch"));
-    const auto bytes = static_cast<std::uint32_t>(c.integer("alltoall.bytes", 256, "bytes", 8, 256, "bytes per store"));
-    const auto per_gpu = static_cast<std::uint64_t>(c.integer("alltoall.bytes_per_gpu", 1048576, "bytes", 256, 1ll << 34,
-                                                               "what each GPU sends, spread evenly over the others"));
-    olink::StreamSpec spec;
-    spec.gpus = static_cast<std::uint32_t>(gpus);
-    spec.bytes = bytes;
-    spec.count = static_cast<std::uint32_t>(per_gpu / bytes);
-    spec.outstanding = static_cast<std::uint32_t>(c.integer("alltoall.outstanding", 4096, "stores", 1, 65536,
-                                                            "stores a GPU keeps in flight"));
-    const std::string pattern = c.choice("alltoall.pattern", "alltoall", olink::kPatternNames,
-                                         "destinations: round robin over the others, random, or the next on a ring");
-    spec.pattern = static_cast<olink::Pattern>(std::find(olink::kPatternNames.begin(), olink::kPatternNames.end(), pattern) -
-                                               olink::kPatternNames.begin());
-    spec.seed = ctx.seed;
+    const olink::StreamSpec spec = declare_streams(c, "alltoall", 1048576, ctx.seed);
+    const int gpus = static_cast<int>(spec.gpus);
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
     for (const Preset& pr : kPresets) {
       Run run;
@@ -333,7 +339,6 @@ class OlinkAlltoall : public Testbench {
   std::vector<Run> runs_;
 };
 
-
 // olink-fast: calibrates the fast fabric against the cycle-level one on the same preset: a load's
 // latency (one at a time, GPU 0 from GPU 1) and an all-to-all's bandwidth. The fast model runs
 // first, then the cycle-level one, so that a stopwatch can time each: simulated time per
@@ -345,9 +350,8 @@ class OlinkFast : public Testbench {
     std::vector<std::string> names;
     for (const Preset& pr : kPresets) names.push_back(pr.name);
     const std::string preset = c.choice("fast.fabric", "olink-rs544", names, "the preset both models run");
-    const int gpus = static_cast<int>(c.integer("fast.gpus", 8, "GPUs", 2, 512, "GPUs in the all-to-all"));
-    const auto per_gpu = static_cast<std::uint64_t>(c.integer("fast.bytes_per_gpu", 4194304, "bytes", 256, 1ll << 34,
-                                                               "what each GPU sends in the all-to-all"));
+    const olink::StreamSpec spec = declare_streams(c, "fast", 4194304, ctx.seed);
+    const int gpus = static_cast<int>(spec.gpus);
     loads_ = static_cast<int>(c.integer("fast.loads", 20, "loads", 1, 100000, "64-byte loads, one at a time"));
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
     const Preset& pr = *std::find_if(std::begin(kPresets), std::end(kPresets),
@@ -384,9 +388,6 @@ class OlinkFast : public Testbench {
     // The fast model has nothing bound to GPU 1's socket but its memory; a target socket must be bound.
     fast_idle_ = std::make_unique<GpuInitiator>("fast_gpu1", std::vector<Access>{}, sc_core::SC_ZERO_TIME);
     fast_idle_->socket.bind(fast_latency_->socket(1));
-    olink::StreamSpec spec;
-    spec.gpus = static_cast<std::uint32_t>(gpus);
-    spec.count = static_cast<std::uint32_t>(per_gpu / spec.bytes);
     olink::StreamSpec fast_spec = spec;  // the cycle-level GPUs use the AT protocol
     fast_spec.loosely_timed = true;
     for (int g = 0; g < gpus; ++g) {

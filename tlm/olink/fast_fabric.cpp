@@ -102,6 +102,7 @@ Time FastFabric::carry(std::uint32_t src, tlm::tlm_generic_payload& trans, Time 
   // Each frame's payload as the cycle-level endpoint would encode it; the owner's memory runs it now.
   const bool bulk = trans.get_data_length() > ep.max_bytes;
   const std::uint32_t frames = bulk ? segments_of(trans, ep.segment_bytes) : 1;
+  const auto frame = [](std::size_t bytes) { return static_cast<std::uint32_t>(kEthernetHeaderBytes + kHeaderBytes + bytes); };
   Cycle done = 0;
   Header h;
   for (std::uint32_t i = 0; i < frames; ++i) {
@@ -111,7 +112,6 @@ Time FastFabric::carry(std::uint32_t src, tlm::tlm_generic_payload& trans, Time 
     if (trans.is_read() || trans.get_extension<AtomicExtension>())
       std::copy(data_.begin(), data_.begin() + std::min<std::size_t>(data_.size(), trans.get_data_length()),
                 trans.get_data_ptr());
-    const auto frame = [](std::size_t bytes) { return static_cast<std::uint32_t>(kEthernetHeaderBytes + kHeaderBytes + bytes); };
     const Cycle at_owner = send(src, h.dst, frame(payload_.size()), ready, now);
     const Cycle served = memories_[h.dst].book(at_owner, h.bytes, now) + 1 + ep.memory;
     done = std::max(done, send(h.dst, src, frame(data_.size()), served + ep.egress, now));

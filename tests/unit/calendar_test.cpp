@@ -20,5 +20,10 @@ TEST(Calendar, BackToBackTransfersQueueAndCapacityIsNeverExceeded) {
   EXPECT_GE(line.book(100, 64, 0), 10000u);
 }
 
+TEST(Calendar, BucketsLeftBehindByTimeAreFreeWhenReused) {
+  Calendar line(1);  // one byte a cycle: a bucket holds 64
+  for (Cycle t = 0; t < 1000000; t += 50) ASSERT_EQ(line.book(t, 40, t), t + 39) << "at " << t;
+}
+
 }  // namespace
 }  // namespace xy::olink

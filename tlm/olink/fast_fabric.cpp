@@ -12,9 +12,22 @@ namespace xy::olink {
 
 using sc_core::sc_time;
 
+std::uint64_t& Calendar::used(Cycle bucket) {
+  if (bucket >= first_ + ring_.size()) {  // grow: re-seat the live buckets in a ring twice as large
+    std::size_t size = 2 * ring_.size();
+    while (size <= bucket - first_) size *= 2;
+    std::vector<std::uint64_t> bigger(size, 0);
+    for (Cycle b = first_; b < end_; ++b) bigger[b & (bigger.size() - 1)] = ring_[b & (ring_.size() - 1)];
+    ring_.swap(bigger);
+  }
+  end_ = std::max(end_, bucket + 1);
+  return ring_[bucket & (ring_.size() - 1)];
+}
+
 Cycle Calendar::book(Cycle ready, std::uint64_t bytes, Cycle now) {
-  for (; first_ < now / kBucket && !used_.empty(); ++first_) used_.pop_front();
-  if (used_.empty()) first_ = std::max(first_, now / kBucket);
+  for (; first_ < now / kBucket && first_ < end_; ++first_) ring_[first_ & (ring_.size() - 1)] = 0;
+  first_ = std::max(first_, now / kBucket);
+  end_ = std::max(end_, first_);
   // Fluid within a bucket: a booking takes the bucket's free bytes wherever they are, and ends
   // no earlier than its own serialisation from `ready` allows.
   const std::uint64_t capacity = kBucket * rate_;
@@ -22,16 +35,15 @@ Cycle Calendar::book(Cycle ready, std::uint64_t bytes, Cycle now) {
   Cycle bucket = std::max(ready / kBucket, first_);
   if (bucket >= full_from_ && bucket < full_until_) bucket = full_until_;  // skip a known full run
   for (;; ++bucket) {
-    if (bucket - first_ >= used_.size()) used_.resize(bucket - first_ + 1, 0);
-    std::uint64_t& used = used_[bucket - first_];
-    const std::uint64_t take = std::min(bytes, capacity - used);
-    used += take;
+    std::uint64_t& booked = used(bucket);
+    const std::uint64_t take = std::min(bytes, capacity - booked);
+    booked += take;
     bytes -= take;
-    if (used == capacity) {  // extend the full run, or start a new one here
+    if (booked == capacity) {  // extend the full run, or start a new one here
       if (bucket != full_until_) full_from_ = bucket;
       full_until_ = bucket + 1;
     }
-    if (bytes == 0) return std::max(own_end, bucket * kBucket + (used + rate_ - 1) / rate_ - 1);
+    if (bytes == 0) return std::max(own_end, bucket * kBucket + (booked + rate_ - 1) / rate_ - 1);
   }
 }
 

@@ -6,16 +6,15 @@
 // `switch_width`), each GPU's memory (`memory_width` bytes a cycle).
 //
 // Cycle contract: NOT cycle-accurate. Calendars count bytes in buckets of 64 cycles and are fluid
-// inside a bucket, so a transfer may end up to a bucket early or late; requests are served at the owner in issue order, and the memory
-// effect of a request (stores, atomics) happens when it is issued. Calibrated against the
-// cycle-level fabric by `olink-fast`: a load's latency is exact at zero load, an all-to-all's
-// bandwidth within 2 % in steady state — but low by 7 % when a whole transfer is issued in one
-// instant, because each response books the owner's line at issue time, ahead of requests the
-// owner issues later for earlier times. The error rules are the OlinkEndpoint's; b_transport is
+// inside a bucket, so a transfer may end up to a bucket early or late; requests are served at the
+// owner in issue order, and the memory effect of a request (stores, atomics) happens when it is
+// issued. Calibrated against the cycle-level fabric by `olink-fast`: a load's latency is exact at
+// zero load, an all-to-all's bandwidth within 2 % in steady state — but low by 7 % when a whole
+// transfer is issued in one instant, because each response books the owner's line at issue time,
+// ahead of requests the owner issues later for earlier times. The error rules are the OlinkEndpoint's; b_transport is
 // loosely timed (returns at once, the completion in the annotated delay), AT as the endpoint's.
 #pragma once
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <vector>
 
@@ -46,9 +45,11 @@ class Calendar {
 
  private:
   static constexpr Cycle kBucket = 64;  // coarser is faster; 1, 4, 64 give the same bandwidth within 0.1 %
+  std::uint64_t& used(Cycle bucket);   // bytes booked in a bucket at or after `first_`
+
   std::uint64_t rate_;
-  std::deque<std::uint64_t> used_;  // bytes booked in each bucket from `first_` on
-  Cycle first_ = 0;
+  std::vector<std::uint64_t> ring_ = std::vector<std::uint64_t>(64);  // bucket b at b % size; size a power of 2
+  Cycle first_ = 0, end_ = 0;  // buckets [first_, end_) may hold bookings
   Cycle full_from_ = 0, full_until_ = 0;  // a run of full buckets, to skip
 };
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/area synthesizes every twin, and the flip-flops are the state each design holds:
 # the delay line 64 bits x 4 stages + 4 valid bits; the CBFC sender two counters per VC plus
-# two 32-bit timers; the RS encoder one 10-bit symbol per parity symbol;
+# the 32-bit time of the next CC_Update; the RS encoder one 10-bit symbol per parity symbol;
 # the reduce lane group one 32-bit sum per lane.
 set -uo pipefail
 out=$("$1/scripts/area") || { echo "FAIL: scripts/area"; exit 1; }
@@ -11,8 +11,8 @@ expect() {
     { echo "FAIL: $1 $2 should have $3 flops"; exit 1; }
 }
 expect xy_util_delay_line 64b-x4 $((64 * 4 + 4))
-expect xy_cbfc_sender 8vc-20b $((8 * 2 * 20 + 64))
-expect xy_cbfc_sender 32vc-20b $((32 * 2 * 20 + 64))
+expect xy_cbfc_sender 8vc-20b $((8 * 2 * 20 + 32))
+expect xy_cbfc_sender 32vc-20b $((32 * 2 * 20 + 32))
 expect xy_rs_encoder rs272 $((14 * 10))
 expect xy_rs_encoder rs544 $((30 * 10))
 expect xy_reduce_int32 16-lanes $((16 * 32))

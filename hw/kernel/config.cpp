@@ -149,6 +149,13 @@ std::string Config::choice(const std::string& key, const std::string& def, const
   return value;
 }
 
+std::string Config::implementation(const std::string& key, const std::vector<std::string>& allowed,
+                                   const std::string& description) {
+  const std::string value = choice(key, allowed.at(0), allowed, description);
+  params_[index_.at(key)].implementation = true;
+  return value;
+}
+
 void Config::check_all_used() const {
   for (const auto& [key, g] : given_)
     if (!g.used)
@@ -159,7 +166,15 @@ void Config::check_all_used() const {
 
 nlohmann::json Config::effective() const {
   nlohmann::json j = nlohmann::json::object();
-  for (const auto& p : params_) j[p.key] = p.value;
+  for (const auto& p : params_)
+    if (!p.implementation) j[p.key] = p.value;
+  return j;
+}
+
+nlohmann::json Config::implementations() const {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& p : params_)
+    if (p.implementation) j[p.key] = p.value;
   return j;
 }
 

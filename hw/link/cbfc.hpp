@@ -70,25 +70,39 @@ struct CreditUpdate {
   std::uint32_t wire_bytes = 0;
 };
 
-// The sending end of one port: may a frame go, and what the receiver has freed.
-class CbfcSender {
+// The sending end of one port as the port sees it: may a frame go, and what the receiver has
+// freed. Two implementations: the C++ model below, and its RTL twin (rtl/link/), which a
+// scenario drops in in its place.
+class CreditSender {
+ public:
+  virtual ~CreditSender() = default;
+  virtual bool can_send(int vc, std::uint32_t bytes) const = 0;
+  virtual void on_send(int vc, std::uint32_t bytes) = 0;  // throws std::logic_error without the credits
+  // A CF_Update's freed counter; returns false (and ignores it) when it would move S_CF
+  // backwards or free more than is in use.
+  virtual bool on_cf_update(int vc, std::uint32_t freed_counter) = 0;
+  // A CC_Update when the resync period has run out since the last one.
+  virtual std::optional<CreditUpdate> poll(Cycle now) = 0;
+  virtual Cycle next_timer() const = 0;
+  virtual std::uint32_t in_use(int vc) const = 0;
+  virtual const CbfcConfig& config() const = 0;
+  std::uint32_t credits_available(int vc) const { return config().buffer_credits[vc] - in_use(vc); }
+};
+
+class CbfcSender final : public CreditSender {
  public:
   explicit CbfcSender(CbfcConfig config);  // validates
 
-  bool can_send(int vc, std::uint32_t bytes) const;
-  void on_send(int vc, std::uint32_t bytes);  // throws std::logic_error without the credits
-  // A CF_Update's freed counter; returns false (and ignores it) when it would move S_CF
-  // backwards or free more than is in use.
-  bool on_cf_update(int vc, std::uint32_t freed_counter);
-  // A CC_Update when the resync period has run out since the last one.
-  std::optional<CreditUpdate> poll(Cycle now);
-  Cycle next_timer() const { return next_cc_; }
+  bool can_send(int vc, std::uint32_t bytes) const override;
+  void on_send(int vc, std::uint32_t bytes) override;
+  bool on_cf_update(int vc, std::uint32_t freed_counter) override;
+  std::optional<CreditUpdate> poll(Cycle now) override;
+  Cycle next_timer() const override { return next_cc_; }
+  std::uint32_t in_use(int vc) const override { return (consumed_[vc] - freed_[vc]) & mask_; }
+  const CbfcConfig& config() const override { return config_; }
 
-  std::uint32_t credits_available(int vc) const { return config_.buffer_credits[vc] - in_use(vc); }
-  std::uint32_t in_use(int vc) const { return (consumed_[vc] - freed_[vc]) & mask_; }
   std::uint32_t consumed(int vc) const { return consumed_[vc]; }  // S_CC
   std::uint32_t freed(int vc) const { return freed_[vc]; }        // S_CF
-  const CbfcConfig& config() const { return config_; }
 
  private:
   CbfcConfig config_;

@@ -15,8 +15,9 @@ constexpr std::uint64_t kPauseLineBytes = PauseFrame::wire_bytes + 8 + 12;  // +
 
 FcSender::FcSender(std::string name, FlowControl fc, const CbfcConfig& cbfc, const PfcConfig& pfc, Time period,
                    const FcFaults& faults, Rng rng, SerialLine<FcItem>& out, SerialLine<FcItem>& in,
-                   Channel<Packet*>& from_host, Stats& stats)
-    : Core(std::move(name)), fc_(fc), cbfc_(cbfc), pfc_(pfc, period), faults_(faults), rng_(rng), out_(out), in_(in),
+                   Channel<Packet*>& from_host, Stats& stats, std::unique_ptr<CreditSender> credits)
+    : Core(std::move(name)), fc_(fc), cbfc_(credits ? std::move(credits) : std::make_unique<CbfcSender>(cbfc)),
+      pfc_(pfc, period), faults_(faults), rng_(rng), out_(out), in_(in),
       from_host_(from_host), queues_(static_cast<std::size_t>(std::max(cbfc.vcs, pfc.priorities))),
       frames_sent_(stats.counter(this->name() + ".frames_sent", "frames", "frames put on the line")),
       frames_lost_(stats.counter(this->name() + ".line.lost_frames", "frames", "frames the line lost")),
@@ -30,7 +31,7 @@ void FcSender::eval() {
   while (in_.can_receive()) {
     FcItem item = in_.receive();
     if (item.lost) continue;
-    if (item.credit && !cbfc_.on_cf_update(item.credit->vc, item.credit->counters[0])) stale_updates_.add();
+    if (item.credit && !cbfc_->on_cf_update(item.credit->vc, item.credit->counters[0])) stale_updates_.add();
     if (item.pause) pfc_.on_pause(*item.pause, now());
   }
   while (from_host_.can_pop()) {
@@ -39,7 +40,7 @@ void FcSender::eval() {
     queues_[vc].push_back(from_host_.pop());
   }
   if (fc_ == FlowControl::kCbfc)
-    if (auto cc = cbfc_.poll(now())) {
+    if (auto cc = cbfc_->poll(now())) {
       FcItem item;
       item.lost = faults_.update_loss > 0 && rng_.chance(faults_.update_loss);
       if (item.lost) updates_lost_.add();
@@ -57,7 +58,7 @@ void FcSender::eval() {
       if (queues_[vc].empty()) continue;
       waiting = true;
       const std::uint32_t bytes = queues_[vc].front()->bytes;
-      const bool allowed = fc_ == FlowControl::kCbfc  ? cbfc_.can_send(vc, bytes)
+      const bool allowed = fc_ == FlowControl::kCbfc  ? cbfc_->can_send(vc, bytes)
                            : fc_ == FlowControl::kPfc ? !pfc_.paused(vc, now())
                                                       : true;
       if (allowed) chosen = vc;
@@ -70,9 +71,9 @@ void FcSender::eval() {
     next_vc_ = (chosen + 1) % static_cast<int>(queues_.size());
     Packet* f = queues_[chosen].front();
     queues_[chosen].pop_front();
-    if (fc_ == FlowControl::kCbfc) cbfc_.on_send(chosen, f->bytes);
+    if (fc_ == FlowControl::kCbfc) cbfc_->on_send(chosen, f->bytes);
     // Checked every frame: never more credits in use than the receiver's buffer.
-    if (fc_ == FlowControl::kCbfc && cbfc_.in_use(chosen) > cbfc_.config().buffer_credits[chosen])
+    if (fc_ == FlowControl::kCbfc && cbfc_->in_use(chosen) > cbfc_->config().buffer_credits[chosen])
       throw std::logic_error(name() + ": credits in use exceed the receiver buffer");
     f->injected = clock().time_of(now());
     FcItem item;
@@ -92,7 +93,7 @@ void FcSender::eval() {
 void FcSender::commit() {
   bool queued = false;
   for (const auto& q : queues_) queued = queued || !q.empty();
-  Cycle next = fc_ == FlowControl::kCbfc ? cbfc_.next_timer() : ~Cycle{0};
+  Cycle next = fc_ == FlowControl::kCbfc ? cbfc_->next_timer() : ~Cycle{0};
   if (fc_ == FlowControl::kPfc)
     for (std::size_t p = 0; p < queues_.size(); ++p)
       if (!queues_[p].empty() && pfc_.paused(static_cast<int>(p), now())) next = std::min(next, pfc_.paused_until(static_cast<int>(p)));

@@ -12,6 +12,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,12 +44,13 @@ struct FcFaults {
 
 class FcSender : public Core {
  public:
+  // `credits`: the CBFC sending end to use (an RTL twin, say); null for the C++ model.
   FcSender(std::string name, FlowControl fc, const CbfcConfig& cbfc, const PfcConfig& pfc, Time period,
            const FcFaults& faults, Rng rng, SerialLine<FcItem>& out, SerialLine<FcItem>& in,
-           Channel<Packet*>& from_host, Stats& stats);
+           Channel<Packet*>& from_host, Stats& stats, std::unique_ptr<CreditSender> credits = nullptr);
   void eval() override;
   void commit() override;
-  const CbfcSender& cbfc() const { return cbfc_; }
+  const CreditSender& cbfc() const { return *cbfc_; }
   bool idle() const;
   void capture_to(PcapWriter* writer) { pcap_ = writer; }  // every data frame sent, with its FCS
 
@@ -56,7 +58,7 @@ class FcSender : public Core {
   FlowControl fc_;
   PcapWriter* pcap_ = nullptr;
   std::vector<std::uint8_t> scratch_;
-  CbfcSender cbfc_;
+  std::unique_ptr<CreditSender> cbfc_;
   PfcSender pfc_;
   FcFaults faults_;
   Rng rng_;

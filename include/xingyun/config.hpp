@@ -20,6 +20,7 @@ struct ConfigError : std::runtime_error {
 struct ParamInfo {
   std::string key, type, unit, range, description;
   nlohmann::json default_value, value;
+  bool implementation = false;  // see Config::implementation()
 };
 
 class Config {
@@ -39,9 +40,16 @@ class Config {
   std::string choice(const std::string& key, const std::string& def, const std::vector<std::string>& allowed,
                      const std::string& description);
 
+  // Which implementation of a block runs — its C++ model (the default, allowed[0]) or an RTL
+  // twin — rather than what is modelled: results must not depend on it, so effective() leaves it
+  // out (results.json stays comparable) and implementations() lists it (run.json).
+  std::string implementation(const std::string& key, const std::vector<std::string>& allowed,
+                             const std::string& description);
+
   // Throws for any given key that no block declared.
   void check_all_used() const;
-  nlohmann::json effective() const;  // key -> value, sorted
+  nlohmann::json effective() const;        // key -> value, sorted
+  nlohmann::json implementations() const;  // the same, of the implementation choices
   const std::vector<ParamInfo>& params() const { return params_; }
 
  private:

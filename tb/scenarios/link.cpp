@@ -11,6 +11,7 @@
 
 #include "hw/link/fc_link.hpp"
 #include "hw/link/llr_port.hpp"
+#include "rtl/link/cbfc_sender_twin.hpp"
 #include "tb/frames.hpp"
 #include "xingyun/clock_domain.hpp"
 
@@ -332,6 +333,12 @@ class LinkCbfc : public Testbench {
         line_.cycles(1000 * c.real("cbfc.refresh_us", 3, "us", 0.001, 1e9, "re-send a VC's counter at least this often"));
     cb.resync_period_cycles = line_.cycles(1000 * c.real("cbfc.resync_us", 256, "us", 0.001, 1e9, "CC_Update period"));
     cb.validate("cbfc");
+    const bool rtl = c.implementation("cbfc.impl", {"model", "rtl"},
+                                      "the sender's CBFC engine: the C++ model or its Verilated RTL twin") == "rtl";
+    if (rtl && fc_ != link::FlowControl::kCbfc)
+      throw ConfigError(fmt::format("cbfc.impl = 'rtl' with fc.mode = '{}': the twin is a CBFC engine; "
+                                    "allowed with fc.mode=cbfc only", mode));
+    if (rtl) rtl::CbfcSenderTwin::check(cb);
     link::PfcConfig pf;
     pf.priorities = vcs;
     pf.line_gbps = line_.gbps();
@@ -373,8 +380,14 @@ class LinkCbfc : public Testbench {
       bytes_ += f.bytes;
       last_ = domain_.clock().now();
     });
+    std::unique_ptr<link::CreditSender> credits;
+    if (rtl) {
+      auto twin = std::make_unique<rtl::CbfcSenderTwin>(cb, clock);
+      twin_ = twin.get();
+      credits = std::move(twin);
+    }
     sender_ = std::make_unique<link::FcSender>("top.a", fc_, cb, pf, clock.period(), faults, ctx.rng("top.a.line"), ab_,
-                                               ba_, *from_host_, ctx.stats);
+                                               ba_, *from_host_, ctx.stats, std::move(credits));
     receiver_ = std::make_unique<link::FcReceiver>("top.b", fc_, cb, pf, clock.period(),
                                                    drain_gbps / line_.gbps() * line_.width, faults,
                                                    ctx.rng("top.b.line"), ab_, ba_, *to_host_, pool_, ctx.stats);
@@ -391,6 +404,13 @@ class LinkCbfc : public Testbench {
     for (int vc = 0; vc < vcs; ++vc) {
       w.probe(fmt::format("top.a.cbfc.vc{}.in_use", vc), 32, [this, vc] { return sender_->cbfc().in_use(vc); });
       w.probe(fmt::format("top.b.cbfc.vc{}.occupancy", vc), 32, [this, vc] { return receiver_->cbfc().occupancy(vc); });
+      // Both ends' counters: with cbfc.impl=rtl the sender's are the twin's registers, beside the
+      // receiver model's in one file.
+      const std::string a = twin_ ? "top.a.cbfc_rtl" : "top.a.cbfc";
+      w.probe(fmt::format("{}.vc{}.consumed", a, vc), cb.counter_bits, [this, vc] { return sender_consumed(vc); });
+      w.probe(fmt::format("{}.vc{}.freed", a, vc), cb.counter_bits, [this, vc] { return sender_freed(vc); });
+      w.probe(fmt::format("top.b.cbfc.vc{}.consumed", vc), cb.counter_bits, [this, vc] { return receiver_->cbfc().consumed(vc); });
+      w.probe(fmt::format("top.b.cbfc.vc{}.freed", vc), cb.counter_bits, [this, vc] { return receiver_->cbfc().freed(vc); });
     }
     w.watch(clock);
   }
@@ -458,6 +478,12 @@ class LinkCbfc : public Testbench {
 
  private:
   std::uint64_t counter(const std::string& key) const { return stats_.find_counter(key)->value(); }
+  std::uint32_t sender_consumed(int vc) const {
+    return twin_ ? twin_->consumed(vc) : static_cast<const link::CbfcSender&>(sender_->cbfc()).consumed(vc);
+  }
+  std::uint32_t sender_freed(int vc) const {
+    return twin_ ? twin_->freed(vc) : static_cast<const link::CbfcSender&>(sender_->cbfc()).freed(vc);
+  }
   LineParams line_;
   Stats& stats_;
   link::FlowControl fc_;
@@ -470,6 +496,7 @@ class LinkCbfc : public Testbench {
   std::unique_ptr<Channel<Packet*>> from_host_, to_host_;
   std::unique_ptr<FrameSource> source_;
   std::unique_ptr<FrameSink> sink_;
+  rtl::CbfcSenderTwin* twin_ = nullptr;  // cbfc.impl=rtl
   std::unique_ptr<link::FcSender> sender_;
   std::unique_ptr<link::FcReceiver> receiver_;
   std::uint64_t bytes_ = 0;

@@ -157,6 +157,7 @@ RunResult run_scenario(const RunOptions& options) {
            {"wall_s", wall_s},
            {"sim_time_per_wall_s_us", wall_s > 0 ? to_us(end) / wall_s : 0.0},
            {"peak_rss_mib", usage.ru_maxrss / 1024.0},
+           {"implementations", config.implementations()},
            {"waves", waves.path()},
            {"pcap_frames", pcap ? pcap->frames() : 0},
            {"gtkw", waves.enabled() ? waves.gtkw_path() : ""}};

@@ -44,6 +44,27 @@ case "$case_name" in
     expect_bad_input "cbfc.buffer_credits = '0'" run link-cbfc --set cbfc.buffer_credits=0 --quiet ;;
   cbfc_300km)
     expect_bad_input "CBFC is per hop and short reach" run link-cbfc --set link.cable_m=300000 --quiet ;;
+  cbfc_rtl_counter_bits)
+    expect_bad_input "cbfc.counter_bits = 16: the RTL twin" run link-cbfc --set cbfc.impl=rtl --set cbfc.counter_bits=16 --quiet ;;
+  cbfc_rtl_dropin_identical)
+    # The RTL twin in place of the model, over lossy lines with frequent CC_Updates.
+    for impl in model rtl; do
+      "$xysim" run link-cbfc --seed 3 --set link.frame_loss=0.01 --set link.update_loss=0.1 --set cbfc.resync_us=5 \
+        --set cbfc.impl=$impl --out "$work/$impl" --quiet >/dev/null || fail "run $impl"
+    done
+    cmp "$work/model/results.json" "$work/rtl/results.json" || fail "the twin's results differ from the model's"
+    grep -q '"cbfc.impl": "rtl"' "$work/rtl/run.json" || fail "run.json does not say the twin ran"
+    grep -q '"cc_updates": 63' "$work/rtl/results.json" || fail "expected 63 CC_Updates"
+    grep -q '"credits_restored": true' "$work/rtl/results.json" || fail "credits not restored"
+    echo "ok: results.json byte-identical; 63 CC_Updates returned the credits of the frames lost" ;;
+  cbfc_rtl_waves)
+    # One FST with the twin's registers and the receiver model's counters.
+    "$xysim" run link-cbfc --set cbfc.impl=rtl --set traffic.frames=2000 --waves "$work/w.fst" --quiet >/dev/null || fail "run"
+    command -v fst2vcd >/dev/null || fail "fst2vcd is not installed (scripts/bootstrap installs gtkwave)"
+    fst2vcd "$work/w.fst" >"$work/w.vcd" 2>/dev/null || fail "fst2vcd"
+    for scope in cbfc_rtl cbfc; do grep -q "scope module $scope " "$work/w.vcd" || fail "no $scope scope"; done
+    grep -q 'top.a.cbfc_rtl.vc0.consumed' "$work/w.gtkw" || fail "the .gtkw lacks the twin's signals"
+    echo "ok: twin and model signals in one FST" ;;
   olink_gpu_rate)
     expect_bad_input "olink.olink-rs544.gpu_gbps = 3001" run olink-latency --set olink.olink-rs544.gpu_gbps=3001 --quiet ;;
   olink_store_too_big)

@@ -25,7 +25,7 @@
 
 #include "hw/link/cbfc.hpp"
 #include "tests/cosim/mismatch_dump.hpp"
-#include "tests/cosim/verilated.hpp"
+#include "rtl/twin.hpp"
 #include "xingyun/clock_domain.hpp"
 #include "xingyun/rng.hpp"
 
@@ -60,6 +60,8 @@ class Lockstep : public Core {
       : Core("lockstep"), cycles_(cycles), rng_(seed, "cosim.cbfc"), model_(twin_config()),
         context_(std::make_unique<VerilatedContext>()), rtl_(std::make_unique<Rtl>(context_.get(), "dut")) {
     clock.attach(*this);
+    rtl_->buffer_credits = model_.config().buffer_credits[0];
+    rtl_->resync_period = static_cast<std::uint32_t>(model_.config().resync_period_cycles);
     cosim::reset(*rtl_);
     set_busy(true);
     wake_at(0);
@@ -71,6 +73,7 @@ class Lockstep : public Core {
     const int vcs = model_.config().vcs;
     // The counters left by the last edge.
     const int probe = static_cast<int>(rng_.below(vcs));
+    rtl_->now = static_cast<std::uint32_t>(now());
     rtl_->probe_vc = probe;
     rtl_->eval();
     const std::uint32_t model_consumed = model_.consumed(probe), model_freed = model_.freed(probe);
@@ -115,6 +118,7 @@ class Lockstep : public Core {
       ++frames_;
     }
     const bool due = model_.poll(now()).has_value();
+    rtl_->cc_taken = rtl_->cc_due;  // the CC_Update goes when due, as the model's poll() sends it
     if (cf) check("cf_accepted", rtl_->cf_accepted, accepted);
     check("can_send", rtl_->can_send, can);
     check("cc_due", rtl_->cc_due, due);

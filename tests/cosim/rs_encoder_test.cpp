@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "hw/phy/reed_solomon.hpp"
-#include "tests/cosim/verilated.hpp"
+#include "rtl/twin.hpp"
 #include "xingyun/rng.hpp"
 
 namespace xy {

@@ -21,7 +21,7 @@
 #include "hw/link/cbfc.hpp"
 #include "hw/phy/reed_solomon.hpp"
 #include "hw/switch/reduce.hpp"
-#include "tests/cosim/verilated.hpp"
+#include "rtl/twin.hpp"
 #include "xingyun/rng.hpp"
 
 namespace {
@@ -88,6 +88,8 @@ bool cbfc_sender(std::uint64_t cycles) {
   const double rtl_s = seconds([&] {
     VerilatedContext context;
     Vxy_cbfc_sender rtl(&context, "dut");
+    rtl.buffer_credits = twin_config().buffer_credits[0];
+    rtl.resync_period = static_cast<std::uint32_t>(twin_config().resync_period_cycles);
     xy::cosim::reset(rtl);
     for (std::uint64_t t = 0; t < cycles; ++t) {
       const Inputs& in = stim[t];
@@ -97,8 +99,10 @@ bool cbfc_sender(std::uint64_t cycles) {
       rtl.cf_valid = in.cf;
       rtl.cf_vc = in.cf_vc;
       rtl.cf_counter = in.counter;
+      rtl.now = static_cast<std::uint32_t>(t);
       rtl.eval();
       rtl_sent += in.frame && rtl.can_send;
+      rtl.cc_taken = rtl.cc_due;
       xy::cosim::clock_edge(rtl);
     }
     rtl.final();

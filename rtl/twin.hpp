@@ -1,4 +1,5 @@
-// Small helpers around a Verilated (--cc) twin with `clk` and `rst` inputs.
+// Small helpers around a Verilated (--cc) twin with `clk` and `rst` inputs, for the lockstep tests
+// and the twins that scenarios drop in.
 #pragma once
 #include <cstdint>
 

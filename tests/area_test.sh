@@ -2,7 +2,7 @@
 # scripts/area synthesizes every twin, and the flip-flops are the state each design holds:
 # the delay line 64 bits x 4 stages + 4 valid bits; the CBFC sender two counters per VC plus
 # the 32-bit time of the next CC_Update; the RS encoder one 10-bit symbol per parity symbol;
-# the reduce lane group one 32-bit sum per lane.
+# the reduce lane groups one 32-bit sum per lane (the float ones an fp32 accumulator).
 set -uo pipefail
 out=$("$1/scripts/area") || { echo "FAIL: scripts/area"; exit 1; }
 echo "$out"
@@ -17,3 +17,5 @@ expect xy_rs_encoder rs272 $((14 * 10))
 expect xy_rs_encoder rs544 $((30 * 10))
 expect xy_reduce_int32 16-lanes $((16 * 32))
 expect xy_reduce_int32 64-lanes $((64 * 32))
+expect xy_reduce_float fp32-16 $((16 * 32))
+expect xy_reduce_float bf16-16 $((16 * 32))

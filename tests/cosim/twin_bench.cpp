@@ -4,6 +4,8 @@
 #include <verilated.h>
 
 #include "Vxy_cbfc_sender.h"
+#include "Vxy_reduce_bf16.h"
+#include "Vxy_reduce_fp32.h"
 #include "Vxy_reduce_int32.h"
 #include "Vxy_rs_encoder.h"
 
@@ -14,6 +16,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -150,43 +153,51 @@ bool rs_encoder(std::uint64_t cycles) {
   return model_check == rtl_check;
 }
 
-// The int32 reduce lane group: groups of 4 members, one 16-element beat each per cycle.
-bool reduce_int32(std::uint64_t cycles) {
+// A reduce lane group: groups of 4 members, one 16-element beat each per cycle. Float elements
+// are on one scale (sums round, none is NaN, whose payload is the implementation's).
+template <class Rtl>
+bool reduce_lanes(std::uint64_t cycles, xy::sw::ElemType type) {
   constexpr int kLanes = 16, kMembers = 4;
   xy::sw::ReduceConfig config;
-  config.type = xy::sw::ElemType::kInt32;
-  config.vector_bytes = 4 * kLanes;
+  config.type = type;
+  config.vector_bytes = xy::sw::elem_bytes(type) * kLanes;
   config.lanes = kLanes;
   xy::Rng rng(3, "bench.reduce");
   constexpr std::uint64_t kPool = 1 << 16;  // random beats, reused in turn
-  std::vector<std::uint8_t> beats(kPool * 4 * kLanes);
-  rng.fill(beats.data(), beats.size());
-  const auto beat = [&](std::uint64_t t) { return &beats[(t % kPool) * 4 * kLanes]; };
+  const std::uint32_t bytes = config.vector_bytes, ebytes = xy::sw::elem_bytes(type);
+  std::vector<std::uint8_t> beats(kPool * bytes);
+  if (type == xy::sw::ElemType::kInt32) rng.fill(beats.data(), beats.size());
+  else
+    for (std::size_t i = 0; i < beats.size(); i += ebytes) {
+      const auto v = static_cast<std::uint32_t>(rng.below(2) << 31 | rng.between(120, 134) << 23 | rng.below(1 << 23));
+      std::memcpy(&beats[i], reinterpret_cast<const std::uint8_t*>(&v) + 4 - ebytes, ebytes);
+    }
+  const auto beat = [&](std::uint64_t t) { return &beats[(t % kPool) * bytes]; };
   std::uint64_t model_check = 0, rtl_check = 0;
   const double model_s = seconds([&] {
     xy::sw::ReduceTable table(config);
     table.add_group(0, {0, 1, 2, 3});
     for (std::uint64_t t = 0; t < cycles; ++t) {
-      const auto done = table.contribute(0, t / kMembers, static_cast<std::uint32_t>(t % kMembers),
-                                         beat(t), 4 * kLanes);
+      const auto done = table.contribute(0, t / kMembers, static_cast<std::uint32_t>(t % kMembers), beat(t), bytes);
       if (done) model_check += done->data[0];
     }
   });
   const double rtl_s = seconds([&] {
     VerilatedContext context;
-    Vxy_reduce_int32 rtl(&context, "dut");
+    Rtl rtl(&context, "dut");
     xy::cosim::reset(rtl);
     rtl.in_valid = 1;
     for (std::uint64_t t = 0; t < cycles; ++t) {
       rtl.in_first = t % kMembers == 0;
-      for (int l = 0; l < kLanes; ++l) std::memcpy(&rtl.in_data[l], beat(t) + 4 * l, 4);
+      for (std::uint32_t w = 0; w < bytes / 4; ++w) std::memcpy(&rtl.in_data[w], beat(t) + 4 * w, 4);
       xy::cosim::clock_edge(rtl);
-      if (t % kMembers == kMembers - 1) rtl_check += rtl.acc[0] & 0xff;
+      if (t % kMembers == kMembers - 1) rtl_check += rtl.out[0] & 0xff;
     }
     rtl.final();
   });
-  fmt::print("  {:<14} {:>14.0f} {:>14.0f} {:>10.2f}   ({} sums of 4 x 16 int32)\n", "reduce int32", cycles / model_s,
-             cycles / rtl_s, rtl_s / model_s, cycles / kMembers);
+  const std::string label = fmt::format("reduce {}", xy::sw::to_string(type));
+  fmt::print("  {:<14} {:>14.0f} {:>14.0f} {:>10.2f}   ({} sums of 4 x 16 {})\n", label, cycles / model_s,
+             cycles / rtl_s, rtl_s / model_s, cycles / kMembers, xy::sw::to_string(type));
   return model_check == rtl_check;
 }
 
@@ -194,7 +205,10 @@ int main(int argc, char** argv) {
   const std::uint64_t cycles = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 5'000'000;
   fmt::print("RTL twins against their C++ cores, {} cycles each, same stimulus\n", cycles);
   fmt::print("  {:<14} {:>14} {:>14} {:>10}\n", "twin", "core cycles/s", "RTL cycles/s", "core/RTL");
-  const bool ok = cbfc_sender(cycles) & rs_encoder(cycles) & reduce_int32(cycles);
+  const bool ok = cbfc_sender(cycles) & rs_encoder(cycles) &
+                  reduce_lanes<Vxy_reduce_int32>(cycles, xy::sw::ElemType::kInt32) &
+                  reduce_lanes<Vxy_reduce_fp32>(cycles, xy::sw::ElemType::kFp32) &
+                  reduce_lanes<Vxy_reduce_bf16>(cycles, xy::sw::ElemType::kBf16);
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   fmt::print("  peak memory {:.1f} MiB\n", usage.ru_maxrss / 1024.0);

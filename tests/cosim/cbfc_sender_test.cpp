@@ -25,6 +25,7 @@
 
 #include "hw/link/cbfc.hpp"
 #include "tests/cosim/mismatch_dump.hpp"
+#include "tests/cosim/twin_configs.hpp"
 #include "rtl/twin.hpp"
 #include "xingyun/clock_domain.hpp"
 #include "xingyun/rng.hpp"
@@ -34,35 +35,14 @@ namespace {
 
 constexpr Time kPeriod = kNs;
 
-// The parameters both sides are built with (the RTL's through -G in tests/cosim/CMakeLists.txt).
-link::CbfcConfig twin_config() {
-  link::CbfcConfig c;
-  c.vcs = 4;
-  c.credit_bytes = 128;
-  c.overhead_bytes = 24;
-  c.counter_bits = 8;  // wraps every 256 credits: thousands of wraps per run
-  c.buffer_credits = std::vector<std::uint32_t>(4, 96);
-  c.resync_period_cycles = 1000;
-  return c;
-}
-
-struct Mismatch {
-  Cycle cycle = 0;
-  std::string signal;
-  std::uint64_t rtl = 0, model = 0;
-  std::string text() const { return fmt::format("cycle {}: {} rtl={} model={}", cycle, signal, rtl, model); }
-};
-
 template <class Rtl>
 class Lockstep : public Core {
  public:
   Lockstep(Clock& clock, Cycle cycles, std::uint64_t seed)
-      : Core("lockstep"), cycles_(cycles), rng_(seed, "cosim.cbfc"), model_(twin_config()),
+      : Core("lockstep"), cycles_(cycles), rng_(seed, "cosim.cbfc"), model_(cosim::cbfc_twin_config()),
         context_(std::make_unique<VerilatedContext>()), rtl_(std::make_unique<Rtl>(context_.get(), "dut")) {
     clock.attach(*this);
-    rtl_->buffer_credits = model_.config().buffer_credits[0];
-    rtl_->resync_period = static_cast<std::uint32_t>(model_.config().resync_period_cycles);
-    cosim::reset(*rtl_);
+    cosim::configure_cbfc_sender(*rtl_, model_.config());
     set_busy(true);
     wake_at(0);
   }
@@ -137,8 +117,8 @@ class Lockstep : public Core {
 
   Cycle done() const { return done_; }
   const MismatchDump& dump() const { return dump_; }
-  std::uint64_t mismatches() const { return mismatches_; }
-  const Mismatch& first() const { return first_; }
+  std::uint64_t mismatches() const { return log_.count(); }
+  const Mismatch& first() const { return log_.first(); }
   std::uint64_t frames() const { return frames_; }
   std::uint64_t blocked() const { return blocked_; }
   std::uint64_t accepted() const { return accepted_; }
@@ -147,9 +127,7 @@ class Lockstep : public Core {
 
  private:
   void check(const char* signal, std::uint64_t rtl, std::uint64_t model) {
-    if (rtl == model) return;
-    if (mismatches_++ == 0) first_ = Mismatch{now(), signal, rtl, model};
-    dump_.mismatch(now());
+    if (log_.check(now(), signal, rtl, model)) dump_.mismatch(now());
   }
 
   Cycle cycles_, done_ = 0;
@@ -158,8 +136,8 @@ class Lockstep : public Core {
   std::unique_ptr<VerilatedContext> context_;
   std::unique_ptr<Rtl> rtl_;
   std::uint64_t idle_left_ = 0;
-  std::uint64_t mismatches_ = 0, frames_ = 0, blocked_ = 0, accepted_ = 0, rejected_ = 0, cc_updates_ = 0;
-  Mismatch first_;
+  std::uint64_t frames_ = 0, blocked_ = 0, accepted_ = 0, rejected_ = 0, cc_updates_ = 0;
+  MismatchLog log_;
   MismatchDump dump_{{{"cbfc.in.frame_valid", 1}, {"cbfc.in.frame_vc", 2}, {"cbfc.in.frame_bytes", 14},
                       {"cbfc.in.cf_valid", 1}, {"cbfc.in.cf_vc", 2}, {"cbfc.in.cf_counter", 8}, {"cbfc.in.probe_vc", 2},
                       {"cbfc.rtl.can_send", 1}, {"cbfc.rtl.cf_accepted", 1}, {"cbfc.rtl.cc_due", 1},

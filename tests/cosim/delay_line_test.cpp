@@ -25,6 +25,7 @@
 #include <gtest/gtest.h>
 #include <systemc>
 
+#include "tests/cosim/mismatch_dump.hpp"
 #include "xingyun/channel.hpp"
 #include "xingyun/clock_domain.hpp"
 #include "xingyun/rng.hpp"
@@ -44,15 +45,6 @@ struct LockstepOptions {
   std::uint64_t idle_min = 8, idle_max = 200;  // stretches longer than DEPTH drain the pipe
   std::uint64_t corrupt_item = ~std::uint64_t{0};  // index of the pushed item the model gets wrong
   int corrupt_bit = 37;
-};
-
-struct Mismatch {
-  Cycle cycle = 0;
-  std::string signal;
-  std::uint64_t rtl = 0, model = 0;
-  std::string text() const {
-    return fmt::format("cycle {}: {} rtl={:#x} model={:#x}", cycle, signal, rtl, model);
-  }
 };
 
 class Lockstep : public Core {
@@ -89,8 +81,8 @@ class Lockstep : public Core {
   std::uint64_t compared() const { return compared_; }
   std::uint64_t rtl_valid_beats() const { return rtl_valid_beats_; }
   std::uint64_t idle_cycles() const { return idle_cycles_; }
-  std::uint64_t mismatches() const { return mismatches_; }
-  const Mismatch& first_mismatch() const { return first_; }
+  std::uint64_t mismatches() const { return log_.count(); }
+  const Mismatch& first_mismatch() const { return log_.first(); }
   Cycle first_push_cycle() const { return first_push_cycle_; }
   Cycle corrupt_push_cycle() const { return corrupt_push_cycle_; }
 
@@ -150,9 +142,7 @@ class Lockstep : public Core {
     channel_.push(model);
   }
 
-  void mismatch(const char* signal, std::uint64_t rtl, std::uint64_t model) {
-    if (mismatches_++ == 0) first_ = Mismatch{now(), signal, rtl, model};
-  }
+  void mismatch(const char* signal, std::uint64_t rtl, std::uint64_t model) { log_.check(now(), signal, rtl, model); }
 
   LockstepOptions opt_;
   Rng rng_;
@@ -161,8 +151,8 @@ class Lockstep : public Core {
   std::unique_ptr<Vxy_util_delay_line> rtl_;
   Cycle cycles_done_ = 0;
   std::uint64_t idle_left_ = 0;
-  std::uint64_t compared_ = 0, rtl_valid_beats_ = 0, idle_cycles_ = 0, mismatches_ = 0;
-  Mismatch first_;
+  std::uint64_t compared_ = 0, rtl_valid_beats_ = 0, idle_cycles_ = 0;
+  MismatchLog log_;
   Cycle first_push_cycle_ = 0, corrupt_push_cycle_ = 0;
 };
 

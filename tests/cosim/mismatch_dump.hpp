@@ -8,10 +8,36 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "xingyun/units.hpp"
 #include "xingyun/waves.hpp"
 
 namespace xy {
+
+// A lockstep run's disagreements: how many, and the first, as the test reports it.
+struct Mismatch {
+  Cycle cycle = 0;
+  std::string signal;
+  std::uint64_t rtl = 0, model = 0;
+  std::string text() const { return fmt::format("cycle {}: {} rtl={:#x} model={:#x}", cycle, signal, rtl, model); }
+};
+
+class MismatchLog {
+ public:
+  // Compares one signal; returns whether RTL and model differ (and logs it).
+  bool check(Cycle cycle, const std::string& signal, std::uint64_t rtl, std::uint64_t model) {
+    if (rtl == model) return false;
+    if (count_++ == 0) first_ = Mismatch{cycle, signal, rtl, model};
+    return true;
+  }
+  std::uint64_t count() const { return count_; }
+  const Mismatch& first() const { return first_; }
+
+ private:
+  std::uint64_t count_ = 0;
+  Mismatch first_;
+};
 
 class MismatchDump {
  public:

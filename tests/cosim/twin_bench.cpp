@@ -4,6 +4,8 @@
 #include <verilated.h>
 
 #include "Vxy_cbfc_sender.h"
+#include "Vxy_llr_rx.h"
+#include "Vxy_llr_tx.h"
 #include "Vxy_reduce_bf16.h"
 #include "Vxy_reduce_fp32.h"
 #include "Vxy_reduce_int32.h"
@@ -22,9 +24,11 @@
 #include <fmt/format.h>
 
 #include "hw/link/cbfc.hpp"
+#include "hw/link/llr.hpp"
 #include "hw/phy/reed_solomon.hpp"
 #include "hw/switch/reduce.hpp"
 #include "rtl/twin.hpp"
+#include "tests/cosim/twin_configs.hpp"
 #include "xingyun/rng.hpp"
 
 namespace {
@@ -35,16 +39,6 @@ struct Inputs {
   std::uint16_t bytes;
   std::uint32_t counter;
 };
-
-xy::link::CbfcConfig twin_config() {  // as in cbfc_sender_test.cpp and the -G arguments
-  xy::link::CbfcConfig c;
-  c.vcs = 4;
-  c.overhead_bytes = 24;
-  c.counter_bits = 8;
-  c.buffer_credits = std::vector<std::uint32_t>(4, 96);
-  c.resync_period_cycles = 1000;
-  return c;
-}
 
 template <class F>
 double seconds(F&& f) {
@@ -60,7 +54,7 @@ bool cbfc_sender(std::uint64_t cycles) {
   xy::Rng rng(1, "bench.cbfc");
   std::vector<Inputs> stim(cycles);
   {
-    xy::link::CbfcSender model(twin_config());
+    xy::link::CbfcSender model(xy::cosim::cbfc_twin_config());
     const std::uint32_t mask = model.config().counter_mask();
     for (std::uint64_t t = 0; t < cycles; ++t) {
       Inputs& in = stim[t];
@@ -77,7 +71,7 @@ bool cbfc_sender(std::uint64_t cycles) {
   }
   std::uint64_t model_sent = 0, rtl_sent = 0;
   const double model_s = seconds([&] {
-    xy::link::CbfcSender model(twin_config());
+    xy::link::CbfcSender model(xy::cosim::cbfc_twin_config());
     for (std::uint64_t t = 0; t < cycles; ++t) {
       const Inputs& in = stim[t];
       if (in.cf) model.on_cf_update(in.cf_vc, in.counter);
@@ -91,9 +85,7 @@ bool cbfc_sender(std::uint64_t cycles) {
   const double rtl_s = seconds([&] {
     VerilatedContext context;
     Vxy_cbfc_sender rtl(&context, "dut");
-    rtl.buffer_credits = twin_config().buffer_credits[0];
-    rtl.resync_period = static_cast<std::uint32_t>(twin_config().resync_period_cycles);
-    xy::cosim::reset(rtl);
+    xy::cosim::configure_cbfc_sender(rtl, xy::cosim::cbfc_twin_config());
     for (std::uint64_t t = 0; t < cycles; ++t) {
       const Inputs& in = stim[t];
       rtl.frame_valid = in.frame;
@@ -153,6 +145,107 @@ bool rs_encoder(std::uint64_t cycles) {
   return model_check == rtl_check;
 }
 
+// The LLR transmitter and receiver; the stimuli are recorded first, as the sequence numbers in
+// them depend on the models' state.
+struct LlrTxInputs {
+  bool ctl, init_take, replay_take, frame;
+  xy::link::LlrControl::Kind kind;
+  std::uint8_t seq;
+  std::uint16_t bytes;
+};
+struct LlrRxInputs {
+  bool frame, fcs_ok, take;
+  std::uint8_t seq;
+};
+
+bool llr(std::uint64_t cycles) {
+  using xy::link::LlrControl;
+  const xy::link::LlrConfig config = xy::cosim::llr_twin_config();
+  xy::Rng rng(4, "bench.llr");
+  std::vector<LlrTxInputs> tx(cycles);
+  std::vector<LlrRxInputs> rx(cycles);
+  std::vector<xy::Packet> frames(1024);
+  {
+    xy::link::LlrTx tx_model(config);
+    xy::link::LlrRx rx_model(config);
+    std::uint32_t next_seq = 0;
+    for (std::uint64_t t = 0; t < cycles; ++t) {
+      LlrTxInputs& in = tx[t];
+      in = {rng.chance(0.15), rng.chance(0.5), rng.chance(0.7), rng.chance(0.6),
+            rng.chance(0.6) ? LlrControl::kAck : LlrControl::kNack,
+            static_cast<std::uint8_t>(next_seq - tx_model.kept() + rng.between(0, tx_model.kept())),
+            static_cast<std::uint16_t>(rng.between(64, 1500))};
+      if (in.ctl) tx_model.on_control({in.kind, in.seq}, t);
+      tx_model.tick(t);
+      if (in.init_take) tx_model.poll_control();
+      if (in.replay_take) tx_model.next_replay(t);
+      frames[t % frames.size()].bytes = in.bytes;
+      if (in.frame && tx_model.can_accept(in.bytes)) next_seq = tx_model.accept(&frames[t % frames.size()], t) + 1;
+      tx_model.released().clear();
+      LlrRxInputs& r = rx[t];
+      r = {rng.chance(0.5), rng.chance(0.95), rng.chance(0.4),
+           static_cast<std::uint8_t>(rx_model.expected() + (rng.chance(0.8) ? 0 : rng.between(1, 5)))};
+      if (r.frame) rx_model.on_frame(r.seq, r.fcs_ok, t);
+      if (r.take) rx_model.poll(t);
+    }
+  }
+  std::uint64_t model_check = 0, rtl_check = 0;  // frames accepted, replayed and delivered
+  const double model_s = seconds([&] {
+    xy::link::LlrTx tx_model(config);
+    xy::link::LlrRx rx_model(config);
+    for (std::uint64_t t = 0; t < cycles; ++t) {
+      const LlrTxInputs& in = tx[t];
+      if (in.ctl) tx_model.on_control({in.kind, in.seq}, t);
+      tx_model.tick(t);
+      if (in.init_take) tx_model.poll_control();
+      if (in.replay_take) model_check += tx_model.next_replay(t).has_value();
+      if (in.frame && tx_model.can_accept(in.bytes)) {
+        frames[t % frames.size()].bytes = in.bytes;
+        tx_model.accept(&frames[t % frames.size()], t);
+        ++model_check;
+      }
+      tx_model.released().clear();
+      const LlrRxInputs& r = rx[t];
+      if (r.frame) model_check += rx_model.on_frame(r.seq, r.fcs_ok, t) == xy::link::LlrRx::Verdict::kDeliver;
+      if (r.take) rx_model.poll(t);
+    }
+  });
+  const double rtl_s = seconds([&] {
+    VerilatedContext context;
+    Vxy_llr_tx tx_rtl(&context, "tx");
+    Vxy_llr_rx rx_rtl(&context, "rx");
+    xy::cosim::configure_llr_tx(tx_rtl, config);
+    xy::cosim::configure_llr_rx(rx_rtl, config);
+    for (std::uint64_t t = 0; t < cycles; ++t) {
+      const LlrTxInputs& in = tx[t];
+      tx_rtl.now = rx_rtl.now = static_cast<std::uint32_t>(t);
+      tx_rtl.ctl_valid = in.ctl;
+      tx_rtl.ctl_kind = in.kind;
+      tx_rtl.ctl_seq = in.seq;
+      tx_rtl.init_take = in.init_take;
+      tx_rtl.replay_take = in.replay_take;
+      tx_rtl.frame_valid = in.frame;
+      tx_rtl.frame_bytes = in.bytes;
+      tx_rtl.eval();
+      rtl_check += (in.replay_take && tx_rtl.replay_valid) + (in.frame && tx_rtl.can_accept);
+      xy::cosim::clock_edge(tx_rtl);
+      const LlrRxInputs& r = rx[t];
+      rx_rtl.frame_valid = r.frame;
+      rx_rtl.frame_seq = r.seq;
+      rx_rtl.frame_fcs_ok = r.fcs_ok;
+      rx_rtl.ctl_take = r.take;
+      rx_rtl.eval();
+      rtl_check += r.frame && rx_rtl.verdict == 0;
+      xy::cosim::clock_edge(rx_rtl);
+    }
+    tx_rtl.final();
+    rx_rtl.final();
+  });
+  fmt::print("  {:<14} {:>14.0f} {:>14.0f} {:>10.2f}   ({} frames accepted, replayed or delivered)\n", "llr tx + rx",
+             cycles / model_s, cycles / rtl_s, rtl_s / model_s, model_check);
+  return model_check == rtl_check;
+}
+
 // A reduce lane group: groups of 4 members, one 16-element beat each per cycle. Float elements
 // are on one scale (sums round, none is NaN, whose payload is the implementation's).
 template <class Rtl>
@@ -205,7 +298,7 @@ int main(int argc, char** argv) {
   const std::uint64_t cycles = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 5'000'000;
   fmt::print("RTL twins against their C++ cores, {} cycles each, same stimulus\n", cycles);
   fmt::print("  {:<14} {:>14} {:>14} {:>10}\n", "twin", "core cycles/s", "RTL cycles/s", "core/RTL");
-  const bool ok = cbfc_sender(cycles) & rs_encoder(cycles) &
+  const bool ok = cbfc_sender(cycles) & llr(cycles) & rs_encoder(cycles) &
                   reduce_lanes<Vxy_reduce_int32>(cycles, xy::sw::ElemType::kInt32) &
                   reduce_lanes<Vxy_reduce_fp32>(cycles, xy::sw::ElemType::kFp32) &
                   reduce_lanes<Vxy_reduce_bf16>(cycles, xy::sw::ElemType::kBf16);

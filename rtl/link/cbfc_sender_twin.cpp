@@ -63,7 +63,6 @@ void CbfcSenderTwin::check_vc(int vc) const {
 
 void CbfcSenderTwin::edge() {
   cosim::clock_edge(rtl_->top);
-  ++edges_;
   auto& top = rtl_->top;
   top.frame_valid = 0;
   top.cf_valid = 0;

@@ -38,7 +38,6 @@ class CbfcSenderTwin final : public link::CreditSender {
   // The twin's registers, for waves.
   std::uint32_t consumed(int vc) const;
   std::uint32_t freed(int vc) const;
-  std::uint64_t edges() const { return edges_; }  // clock edges given so far
 
  private:
   struct Rtl;
@@ -48,7 +47,6 @@ class CbfcSenderTwin final : public link::CreditSender {
   link::CbfcConfig config_;
   const Clock& clock_;
   std::unique_ptr<Rtl> rtl_;
-  std::uint64_t edges_ = 0;
 };
 
 }  // namespace xy::rtl

@@ -50,32 +50,71 @@ enum class LlrRxState { kSendAcks, kSendNack, kNackSent };
 const char* to_string(LlrTxState s);
 const char* to_string(LlrRxState s);
 
-class LlrTx {
+// The two ends as a port sees them. Two implementations each: the C++ models below, and their
+// RTL twins (rtl/link/), which a scenario drops in in their place.
+class LlrTransmitter {
+ public:
+  virtual ~LlrTransmitter() = default;
+  // May a new frame of `bytes` be sent now? (ADVANCE, window and replay buffer have room.)
+  virtual bool can_accept(std::uint32_t bytes) const = 0;
+  // Numbers a new frame and keeps it for replay; returns its sequence number.
+  virtual std::uint32_t accept(Packet* frame, Cycle now) = 0;
+  // In REPLAY: the next kept frame to send again, with its sequence number; none when done.
+  virtual std::optional<std::pair<Packet*, std::uint32_t>> next_replay(Cycle now) = 0;
+  // A control ordered set the TX must send (INIT), if any.
+  virtual std::optional<LlrControl> poll_control() = 0;
+  virtual void on_control(const LlrControl& c, Cycle now) = 0;
+  // Timers; call every cycle the shell is ticked (and when woken by next_timer()).
+  virtual void tick(Cycle now) = 0;
+  virtual Cycle next_timer() const = 0;  // the cycle tick() must next run at, or ~0
+
+  virtual LlrTxState state() const = 0;
+  virtual std::uint64_t replays() const = 0;
+  virtual std::uint64_t replayed_frames() const = 0;
+  virtual std::uint64_t flushed_frames() const = 0;
+  virtual std::uint64_t timer_replays() const = 0;
+  virtual std::size_t kept() const = 0;
+  virtual std::uint64_t kept_bytes() const = 0;
+  // Frames released by ACKs (or a FLUSH) since the last call (the shell returns them to their pool).
+  virtual std::deque<Packet*>& released() = 0;
+};
+
+class LlrReceiver {
+ public:
+  virtual ~LlrReceiver() = default;
+  enum class Verdict { kDeliver, kDuplicate, kOutOfOrder, kBadFcs };
+  // A data frame arrived with sequence number `seq`; deliver it only on kDeliver.
+  virtual Verdict on_frame(std::uint32_t seq, bool fcs_ok, Cycle now) = 0;
+  virtual void on_control(const LlrControl& c, Cycle now) = 0;  // INIT from the partner's TX
+  // The next control ordered set to send (NACK first, then ACK), if one is due at `now`.
+  virtual std::optional<LlrControl> poll(Cycle now) = 0;
+  virtual Cycle next_timer() const = 0;  // when poll() may next have something without new input, or ~0
+
+  virtual LlrRxState state() const = 0;
+  virtual std::uint32_t expected() const = 0;
+  virtual std::uint64_t nacks() const = 0;
+};
+
+class LlrTx final : public LlrTransmitter {
  public:
   explicit LlrTx(LlrConfig config);
 
-  // May a new frame of `bytes` be sent now? (ADVANCE, window and replay buffer have room.)
-  bool can_accept(std::uint32_t bytes) const;
-  // Numbers a new frame and keeps it for replay; returns its sequence number.
-  std::uint32_t accept(Packet* frame, Cycle now);
-  // In REPLAY: the next kept frame to send again, with its sequence number; none when done.
-  std::optional<std::pair<Packet*, std::uint32_t>> next_replay(Cycle now);
-  // A control ordered set the TX must send (INIT), if any.
-  std::optional<LlrControl> poll_control();
-  void on_control(const LlrControl& c, Cycle now);
-  // Timers; call every cycle the shell is ticked (and when woken by next_timer()).
-  void tick(Cycle now);
-  Cycle next_timer() const;  // the cycle tick() must next run at, or ~0
+  bool can_accept(std::uint32_t bytes) const override;
+  std::uint32_t accept(Packet* frame, Cycle now) override;
+  std::optional<std::pair<Packet*, std::uint32_t>> next_replay(Cycle now) override;
+  std::optional<LlrControl> poll_control() override;
+  void on_control(const LlrControl& c, Cycle now) override;
+  void tick(Cycle now) override;
+  Cycle next_timer() const override;
 
-  LlrTxState state() const { return state_; }
-  std::uint64_t replays() const { return replays_; }
-  std::uint64_t replayed_frames() const { return replayed_frames_; }
-  std::uint64_t flushed_frames() const { return flushed_frames_; }
-  std::uint64_t timer_replays() const { return timer_replays_; }
-  std::size_t kept() const { return buffer_.size(); }
-  std::uint64_t kept_bytes() const { return buffer_bytes_; }
-  // Frames released by ACKs since the last call (the shell returns them to their pool).
-  std::deque<Packet*>& released() { return released_; }
+  LlrTxState state() const override { return state_; }
+  std::uint64_t replays() const override { return replays_; }
+  std::uint64_t replayed_frames() const override { return replayed_frames_; }
+  std::uint64_t flushed_frames() const override { return flushed_frames_; }
+  std::uint64_t timer_replays() const override { return timer_replays_; }
+  std::size_t kept() const override { return buffer_.size(); }
+  std::uint64_t kept_bytes() const override { return buffer_bytes_; }
+  std::deque<Packet*>& released() override { return released_; }
 
  private:
   struct Kept {
@@ -101,21 +140,18 @@ class LlrTx {
   std::deque<Packet*> released_;
 };
 
-class LlrRx {
+class LlrRx final : public LlrReceiver {
  public:
   explicit LlrRx(LlrConfig config);
 
-  enum class Verdict { kDeliver, kDuplicate, kOutOfOrder, kBadFcs };
-  // A data frame arrived with sequence number `seq`; deliver it only on kDeliver.
-  Verdict on_frame(std::uint32_t seq, bool fcs_ok, Cycle now);
-  void on_control(const LlrControl& c, Cycle now);  // INIT from the partner's TX
-  // The next control ordered set to send (NACK first, then ACK), if one is due at `now`.
-  std::optional<LlrControl> poll(Cycle now);
-  Cycle next_timer() const;  // when poll() may next have something without new input, or ~0
+  Verdict on_frame(std::uint32_t seq, bool fcs_ok, Cycle now) override;
+  void on_control(const LlrControl& c, Cycle now) override;
+  std::optional<LlrControl> poll(Cycle now) override;
+  Cycle next_timer() const override;
 
-  LlrRxState state() const { return state_; }
-  std::uint32_t expected() const { return expected_; }
-  std::uint64_t nacks() const { return nacks_; }
+  LlrRxState state() const override { return state_; }
+  std::uint32_t expected() const override { return expected_; }
+  std::uint64_t nacks() const override { return nacks_; }
 
  private:
   LlrConfig c_;

@@ -8,8 +8,9 @@ namespace xy::link {
 
 LlrPort::LlrPort(std::string name, const LlrConfig& llr, Recovery recovery, Cycle control_delay, const LineFaults& faults, Rng rng,
                  SerialLine<LineItem>& out, SerialLine<LineItem>& in, Channel<Packet*>& from_host,
-                 Channel<Packet*>& to_host, PacketPool& pool, Stats& stats)
-    : Core(std::move(name)), tx_(llr), rx_(llr), recovery_(recovery), control_delay_(control_delay), faults_(faults), rng_(rng), out_(out), in_(in),
+                 Channel<Packet*>& to_host, PacketPool& pool, Stats& stats, LlrEnds ends)
+    : Core(std::move(name)), tx_(ends.tx ? std::move(ends.tx) : std::make_unique<LlrTx>(llr)),
+      rx_(ends.rx ? std::move(ends.rx) : std::make_unique<LlrRx>(llr)), recovery_(recovery), control_delay_(control_delay), faults_(faults), rng_(rng), out_(out), in_(in),
       from_host_(from_host), to_host_(to_host), pool_(pool),
       frames_sent_(stats.counter(this->name() + ".frames_sent", "frames", "data frames put on the line, replays included")),
       frames_replayed_(stats.counter(this->name() + ".llr.replayed_frames", "frames", "frames sent again by LLR")),
@@ -22,7 +23,7 @@ LlrPort::LlrPort(std::string name, const LlrConfig& llr, Recovery recovery, Cycl
       duplicates_(stats.counter(this->name() + ".rx.duplicates", "frames", "replayed frames already delivered")),
       delivered_(stats.counter(this->name() + ".rx.delivered", "frames", "frames handed to the host")),
       payload_delivered_(stats.counter(this->name() + ".rx.delivered_bytes", "bytes", "frame bytes handed to the host")) {
-  if (recovery_ == Recovery::kNone) tx_.on_control({LlrControl::kAck, 0}, 0);  // straight to ADVANCE
+  if (recovery_ == Recovery::kNone) tx_->on_control({LlrControl::kAck, 0}, 0);  // straight to ADVANCE
 }
 
 bool LlrPort::fault_frame() {
@@ -78,8 +79,8 @@ void LlrPort::send_frame(Packet* frame, std::uint32_t seq, bool replay) {
 }
 
 void LlrPort::handle(const LlrControl& c) {
-  if (c.kind == LlrControl::kInit) rx_.on_control(c, now());
-  else tx_.on_control(c, now());
+  if (c.kind == LlrControl::kInit) rx_->on_control(c, now());
+  else tx_->on_control(c, now());
 }
 
 void LlrPort::receive() {
@@ -100,19 +101,19 @@ void LlrPort::receive() {
     }
     const bool fcs_ok = crc32(bytes, item.frame->bytes) == item.fcs;
     if (!fcs_ok) bad_fcs_.add();
-    const auto verdict = recovery_ != Recovery::kNone ? rx_.on_frame(item.seq, fcs_ok, now())
-                         : fcs_ok                     ? LlrRx::Verdict::kDeliver
-                                                      : LlrRx::Verdict::kBadFcs;
+    const auto verdict = recovery_ != Recovery::kNone ? rx_->on_frame(item.seq, fcs_ok, now())
+                         : fcs_ok                     ? LlrReceiver::Verdict::kDeliver
+                                                      : LlrReceiver::Verdict::kBadFcs;
     switch (verdict) {
-      case LlrRx::Verdict::kDeliver: {
+      case LlrReceiver::Verdict::kDeliver: {
         Packet* copy = pool_.acquire();
         *copy = *item.frame;
         deliver_.push_back(copy);
         break;
       }
-      case LlrRx::Verdict::kDuplicate: duplicates_.add(); break;
-      case LlrRx::Verdict::kOutOfOrder: out_of_order_.add(); break;
-      case LlrRx::Verdict::kBadFcs: break;
+      case LlrReceiver::Verdict::kDuplicate: duplicates_.add(); break;
+      case LlrReceiver::Verdict::kOutOfOrder: out_of_order_.add(); break;
+      case LlrReceiver::Verdict::kBadFcs: break;
     }
   }
 }
@@ -120,8 +121,8 @@ void LlrPort::receive() {
 void LlrPort::transmit() {
   while (out_.has_room()) {
     const bool recovering = recovery_ != Recovery::kNone;
-    std::optional<LlrControl> control = recovering ? rx_.poll(now()) : std::nullopt;
-    if (!control && recovering) control = tx_.poll_control();
+    std::optional<LlrControl> control = recovering ? rx_->poll(now()) : std::nullopt;
+    if (!control && recovering) control = tx_->poll_control();
     if (control) {
       LineItem item;
       item.control = *control;
@@ -133,16 +134,16 @@ void LlrPort::transmit() {
       last_arrival_ = out_.send(item, LlrControl::kWireBytes);
       continue;
     }
-    if (auto replay = tx_.next_replay(now())) {
+    if (auto replay = tx_->next_replay(now())) {
       send_frame(replay->first, replay->second, true);
       continue;
     }
-    if (from_host_.can_pop() && tx_.can_accept(from_host_.peek()->bytes)) {
+    if (from_host_.can_pop() && tx_->can_accept(from_host_.peek()->bytes)) {
       Packet* frame = from_host_.pop();
       frame->injected = clock().time_of(now());
-      const std::uint32_t seq = tx_.accept(frame, now());
+      const std::uint32_t seq = tx_->accept(frame, now());
       send_frame(frame, seq, false);
-      if (recovery_ == Recovery::kNone) tx_.on_control({LlrControl::kAck, seq + 1}, now());  // nothing to keep
+      if (recovery_ == Recovery::kNone) tx_->on_control({LlrControl::kAck, seq + 1}, now());  // nothing to keep
       continue;
     }
     break;
@@ -159,10 +160,10 @@ void LlrPort::eval() {
     handle(delayed_.front().second);
     delayed_.pop_front();
   }
-  if (recovery_ != Recovery::kNone) tx_.tick(now());
+  if (recovery_ != Recovery::kNone) tx_->tick(now());
   transmit();
-  for (Packet* p : tx_.released()) retired_.emplace_back(last_arrival_, p);
-  tx_.released().clear();
+  for (Packet* p : tx_->released()) retired_.emplace_back(last_arrival_, p);
+  tx_->released().clear();
   if (!deliver_.empty() && to_host_.can_push()) {
     Packet* copy = deliver_.front();
     deliver_.pop_front();
@@ -173,11 +174,11 @@ void LlrPort::eval() {
 }
 
 void LlrPort::commit() {
-  Cycle next = std::min(tx_.next_timer(), rx_.next_timer());
+  Cycle next = std::min(tx_->next_timer(), rx_->next_timer());
   if (!retired_.empty()) next = std::min(next, retired_.front().first + 1);
   if (!delayed_.empty()) next = std::min(next, delayed_.front().first);
   if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
-  const bool more_to_send = tx_.state() == LlrTxState::kReplay || from_host_.ready_by(now() + 1);
+  const bool more_to_send = tx_->state() == LlrTxState::kReplay || from_host_.ready_by(now() + 1);
   set_busy(!deliver_.empty() || more_to_send);
 }
 

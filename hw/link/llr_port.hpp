@@ -12,6 +12,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 
 #include "hw/link/llr.hpp"
@@ -49,22 +50,28 @@ struct LineFaults {
 // or nobody (the frame is lost).
 enum class Recovery { kLlr, kEndToEnd, kNone };
 
+// The LLR ends a port uses (RTL twins, say); null ones are the C++ models.
+struct LlrEnds {
+  std::unique_ptr<LlrTransmitter> tx;
+  std::unique_ptr<LlrReceiver> rx;
+};
+
 class LlrPort : public Core {
  public:
   LlrPort(std::string name, const LlrConfig& llr, Recovery recovery, Cycle control_delay, const LineFaults& faults, Rng rng,
           SerialLine<LineItem>& out, SerialLine<LineItem>& in, Channel<Packet*>& from_host,
-          Channel<Packet*>& to_host, PacketPool& pool, Stats& stats);
+          Channel<Packet*>& to_host, PacketPool& pool, Stats& stats, LlrEnds ends = {});
 
   void eval() override;
   void commit() override;
 
   // Writes every data frame this port sends, as it leaves (corruption included), with its FCS.
   void capture_to(PcapWriter* writer) { pcap_ = writer; }
-  const LlrTx& tx() const { return tx_; }
-  const LlrRx& rx() const { return rx_; }
+  const LlrTransmitter& tx() const { return *tx_; }
+  const LlrReceiver& rx() const { return *rx_; }
   std::uint64_t delivered() const { return delivered_.value(); }
   // Nothing kept for replay and nothing waiting for the host.
-  bool idle() const { return tx_.kept() == 0 && deliver_.empty() && delayed_.empty(); }
+  bool idle() const { return tx_->kept() == 0 && deliver_.empty() && delayed_.empty(); }
   std::uint64_t mean_recovery_cycles() const;  // lost frame first sent -> its replay, mean
 
   // The line from the first data frame's first byte to the last one's last byte: its length,
@@ -81,8 +88,8 @@ class LlrPort : public Core {
   void send_frame(Packet* frame, std::uint32_t seq, bool replay);
   bool fault_frame();
 
-  LlrTx tx_;
-  LlrRx rx_;
+  std::unique_ptr<LlrTransmitter> tx_;
+  std::unique_ptr<LlrReceiver> rx_;
   Recovery recovery_;
   Cycle control_delay_;
   std::deque<std::pair<Cycle, LlrControl>> delayed_;  // controls still crossing the rest of the path

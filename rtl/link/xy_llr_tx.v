@@ -10,7 +10,8 @@
 // One cycle, in the C++ model's call order, each effect seeing the state the one before left:
 //   1. a control ordered set from the partner (ctl_valid: ACK or NACK release what they cover;
 //      a NACK starts a replay; INIT is the RX's and ignored here),
-//   2. the timers (every cycle: LlrTx::tick),
+//   2. the timers, when `tick` (LlrTx::tick; a shell calling the model tick() every cycle holds it
+//      high, one giving the twin an edge per call raises it on the tick's),
 //   3. init_take: the INIT the TX owes, if init_valid,
 //   4. replay_take: the next frame to send again, if replay_valid (LlrTx::next_replay),
 //   5. frame_valid: a new frame, taken when can_accept (LlrTx::can_accept, accept),
@@ -33,6 +34,7 @@ module xy_llr_tx #(
     input wire [7:0] replay_limit,
     input wire [TIME_BITS-1:0] data_age,  // 0: off
     input wire [TIME_BITS-1:0] now,
+    input wire tick,
     // 1. control from the partner: kind 0 ACK, 1 NACK, 2 INIT
     input wire ctl_valid,
     input wire [1:0] ctl_kind,
@@ -133,12 +135,12 @@ module xy_llr_tx #(
       end
     end
     // 2. timers
-    if (s == INIT || s == FLUSH) begin
+    if (tick && (s == INIT || s == FLUSH)) begin
       if (now >= lp + replay_timer) begin  // the INIT or its ACK was lost: again
         ip = 1;
         lp = now;
       end
-    end else if (c != 0) begin
+    end else if (tick && c != 0) begin
       if ((data_age != 0 && now >= sent_at[slot(next_seq - SEQ_BITS'(c))] + data_age) ||
           (now >= lp + replay_timer && {1'b0, np} + 9'd1 > {1'b0, replay_limit})) begin  // FLUSH
         s = FLUSH;
@@ -189,7 +191,7 @@ module xy_llr_tx #(
     end
   end
 
-  integer i;
+  // The slots need no reset: a slot is read only while its frame is kept, and written when taken.
   always @(posedge clk) begin
     if (rst) begin
       st <= INIT;
@@ -205,10 +207,6 @@ module xy_llr_tx #(
       n_replayed <= 0;
       n_flushed <= 0;
       n_timer <= 0;
-      for (i = 0; i < SLOTS; i = i + 1) begin
-        total_at[i] <= 0;
-        sent_at[i] <= 0;
-      end
     end else begin
       st <= s;
       count <= c + CW'(accept);

@@ -12,6 +12,7 @@
 #include "hw/link/fc_link.hpp"
 #include "hw/link/llr_port.hpp"
 #include "rtl/link/cbfc_sender_twin.hpp"
+#include "rtl/link/llr_twins.hpp"
 #include "tb/frames.hpp"
 #include "xingyun/clock_domain.hpp"
 
@@ -46,6 +47,7 @@ struct LinkParams : LineParams {
   bool llr;  // recovery == kLlr
   Cycle control_delay = 0;
   LlrConfig llr_config;
+  bool rtl = false;  // llr.impl=rtl
   link::LineFaults faults;
   std::uint64_t frames;
   std::uint32_t min_bytes, max_bytes;
@@ -100,6 +102,9 @@ struct LinkParams : LineParams {
       warning = fmt::format("llr.replay_buffer_bytes = {} is below the {} the sizing rule asks for: the link will stall "
                             "waiting for ACKs", given, needed);
     l.validate("llr");
+    rtl = c.implementation("llr.impl", {"model", "rtl"},
+                           "the ports' LLR transmitter and receiver: the C++ models or their Verilated RTL twins") == "rtl";
+    if (rtl) rtl::check_llr_twins(l);
     faults.frame_error = c.real("link.frame_error", 0, "", 0, 0.5, "chance a frame is corrupted (one bit flipped)");
     faults.burst_start = c.real("link.burst_start", 0, "", 0, 0.5, "chance per frame that a burst of corrupted frames starts");
     faults.burst_frames = static_cast<std::uint32_t>(c.integer("link.burst_frames", 100, "frames", 1, 1 << 20, "frames per burst"));
@@ -147,10 +152,18 @@ class LinkLlr : public Testbench {
       latency_[d] = &ctx.stats.histogram("top." + to + ".frame_latency", clock.period(),
                                          "frame accepted by the sending port to handed to the host");
     }
+    const auto ends = [&] {
+      link::LlrEnds e;
+      if (p_.rtl) {
+        e.tx = std::make_unique<rtl::LlrTxTwin>(p_.llr_config, clock);
+        e.rx = std::make_unique<rtl::LlrRxTwin>(p_.llr_config);
+      }
+      return e;
+    };
     a_ = std::make_unique<LlrPort>("top.a", p_.llr_config, p_.recovery, p_.control_delay, p_.faults, ctx.rng("top.a.line"), ab_, ba_,
-                                   *dirs_[0].from_host, *dirs_[1].to_host, pool_, ctx.stats);
+                                   *dirs_[0].from_host, *dirs_[1].to_host, pool_, ctx.stats, ends());
     b_ = std::make_unique<LlrPort>("top.b", p_.llr_config, p_.recovery, p_.control_delay, p_.faults, ctx.rng("top.b.line"), ba_, ab_,
-                                   *dirs_[1].from_host, *dirs_[0].to_host, pool_, ctx.stats);
+                                   *dirs_[1].from_host, *dirs_[0].to_host, pool_, ctx.stats, ends());
     for (LlrPort* port : {a_.get(), b_.get()}) {
       domain_.attach(*port);
       port->wake_at(0);

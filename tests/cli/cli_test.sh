@@ -65,6 +65,20 @@ case "$case_name" in
     for scope in cbfc_rtl cbfc; do grep -q "scope module $scope " "$work/w.vcd" || fail "no $scope scope"; done
     grep -q 'top.a.cbfc_rtl.vc0.consumed' "$work/w.gtkw" || fail "the .gtkw lacks the twin's signals"
     echo "ok: twin and model signals in one FST" ;;
+  llr_rtl_dropin_identical)
+    # Both ports' LLR ends as RTL twins, over lossy lines, and through a link flap that flushes.
+    for run in "3 --set link.frame_error=1e-3 --set link.control_loss=0.01" \
+               "5 --set link.flap_at_us=20 --set link.flap_us=30 --set llr.data_age_us=10"; do
+      seed=${run%% *}
+      for impl in model rtl; do
+        "$xysim" run link-llr --seed ${run} --set llr.impl=$impl --out "$work/$seed-$impl" --quiet >/dev/null || fail "run $seed $impl"
+      done
+      cmp "$work/$seed-model/results.json" "$work/$seed-rtl/results.json" || fail "seed $seed: the twins' results differ"
+    done
+    grep -q '"llr.impl": "rtl"' "$work/3-rtl/run.json" || fail "run.json does not say the twins ran"
+    echo "ok: results.json byte-identical with replays (seed 3) and with flushes (seed 5)" ;;
+  llr_rtl_window)
+    expect_bad_input "the RTL twins (llr.impl=rtl) keep at most" run link-llr --set llr.impl=rtl --set link.recovery=e2e --quiet ;;
   olink_gpu_rate)
     expect_bad_input "olink.olink-rs544.gpu_gbps = 3001" run olink-latency --set olink.olink-rs544.gpu_gbps=3001 --quiet ;;
   olink_store_too_big)

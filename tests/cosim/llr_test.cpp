@@ -99,6 +99,7 @@ TxResult run_tx(std::uint64_t cycles, std::uint64_t seed) {
     const bool frame = !quiet && rng.chance(0.6);
     const auto bytes = static_cast<std::uint32_t>(rng.between(64, 1500));
     rtl.now = static_cast<std::uint32_t>(t);
+    rtl.tick = 1;
     rtl.ctl_valid = ctl;
     rtl.ctl_kind = kind;
     rtl.ctl_seq = static_cast<std::uint8_t>(ctl_seq);

@@ -219,6 +219,7 @@ bool llr(std::uint64_t cycles) {
     for (std::uint64_t t = 0; t < cycles; ++t) {
       const LlrTxInputs& in = tx[t];
       tx_rtl.now = rx_rtl.now = static_cast<std::uint32_t>(t);
+      tx_rtl.tick = 1;
       tx_rtl.ctl_valid = in.ctl;
       tx_rtl.ctl_kind = in.kind;
       tx_rtl.ctl_seq = in.seq;

@@ -11,7 +11,8 @@ LlrPort::LlrPort(std::string name, const LlrConfig& llr, Recovery recovery, Cycl
                  Channel<Packet*>& to_host, PacketPool& pool, Stats& stats, LlrEnds ends)
     : Core(std::move(name)), tx_(ends.tx ? std::move(ends.tx) : std::make_unique<LlrTx>(llr)),
       rx_(ends.rx ? std::move(ends.rx) : std::make_unique<LlrRx>(llr)), recovery_(recovery),
-      control_delay_(control_delay), faults_(faults), rng_(rng), out_(out), in_(in), from_host_(from_host), to_host_(to_host), pool_(pool),
+      control_delay_(control_delay), faults_(faults), rng_(rng), out_(out), in_(in), from_host_(from_host),
+      to_host_(to_host), pool_(pool),
       frames_sent_(stats.counter(this->name() + ".frames_sent", "frames", "data frames put on the line, replays included")),
       frames_replayed_(stats.counter(this->name() + ".llr.replayed_frames", "frames", "frames sent again by LLR")),
       frames_corrupted_(stats.counter(this->name() + ".line.corrupted_frames", "frames", "frames the channel corrupted")),

@@ -6,7 +6,9 @@
 // The TX sees ACKs and NACKs that are plausible (covering part of what it keeps), stale or
 // random, INITs (ignored), and idle stretches long enough for its replay timer, replay limit and
 // data age to act; the RX sees frames in order, ahead (a gap), behind (duplicates), with bad FCS
-// or random numbers, and INITs. Sequence numbers are 8 bits, so both wrap thousands of times.
+// or random numbers, stretches in which the expected frame keeps being lost, and INITs, and is
+// polled at random and at every cycle its next_timer() names. Sequence numbers are 8 bits, so
+// both wrap thousands of times.
 // A plain loop around the Verilated models (no SystemC kernel): cycle t drives `now` = t.
 #include <verilated.h>  // before SystemC's headers (see delay_line_test.cpp)
 
@@ -36,8 +38,8 @@ constexpr std::uint64_t kNoTimer = 0xFFFFFFFF;  // ~0 in the twins' 32-bit time
 
 std::uint64_t timer(Cycle t) { return t == ~Cycle{0} ? kNoTimer : t; }
 
-// Stretches of idle cycles (no input at all), so that timers run out.
-struct Idle {
+// Stretches of cycles (idle ones, or ones where a frame keeps being lost), so that timers run out.
+struct Stretch {
   std::uint64_t left = 0;
   bool next(Rng& rng, double start, std::uint64_t longest) {
     if (left) return --left, true;
@@ -68,7 +70,7 @@ TxResult run_tx(std::uint64_t cycles, std::uint64_t seed) {
                      {"llr_tx.model.can_accept", 1}});
   std::vector<Packet> frames(1024);  // the frames the model keeps, reused in turn
   std::uint32_t next_seq = 0;
-  Idle idle;
+  Stretch idle;
   for (Cycle t = 0; t < cycles; ++t) {
     const auto check = [&](const char* signal, std::uint64_t rtl_value, std::uint64_t model_value) {
       if (r.log.check(t, signal, rtl_value, model_value)) dump.mismatch(t);
@@ -174,7 +176,7 @@ RxResult run_rx(std::uint64_t cycles, std::uint64_t seed) {
   cosim::configure_llr_rx(rtl, cosim::llr_twin_config());
   Rng rng(seed, "cosim.llr_rx");
   RxResult r;
-  Idle idle, gap;
+  Stretch idle, gap;
   for (Cycle t = 0; t < cycles; ++t) {
     const auto check = [&](const char* signal, std::uint64_t rtl_value, std::uint64_t model_value) {
       r.log.check(t, signal, rtl_value, model_value);

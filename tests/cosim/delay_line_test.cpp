@@ -25,6 +25,7 @@
 #include <gtest/gtest.h>
 #include <systemc>
 
+#include "rtl/twin.hpp"
 #include "tests/cosim/mismatch_dump.hpp"
 #include "xingyun/channel.hpp"
 #include "xingyun/clock_domain.hpp"
@@ -88,22 +89,8 @@ class Lockstep : public Core {
 
  private:
   // Before kernel cycle 0: two edges with rst high leave every valid stage clear.
-  void reset() {
-    rtl_->rst = 1;
-    rtl_->s_tvalid = 0;
-    rtl_->s_tdata = 0;
-    rtl_->clk = 1;
-    rtl_->eval();
-    for (int i = 0; i < 2; ++i) edge();
-    rtl_->rst = 0;
-  }
-
-  void edge() {
-    rtl_->clk = 0;
-    rtl_->eval();
-    rtl_->clk = 1;
-    rtl_->eval();
-  }
+  void reset() { cosim::reset(*rtl_); }
+  void edge() { cosim::clock_edge(*rtl_); }
 
   void compare() {
     const bool rtl_valid = rtl_->m_tvalid;

@@ -4,6 +4,7 @@
 #include <verilated.h>
 
 #include "Vxy_cbfc_sender.h"
+#include "Vxy_util_delay_line.h"
 #include "Vxy_llr_rx.h"
 #include "Vxy_llr_tx.h"
 #include "Vxy_reduce_bf16.h"
@@ -29,6 +30,8 @@
 #include "hw/switch/reduce.hpp"
 #include "rtl/twin.hpp"
 #include "tests/cosim/twin_configs.hpp"
+#include "xingyun/channel.hpp"
+#include "xingyun/clock.hpp"
 #include "xingyun/rng.hpp"
 
 namespace {
@@ -48,6 +51,54 @@ double seconds(F&& f) {
 }
 
 }  // namespace
+
+// The delay line against a Channel of its latency: a beat on 70 % of cycles, random data on all.
+bool delay_line(std::uint64_t cycles) {
+  constexpr xy::Cycle kDepth = XY_BENCH_DELAY_DEPTH;
+  struct Pipe : xy::Core {
+    Pipe(xy::Clock& clock, std::uint64_t n)
+        : Core("pipe"), channel("bench.delay", clock, xy::ChannelSpec{kDepth}), rng(6, "bench.delay"), cycles(n) {
+      clock.attach(*this);
+      set_busy(true);
+      wake_at(0);
+    }
+    void eval() override {
+      if (channel.can_pop()) sum += channel.pop();
+      const bool valid = rng.chance(0.7);
+      const std::uint64_t data = rng.next();
+      if (valid) channel.push(data);
+    }
+    void commit() override {
+      if (++done == cycles) set_busy(false);
+    }
+    xy::Channel<std::uint64_t> channel;
+    xy::Rng rng;
+    std::uint64_t cycles, done = 0, sum = 0;
+  };
+  std::uint64_t model_sum = 0, rtl_sum = 0;
+  const double model_s = seconds([&] {
+    xy::Clock clock("bench", xy::kNs);
+    Pipe pipe(clock, cycles);
+    while (clock.has_work()) clock.step();
+    model_sum = pipe.sum;
+  });
+  const double rtl_s = seconds([&] {
+    VerilatedContext context;
+    Vxy_util_delay_line rtl(&context, "dut");
+    xy::cosim::reset(rtl);
+    xy::Rng rng(6, "bench.delay");
+    for (std::uint64_t t = 0; t < cycles; ++t) {
+      if (rtl.m_tvalid) rtl_sum += rtl.m_tdata;
+      rtl.s_tvalid = rng.chance(0.7);
+      rtl.s_tdata = rng.next();
+      xy::cosim::clock_edge(rtl);
+    }
+    rtl.final();
+  });
+  fmt::print("  {:<14} {:>14.0f} {:>14.0f} {:>10.2f}   (a Channel of latency {}; same sum of data out)\n",
+             "delay line", cycles / model_s, cycles / rtl_s, rtl_s / model_s, kDepth);
+  return model_sum == rtl_sum;
+}
 
 // The CBFC sender; the stimulus is recorded first, as its CF_Updates depend on the model's state.
 bool cbfc_sender(std::uint64_t cycles) {
@@ -299,7 +350,7 @@ int main(int argc, char** argv) {
   const std::uint64_t cycles = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 5'000'000;
   fmt::print("RTL twins against their C++ cores, {} cycles each, same stimulus\n", cycles);
   fmt::print("  {:<14} {:>14} {:>14} {:>10}\n", "twin", "core cycles/s", "RTL cycles/s", "core/RTL");
-  const bool ok = cbfc_sender(cycles) & llr(cycles) & rs_encoder(cycles) &
+  const bool ok = delay_line(cycles) & cbfc_sender(cycles) & llr(cycles) & rs_encoder(cycles) &
                   reduce_lanes<Vxy_reduce_int32>(cycles, xy::sw::ElemType::kInt32) &
                   reduce_lanes<Vxy_reduce_fp32>(cycles, xy::sw::ElemType::kFp32) &
                   reduce_lanes<Vxy_reduce_bf16>(cycles, xy::sw::ElemType::kBf16);

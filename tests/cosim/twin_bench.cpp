@@ -10,7 +10,7 @@
 #include "Vxy_reduce_bf16.h"
 #include "Vxy_reduce_fp32.h"
 #include "Vxy_reduce_int32.h"
-#include "Vxy_rs_encoder.h"
+#include "Vxy_rs_encoder_rs272.h"
 
 #include <sys/resource.h>
 
@@ -177,7 +177,7 @@ bool rs_encoder(std::uint64_t cycles) {
   });
   const double rtl_s = seconds([&] {
     VerilatedContext context;
-    Vxy_rs_encoder rtl(&context, "dut");
+    Vxy_rs_encoder_rs272 rtl(&context, "dut");
     xy::cosim::reset(rtl, 1);
     rtl.in_valid = 1;
     for (std::uint64_t w = 0; w < words; ++w) {

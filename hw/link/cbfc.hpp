@@ -84,8 +84,10 @@ class CreditSender {
   // A CC_Update when the resync period has run out since the last one.
   virtual std::optional<CreditUpdate> poll(Cycle now) = 0;
   virtual Cycle next_timer() const = 0;
-  virtual std::uint32_t in_use(int vc) const = 0;
+  virtual std::uint32_t consumed(int vc) const = 0;  // S_CC
+  virtual std::uint32_t freed(int vc) const = 0;     // S_CF
   virtual const CbfcConfig& config() const = 0;
+  std::uint32_t in_use(int vc) const { return (consumed(vc) - freed(vc)) & config().counter_mask(); }
   std::uint32_t credits_available(int vc) const { return config().buffer_credits[vc] - in_use(vc); }
 };
 
@@ -98,11 +100,9 @@ class CbfcSender final : public CreditSender {
   bool on_cf_update(int vc, std::uint32_t freed_counter) override;
   std::optional<CreditUpdate> poll(Cycle now) override;
   Cycle next_timer() const override { return next_cc_; }
-  std::uint32_t in_use(int vc) const override { return (consumed_[vc] - freed_[vc]) & mask_; }
+  std::uint32_t consumed(int vc) const override { return consumed_[vc]; }
+  std::uint32_t freed(int vc) const override { return freed_[vc]; }
   const CbfcConfig& config() const override { return config_; }
-
-  std::uint32_t consumed(int vc) const { return consumed_[vc]; }  // S_CC
-  std::uint32_t freed(int vc) const { return freed_[vc]; }        // S_CF
 
  private:
   CbfcConfig config_;

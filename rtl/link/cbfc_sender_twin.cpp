@@ -117,20 +117,17 @@ std::optional<link::CreditUpdate> CbfcSenderTwin::poll(Cycle now) {
 Cycle CbfcSenderTwin::next_timer() const { return rtl_->top.cc_next; }
 
 std::uint32_t CbfcSenderTwin::consumed(int vc) const {
+  check_vc(vc);
   rtl_->top.probe_vc = static_cast<std::uint8_t>(vc);
   rtl_->top.eval();
   return rtl_->top.probe_consumed;
 }
 
 std::uint32_t CbfcSenderTwin::freed(int vc) const {
+  check_vc(vc);
   rtl_->top.probe_vc = static_cast<std::uint8_t>(vc);
   rtl_->top.eval();
   return rtl_->top.probe_freed;
-}
-
-std::uint32_t CbfcSenderTwin::in_use(int vc) const {
-  check_vc(vc);
-  return (consumed(vc) - freed(vc)) & config_.counter_mask();
 }
 
 }  // namespace xy::rtl

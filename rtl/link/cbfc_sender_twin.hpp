@@ -4,7 +4,7 @@
 // Each call that changes state is one rising edge, with its inputs and the port clock's cycle on
 // `now`: a second frame or CF_Update within a cycle (which the model allows) is a second edge,
 // and idle cycles take none, as the twin keeps time by `now` rather than by counting edges.
-// Queries (can_send, in_use, next_timer) read combinational outputs without an edge.
+// Queries (can_send, consumed, freed, next_timer) read outputs without an edge.
 //
 // --cc rather than --sc: the port asks can_send() of several VCs and sends several frames within
 // one evaluation of its clock domain, which needs the twin's answers at once; a --sc model answers
@@ -32,12 +32,9 @@ class CbfcSenderTwin final : public link::CreditSender {
   bool on_cf_update(int vc, std::uint32_t freed_counter) override;
   std::optional<link::CreditUpdate> poll(Cycle now) override;
   Cycle next_timer() const override;
-  std::uint32_t in_use(int vc) const override;
+  std::uint32_t consumed(int vc) const override;  // the twin's registers, through its probe port
+  std::uint32_t freed(int vc) const override;
   const link::CbfcConfig& config() const override { return config_; }
-
-  // The twin's registers, for waves.
-  std::uint32_t consumed(int vc) const;
-  std::uint32_t freed(int vc) const;
 
  private:
   struct Rtl;

@@ -394,11 +394,7 @@ class LinkCbfc : public Testbench {
       last_ = domain_.clock().now();
     });
     std::unique_ptr<link::CreditSender> credits;
-    if (rtl) {
-      auto twin = std::make_unique<rtl::CbfcSenderTwin>(cb, clock);
-      twin_ = twin.get();
-      credits = std::move(twin);
-    }
+    if (rtl) credits = std::make_unique<rtl::CbfcSenderTwin>(cb, clock);
     sender_ = std::make_unique<link::FcSender>("top.a", fc_, cb, pf, clock.period(), faults, ctx.rng("top.a.line"), ab_,
                                                ba_, *from_host_, ctx.stats, std::move(credits));
     receiver_ = std::make_unique<link::FcReceiver>("top.b", fc_, cb, pf, clock.period(),
@@ -419,9 +415,9 @@ class LinkCbfc : public Testbench {
       w.probe(fmt::format("top.b.cbfc.vc{}.occupancy", vc), 32, [this, vc] { return receiver_->cbfc().occupancy(vc); });
       // Both ends' counters: with cbfc.impl=rtl the sender's are the twin's registers, beside the
       // receiver model's in one file.
-      const std::string a = twin_ ? "top.a.cbfc_rtl" : "top.a.cbfc";
-      w.probe(fmt::format("{}.vc{}.consumed", a, vc), cb.counter_bits, [this, vc] { return sender_consumed(vc); });
-      w.probe(fmt::format("{}.vc{}.freed", a, vc), cb.counter_bits, [this, vc] { return sender_freed(vc); });
+      const std::string a = rtl ? "top.a.cbfc_rtl" : "top.a.cbfc";
+      w.probe(fmt::format("{}.vc{}.consumed", a, vc), cb.counter_bits, [this, vc] { return sender_->cbfc().consumed(vc); });
+      w.probe(fmt::format("{}.vc{}.freed", a, vc), cb.counter_bits, [this, vc] { return sender_->cbfc().freed(vc); });
       w.probe(fmt::format("top.b.cbfc.vc{}.consumed", vc), cb.counter_bits, [this, vc] { return receiver_->cbfc().consumed(vc); });
       w.probe(fmt::format("top.b.cbfc.vc{}.freed", vc), cb.counter_bits, [this, vc] { return receiver_->cbfc().freed(vc); });
     }
@@ -491,12 +487,6 @@ class LinkCbfc : public Testbench {
 
  private:
   std::uint64_t counter(const std::string& key) const { return stats_.find_counter(key)->value(); }
-  std::uint32_t sender_consumed(int vc) const {
-    return twin_ ? twin_->consumed(vc) : static_cast<const link::CbfcSender&>(sender_->cbfc()).consumed(vc);
-  }
-  std::uint32_t sender_freed(int vc) const {
-    return twin_ ? twin_->freed(vc) : static_cast<const link::CbfcSender&>(sender_->cbfc()).freed(vc);
-  }
   LineParams line_;
   Stats& stats_;
   link::FlowControl fc_;
@@ -509,7 +499,6 @@ class LinkCbfc : public Testbench {
   std::unique_ptr<Channel<Packet*>> from_host_, to_host_;
   std::unique_ptr<FrameSource> source_;
   std::unique_ptr<FrameSink> sink_;
-  rtl::CbfcSenderTwin* twin_ = nullptr;  // cbfc.impl=rtl
   std::unique_ptr<link::FcSender> sender_;
   std::unique_ptr<link::FcReceiver> receiver_;
   std::uint64_t bytes_ = 0;

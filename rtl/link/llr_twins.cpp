@@ -63,8 +63,7 @@ LlrTxTwin::~LlrTxTwin() { rtl_->top.final(); }
 void LlrTxTwin::edge(Cycle now) {
   auto& top = rtl_->top;
   top.now = now;
-  top.eval();
-  const std::uint32_t kept_before = top.kept, base = (top.frame_seq - kept_before) & kSeqMask;
+  const std::uint32_t kept_before = top.kept, base = (top.frame_seq - kept_before) & kSeqMask;  // registers
   cosim::clock_edge(top);
   for (std::uint32_t i = 0; i + top.kept < kept_before; ++i) released_.push_back(frames_[(base + i) % kSlots]);
   top.ctl_valid = top.tick = top.init_take = top.replay_take = top.frame_valid = 0;

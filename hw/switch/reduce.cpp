@@ -77,16 +77,6 @@ std::uint64_t narrow(std::uint64_t x, Format s, Format d) {
   return d_sign | std::min(encoded, d_inf);
 }
 
-std::uint32_t float_bits(float f) {
-  std::uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
-float float_of(std::uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, sizeof f);
-  return f;
-}
 std::uint64_t double_bits(double d) {
   std::uint64_t b;
   std::memcpy(&b, &d, sizeof b);
@@ -231,6 +221,17 @@ std::uint32_t elem_bytes(ElemType type) {
 }
 
 // --- conversions ---
+
+std::uint32_t float_bits(float f) {
+  std::uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+float float_of(std::uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
 
 float half_to_float(std::uint16_t bits) {
   const std::uint32_t sign = static_cast<std::uint32_t>(bits & 0x8000u) << 16;

@@ -74,6 +74,8 @@ std::uint32_t elem_bytes(ElemType type);  // 1, 1, 4, 2, 2, 4
 // into subnormals and to signed zero; a NaN keeps its sign and the top bits of its payload
 // (becoming the quiet NaN if none are left), so every fp16 and bf16 value, NaNs included,
 // survives the round trip through fp32 unchanged.
+std::uint32_t float_bits(float value);  // an fp32's bit pattern, and back
+float float_of(std::uint32_t bits);
 float half_to_float(std::uint16_t bits);
 float bf16_to_float(std::uint16_t bits);
 std::uint16_t float_to_half(float value);

@@ -41,17 +41,6 @@ std::string error_of(const std::function<void()>& f) {
   return "";
 }
 
-std::uint32_t bits_of(float f) {
-  std::uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
-float float_of(std::uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, sizeof f);
-  return f;
-}
-
 ReduceConfig make(ElemType type, AccumWidth accumulate, ReduceOrder order, int slots = 8,
                   std::uint32_t vector_bytes = 256, int lanes = 16) {
   ReduceConfig c;
@@ -83,11 +72,11 @@ float load_float(ElemType t, const std::uint8_t* p) {
   return t == ElemType::kFp16 ? half_to_float(h) : bf16_to_float(h);
 }
 void store_float(ElemType t, float v, std::uint8_t* p) {
-  if (t == ElemType::kFp32) return store_le(bits_of(v), p, 4);
+  if (t == ElemType::kFp32) return store_le(float_bits(v), p, 4);
   store_le(t == ElemType::kFp16 ? float_to_half(v) : float_to_bf16(v), p, 2);
 }
 void store_float(ElemType t, double v, std::uint8_t* p) {
-  if (t == ElemType::kFp32) return store_le(bits_of(static_cast<float>(v)), p, 4);  // the host's conversion
+  if (t == ElemType::kFp32) return store_le(float_bits(static_cast<float>(v)), p, 4);  // the host's conversion
   store_le(t == ElemType::kFp16 ? double_to_half(v) : double_to_bf16(v), p, 2);
 }
 std::int64_t load_int(ElemType t, const std::uint8_t* p) {
@@ -147,7 +136,7 @@ Bytes random_vector(Rng& rng, ElemType t, std::size_t elements) {
       continue;
     }
     const double mag = std::ldexp(1.0 + rng.uniform(), static_cast<int>(rng.below(49)) - 24) * (sign != 0 ? -1 : 1);
-    if (t == ElemType::kFp32) store_le(bits_of(static_cast<float>(mag)), p, 4);
+    if (t == ElemType::kFp32) store_le(float_bits(static_cast<float>(mag)), p, 4);
     else store_le(t == ElemType::kFp16 ? double_to_half(mag) : double_to_bf16(mag), p, 2);
   }
   return v;
@@ -164,7 +153,7 @@ TEST(Reduce, Fp16RoundTripsThroughFp32Exhaustively) {
     const double sign = (h & 0x8000) != 0 ? -1 : 1;
     if (exp == 0x1F && man != 0) {
       ASSERT_TRUE(std::isnan(f)) << std::hex << h;
-      ASSERT_EQ(bits_of(f) & 0x1FFF, 0u) << "the payload sits at the top of the fp32 mantissa";
+      ASSERT_EQ(float_bits(f) & 0x1FFF, 0u) << "the payload sits at the top of the fp32 mantissa";
       continue;
     }
     // The value by the definition of binary16.
@@ -181,7 +170,7 @@ TEST(Reduce, Bf16RoundTripsThroughFp32Exhaustively) {
   for (std::uint32_t b = 0; b <= 0xFFFF; ++b) {
     const auto bits = static_cast<std::uint16_t>(b);
     const float f = bf16_to_float(bits);
-    ASSERT_EQ(bits_of(f), b << 16);
+    ASSERT_EQ(float_bits(f), b << 16);
     ASSERT_EQ(float_to_bf16(f), bits) << std::hex << b;
     if (!std::isnan(f)) {
       ASSERT_EQ(double_to_bf16(f), bits) << std::hex << b;
@@ -271,7 +260,7 @@ TEST(Reduce, DoubleToFloatMatchesTheHost) {
     double d;
     std::memcpy(&d, &b, sizeof d);
     if (std::isnan(d)) continue;
-    ASSERT_EQ(bits_of(double_to_float(d)), bits_of(static_cast<float>(d))) << std::hexfloat << d;
+    ASSERT_EQ(float_bits(double_to_float(d)), float_bits(static_cast<float>(d))) << std::hexfloat << d;
   }
 }
 
@@ -375,7 +364,7 @@ Bytes floats(std::initializer_list<float> v) {
   Bytes b;
   for (float x : v) {
     b.resize(b.size() + 4);
-    store_le(bits_of(x), b.data() + b.size() - 4, 4);
+    store_le(float_bits(x), b.data() + b.size() - 4, 4);
   }
   return b;
 }

@@ -147,6 +147,44 @@ TEST(OlinkFastFabric, FetchAddsFromEveryGpuSumExactlyAndReturnUniqueOldValues) {
                            });
 }
 
+// Timing only: the same transactions take the same time as with data, but nothing is kept —
+// the load after the bulk write reads zeros, and the owner's memory stays empty.
+TEST(OlinkFastFabric, TimingOnlyTakesTheSameTimesAndKeepsNoData) {
+  FastParams p;
+  p.period = kNs;
+  p.link = 20;
+  p.endpoint.gpus = 2;
+  FastFabric with_data("with_data", p);
+  p.data = false;
+  FastFabric timing_only("timing_only", p);
+  const std::vector<Access> program = {{Access::kStore, uva(1, 8192), 65536, 0},
+                                       {Access::kLoad, uva(1, 8192), 64, 0},
+                                       {Access::kFetchAdd, uva(1, 0), 8, 5},
+                                       {Access::kStore, uva(1, 64), 256, 0}};
+  std::vector<std::unique_ptr<GpuInitiator>> gpus;
+  for (FastFabric* f : {&with_data, &timing_only}) {
+    gpus.push_back(std::make_unique<GpuInitiator>(fmt::format("{}_gpu", f->name()).c_str(), program, sc_core::SC_ZERO_TIME));
+    gpus.back()->socket.bind(f->socket(0));
+    gpus.push_back(std::make_unique<GpuInitiator>(fmt::format("{}_idle", f->name()).c_str(), std::vector<Access>{},
+                                                  sc_core::SC_ZERO_TIME));
+    gpus.back()->socket.bind(f->socket(1));
+  }
+  sc_core::sc_start(to_sc_time(kMs));
+  const auto& data = gpus[0]->results();
+  const auto& timing = gpus[2]->results();
+  ASSERT_TRUE(gpus[0]->done() && gpus[2]->done());
+  for (std::size_t i = 0; i < program.size(); ++i) {
+    EXPECT_EQ(timing[i].status, tlm::TLM_OK_RESPONSE) << i;
+    EXPECT_EQ(timing[i].latency, data[i].latency) << i;
+  }
+  EXPECT_EQ(data[1].value, 0x0706050403020100u);  // the pattern the bulk write stored
+  EXPECT_EQ(timing[1].value, 0u);
+  EXPECT_EQ(timing[2].value, 0u);
+  std::uint8_t byte = 0xFF;
+  timing_only.memory(1).read(8192, &byte, 1);
+  EXPECT_EQ(byte, 0);
+}
+
 // An AT initiator: BEGIN_REQ on the forward path, BEGIN_RESP back on the backward path.
 struct AtInitiator : sc_core::sc_module {
   tlm_utils::simple_initiator_socket<AtInitiator> socket;

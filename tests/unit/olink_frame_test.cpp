@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "tlm/olink/memory.hpp"
 #include "tlm/olink/olink.hpp"
 
 namespace xy::olink {
@@ -44,6 +45,42 @@ TEST(OlinkFrame, ShortOrForeignFramesAreNotDecoded) {
   EXPECT_FALSE(decode(std::vector<std::uint8_t>(frame.begin(), frame.end() - 1)).has_value());
   frame[13] ^= 1;  // another EtherType
   EXPECT_FALSE(decode(frame).has_value());
+}
+
+// The sizes the fast fabric books without building frames are those of the frames themselves:
+// the request's payload from to_request, the response's data from the owner's memory.
+TEST(OlinkFrame, DataBytesAreThoseOfTheRealRequestAndResponse) {
+  std::uint8_t data[64] = {}, enables[4] = {0xFF, 0, 0xFF, 0};
+  AtomicExtension atomic;
+  const auto payload = [&](tlm::tlm_command command, std::uint32_t bytes, bool with_enables, bool is_atomic) {
+    auto t = std::make_unique<tlm::tlm_generic_payload>();
+    t->set_command(command);
+    t->set_address(uva(1, 64));
+    t->set_data_ptr(data);
+    t->set_data_length(bytes);
+    t->set_streaming_width(bytes);
+    if (with_enables) {
+      t->set_byte_enable_ptr(enables);
+      t->set_byte_enable_length(4);
+    }
+    if (is_atomic) t->set_extension(&atomic);
+    return t;
+  };
+  std::vector<std::unique_ptr<tlm::tlm_generic_payload>> cases;
+  cases.push_back(payload(tlm::TLM_READ_COMMAND, 64, false, false));   // Load
+  cases.push_back(payload(tlm::TLM_WRITE_COMMAND, 64, false, false));  // Store
+  cases.push_back(payload(tlm::TLM_WRITE_COMMAND, 32, true, false));   // Store with byte enables
+  cases.push_back(payload(tlm::TLM_WRITE_COMMAND, 8, false, true));    // fetch-add
+  Memory memory;
+  for (auto& t : cases) {
+    Header h;
+    std::vector<std::uint8_t> out, back;
+    to_request(*t, 0, 1, h, out);
+    ASSERT_TRUE(memory.serve(h, out.data(), back));
+    EXPECT_EQ(request_data_bytes(*t, t->get_data_length()), out.size()) << static_cast<int>(h.op);
+    EXPECT_EQ(response_data_bytes(*t, t->get_data_length()), back.size()) << static_cast<int>(h.op);
+    if (t->get_extension<AtomicExtension>()) t->clear_extension(&atomic);
+  }
 }
 
 }  // namespace

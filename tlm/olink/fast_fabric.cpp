@@ -1,6 +1,7 @@
 #include "tlm/olink/fast_fabric.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 #include <tlm_utils/simple_target_socket.h>
@@ -94,42 +95,66 @@ FastFabric::~FastFabric() = default;
 tlm::tlm_target_socket<>& FastFabric::socket(std::uint32_t gpu) { return ports_.at(gpu)->socket; }
 Memory& FastFabric::memory(std::uint32_t gpu) { return memory_.at(gpu); }
 
-Cycle FastFabric::send(std::uint32_t src, std::uint32_t dst, std::uint32_t frame_bytes, Cycle ready, Cycle now) {
+FastFabric::Span FastFabric::send(std::uint32_t src, std::uint32_t dst, const Train& train, Span ready, Cycle now) {
   const auto& ep = params_.endpoint;
-  const std::uint32_t on_line = frame_bytes + kFcsBytes;
-  const Cycle serialise = (on_line + ep.width - 1) / ep.width;
-  // The line carries frame, FCS, preamble and gap; the head leaves as many cycles before the end.
-  const std::uint32_t slot = on_line + kPreambleGapBytes;
-  const Cycle head = lines_[src].book(ready, slot, now) + 1 - (slot + ep.width - 1) / ep.width;
-  const Cycle beats = (on_line + params_.switch_width - 1) / params_.switch_width;
-  const Cycle out_head =
-      outputs_[dst].book(head + params_.link + params_.switch_core, beats * params_.switch_width, now) + 1 - beats;
-  return out_head + params_.link + serialise - 1 + ep.ingress;
+  const std::uint32_t width = ep.width, beat = params_.switch_width;
+  // The line carries frame, FCS, preamble and gap; the switch whole beats of frame and FCS.
+  const auto slot = [](std::uint32_t bytes) { return bytes + kFcsBytes + kPreambleGapBytes; };
+  const auto beats_of = [&](std::uint32_t bytes) { return beats(bytes + kFcsBytes, beat); };
+  const std::uint64_t before_last = train.frames - 1;
+  const std::uint64_t on_line = before_last * slot(train.bytes) + slot(train.last_bytes);
+  const Cycle line_end = std::max(lines_[src].book(ready.first, on_line, now),
+                                  ready.last + beats(slot(train.last_bytes), width) - 1);
+  // The first frame's head leaves as many cycles before the end as the whole train takes.
+  const Cycle head_first = line_end + 1 - beats(on_line, width);
+  const Cycle head_last = line_end + 1 - beats(slot(train.last_bytes), width);
+  const Cycle hop = params_.link + params_.switch_core;
+  const std::uint64_t out_beats = before_last * beats_of(train.bytes) + beats_of(train.last_bytes);
+  const Cycle out_end = std::max(outputs_[dst].book(head_first + hop, out_beats * beat, now),
+                                 head_last + hop + beats_of(train.last_bytes) - 1);
+  // Out of the switch, a frame reaches the owner a link and its serialisation later.
+  const std::uint32_t first_bytes = train.frames > 1 ? train.bytes : train.last_bytes;
+  const Cycle after = params_.link + ep.ingress - 1;
+  return {out_end + 1 - out_beats + beats(first_bytes + kFcsBytes, width) + after,
+          out_end + 1 - beats_of(train.last_bytes) + beats(train.last_bytes + kFcsBytes, width) + after};
+}
+
+void FastFabric::execute(std::uint32_t src, tlm::tlm_generic_payload& trans) {
+  Memory& owner = memory_[gpu_of(trans.get_address())];
+  if (trans.get_data_length() > params_.endpoint.max_bytes) {  // a bulk write: its Stores, all at once
+    owner.write(trans.get_address() & kOffsetMask, trans.get_data_ptr(), trans.get_data_length());
+    return;
+  }
+  Header h;
+  to_request(trans, static_cast<std::uint16_t>(src), next_txn_++, h, payload_);
+  owner.serve(h, payload_.data(), data_);
+  if (trans.is_read() || trans.get_extension<AtomicExtension>())
+    std::copy(data_.begin(), data_.begin() + std::min<std::size_t>(data_.size(), trans.get_data_length()),
+              trans.get_data_ptr());
 }
 
 Time FastFabric::carry(std::uint32_t src, tlm::tlm_generic_payload& trans, Time issued) {
   const auto& ep = params_.endpoint;
   const Cycle now = sim_now() / params_.period;
   const Cycle ready = issued / params_.period + 1 + ep.egress;
-  // Each frame's payload as the cycle-level endpoint would encode it; the owner's memory runs it now.
-  const bool bulk = trans.get_data_length() > ep.max_bytes;
-  const std::uint32_t frames = bulk ? segments_of(trans, ep.segment_bytes) : 1;
-  const auto frame = [](std::size_t bytes) { return static_cast<std::uint32_t>(kEthernetHeaderBytes + kHeaderBytes + bytes); };
-  Cycle done = 0;
-  Header h;
-  for (std::uint32_t i = 0; i < frames; ++i) {
-    if (bulk) to_segment(trans, static_cast<std::uint16_t>(src), next_txn_++, i, ep.segment_bytes, h, payload_);
-    else to_request(trans, static_cast<std::uint16_t>(src), next_txn_++, h, payload_);
-    memory_[h.dst].serve(h, payload_.data(), data_);
-    if (trans.is_read() || trans.get_extension<AtomicExtension>())
-      std::copy(data_.begin(), data_.begin() + std::min<std::size_t>(data_.size(), trans.get_data_length()),
-                trans.get_data_ptr());
-    const Cycle at_owner = send(src, h.dst, frame(payload_.size()), ready, now);
-    const Cycle served = memories_[h.dst].book(at_owner, h.bytes, now) + 1 + ep.memory;
-    done = std::max(done, send(h.dst, src, frame(data_.size()), served + ep.egress, now));
-  }
+  if (params_.data) execute(src, trans);
+  else if (trans.is_read() || trans.get_extension<AtomicExtension>())
+    std::memset(trans.get_data_ptr(), 0, trans.get_data_length());
+  // A bulk write is a train of Stores of `segment_bytes`, the last maybe shorter; the rest one frame.
+  const std::uint32_t dst = gpu_of(trans.get_address()), length = trans.get_data_length();
+  const std::uint32_t frames = length > ep.max_bytes ? segments_of(trans, ep.segment_bytes) : 1;
+  const std::uint32_t bytes = frames > 1 ? ep.segment_bytes : length, last = length - (frames - 1) * bytes;
+  const auto request = [&](std::uint32_t b) { return kEthernetHeaderBytes + kHeaderBytes + request_data_bytes(trans, b); };
+  const auto response = [&](std::uint32_t b) { return kEthernetHeaderBytes + kHeaderBytes + response_data_bytes(trans, b); };
+  const Span at_owner = send(src, dst, {frames, request(bytes), request(last)}, {ready, ready}, now);
+  // The owner's memory serves each frame's data as it comes.
+  const std::uint32_t mw = ep.memory_width;
+  const Cycle memory_end = std::max(memories_[dst].book(at_owner.first, length, now), at_owner.last + beats(last, mw) - 1);
+  const Span served{memory_end + 1 - beats(length, mw) + beats(bytes, mw) + ep.memory, memory_end + 1 + ep.memory};
+  const Span back = send(dst, src, {frames, response(bytes), response(last)},
+                         {served.first + ep.egress, served.last + ep.egress}, now);
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
-  return done * params_.period;
+  return back.last * params_.period;
 }
 
 }  // namespace xy::olink

@@ -3,16 +3,22 @@
 // when it is issued, from the stages of the cycle-level fabric (NIC egress and ingress, links,
 // switch core, HBM) and three kinds of shared resource booked on calendars: each GPU's line
 // (frame, FCS, preamble and gap at `width` bytes a cycle), each switch output (whole beats of
-// `switch_width`), each GPU's memory (`memory_width` bytes a cycle).
+// `switch_width`), each GPU's memory (`memory_width` bytes a cycle). A bulk write is booked as one
+// train of frames, not frame by frame: its cost does not grow with its length.
 //
 // Cycle contract: NOT cycle-accurate. Calendars count bytes in buckets of 64 cycles and are fluid
-// inside a bucket, so a transfer may end up to a bucket early or late; requests are served at the
-// owner in issue order, and the memory effect of a request (stores, atomics) happens when it is
-// issued. Calibrated against the cycle-level fabric by `olink-fast`: a load's latency is exact at
-// zero load, an all-to-all's bandwidth within 2 % in steady state — but low by 7 % when a whole
-// transfer is issued in one instant, because each response books the owner's line at issue time,
-// ahead of requests the owner issues later for earlier times. The error rules are the OlinkEndpoint's; b_transport is
-// loosely timed (returns at once, the completion in the annotated delay), AT as the endpoint's.
+// inside a bucket, so a transfer may end up to a bucket early or late; a train occupies each
+// resource as one block; requests are served at the owner in issue order, and the memory effect
+// of a request (stores, atomics) happens when it is issued. Calibrated against the cycle-level
+// fabric by `olink-fast`: a load's latency is exact at zero load, an all-to-all's bandwidth within
+// 2 % when every GPU posts its writes at once, lower by up to 6 % when writes trickle in, because
+// each response books the owner's line at issue time, ahead of requests the owner issues later
+// for earlier times.
+// Timing only (`data = false`): the same times, but no memory: Stores write nothing, Loads and
+// atomics read zeros — for sweeps that need the timing and not the bytes, whose copying would
+// cost more than the timing (see docs/olink.md).
+// The error rules are the OlinkEndpoint's; b_transport is loosely timed (returns at once, the
+// completion in the annotated delay), AT as the endpoint's.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -33,6 +39,7 @@ struct FastParams {
   Cycle link = 1;                 // one link, cycles
   Cycle switch_core = 0;          // the switch, parser to egress, cycles
   std::uint32_t switch_width = 64;  // switch beat, bytes
+  bool data = true;               // false: timing only, no memory
 };
 
 // Books transfers on a resource of `rate` bytes a cycle.
@@ -44,7 +51,7 @@ class Calendar {
   Cycle book(Cycle ready, std::uint64_t bytes, Cycle now);
 
  private:
-  static constexpr Cycle kBucket = 64;  // coarser is faster; 1, 4, 64 give the same bandwidth within 0.1 %
+  static constexpr Cycle kBucket = 64;  // a power of 2; coarser is faster; 1, 4, 64 give the same bandwidth within 0.1 %
   std::uint64_t& used(Cycle bucket);   // bytes booked in a bucket at or after `first_`
 
   std::uint64_t rate_;
@@ -62,11 +69,22 @@ class FastFabric : public sc_core::sc_module {
 
  private:
   struct Port;
+  // Frames sent back to back: `frames` of `bytes` (Ethernet and OLink headers and data, no FCS),
+  // the last of `last_bytes`.
+  struct Train {
+    std::uint32_t frames, bytes, last_bytes;
+  };
+  struct Span {
+    Cycle first, last;
+  };
   // Runs the transaction and returns when (in fs) its response is back.
   Time carry(std::uint32_t src, tlm::tlm_generic_payload& trans, Time issued);
-  // Books a frame from one GPU to another, ready to leave at `ready`; returns the cycle the
-  // receiving NIC hands it on.
-  Cycle send(std::uint32_t src, std::uint32_t dst, std::uint32_t frame_bytes, Cycle ready, Cycle now);
+  // The memory effect of a transaction, at its owner.
+  void execute(std::uint32_t src, tlm::tlm_generic_payload& trans);
+  // Books a train from one GPU to another, its first frame ready to leave at `ready.first`, its
+  // last no earlier than `ready.last`; returns the cycles the receiving NIC hands on the first and
+  // the last frame.
+  Span send(std::uint32_t src, std::uint32_t dst, const Train& train, Span ready, Cycle now);
 
   FastParams params_;
   std::vector<std::unique_ptr<Port>> ports_;

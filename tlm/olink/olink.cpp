@@ -47,6 +47,16 @@ void to_request(const tlm::tlm_generic_payload& trans, std::uint16_t src, std::u
   }
 }
 
+std::uint32_t request_data_bytes(const tlm::tlm_generic_payload& trans, std::uint32_t bytes) {
+  if (!trans.is_write() || trans.get_extension<AtomicExtension>()) return 0;
+  return trans.get_byte_enable_ptr() ? 2 * bytes : bytes;
+}
+
+std::uint32_t response_data_bytes(const tlm::tlm_generic_payload& trans, std::uint32_t bytes) {
+  if (trans.get_extension<AtomicExtension>()) return 8;
+  return trans.is_read() ? bytes : 0;
+}
+
 std::uint32_t segments_of(const tlm::tlm_generic_payload& trans, std::uint32_t segment_bytes) {
   return (trans.get_data_length() + segment_bytes - 1) / segment_bytes;
 }

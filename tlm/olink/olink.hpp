@@ -59,6 +59,11 @@ struct Header {
 void to_request(const tlm::tlm_generic_payload& trans, std::uint16_t src, std::uint32_t txn, Header& h,
                 std::vector<std::uint8_t>& payload);
 
+// The data bytes in a transaction's request and response frames when it carries `bytes`: a
+// Store's data (and byte enables) out, a Load's data or an atomic's old value back.
+std::uint32_t request_data_bytes(const tlm::tlm_generic_payload& trans, std::uint32_t bytes);
+std::uint32_t response_data_bytes(const tlm::tlm_generic_payload& trans, std::uint32_t bytes);
+
 // The Stores of a bulk write: segment `index` of `segment_bytes` (the last may be shorter).
 std::uint32_t segments_of(const tlm::tlm_generic_payload& trans, std::uint32_t segment_bytes);
 void to_segment(const tlm::tlm_generic_payload& trans, std::uint16_t src, std::uint32_t txn, std::uint32_t index,

@@ -93,8 +93,8 @@ inline const std::vector<std::string> kPatternNames = {"alltoall", "random", "ri
 
 struct StreamSpec {
   std::uint32_t gpus = 2;
-  std::uint32_t bytes = 256;        // per Store
-  std::uint32_t count = 1;          // Stores
+  std::uint32_t bytes = 256;        // per write: a Store, or above 256 a bulk write
+  std::uint32_t count = 1;          // writes
   std::uint32_t outstanding = 4096; // in flight at most
   Pattern pattern = Pattern::kAllToAll;
   std::uint64_t seed = 1;           // the random pattern's
@@ -103,9 +103,10 @@ struct StreamSpec {
   bool loosely_timed = false;
 };
 
-// A GPU streaming Stores (AT base protocol, or loosely timed), offsets advancing in its own
+// A GPU streaming writes (AT base protocol, or loosely timed), offsets advancing in its own
 // 16 MiB region of each target (one of 64 in the default 1 GiB); it starts when `go` fires, if
-// given. Measures the bytes it moved and when the first started and the last completed.
+// given. Its random stream is its GPU's, so that models of the same system see the same traffic.
+// Measures the bytes it moved and when the first started and the last completed.
 class StoreStreamer : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<StoreStreamer> socket;
@@ -113,7 +114,7 @@ class StoreStreamer : public sc_core::sc_module {
   StoreStreamer(const sc_core::sc_module_name& name, std::uint32_t gpu, const StreamSpec& spec,
                 const sc_core::sc_event* go = nullptr)
       : sc_core::sc_module(name), socket("socket"), gpu_(gpu), gpus_(spec.gpus), bytes_(spec.bytes),
-        count_(spec.count), pattern_(spec.pattern), rng_(spec.seed, this->name()), slots_(spec.outstanding),
+        count_(spec.count), pattern_(spec.pattern), rng_(spec.seed, "gpu" + std::to_string(gpu)), slots_(spec.outstanding),
         data_(spec.bytes, static_cast<std::uint8_t>(gpu)), go_(go), loosely_timed_(spec.loosely_timed),
         sent_to_(spec.gpus) {
     for (std::uint32_t s = 0; s < spec.outstanding; ++s) free_.push_back(s);
@@ -175,9 +176,9 @@ class StoreStreamer : public sc_core::sc_module {
                               : pattern_ == Pattern::kRandom  ? 1 + static_cast<std::uint32_t>(rng_.below(gpus_ - 1))
                                                               : 1;
     const std::uint32_t dst = (gpu_ + hop) % gpus_;
-    const std::uint64_t region = std::uint64_t{1} << 24;
+    const std::uint64_t region = std::uint64_t{1} << 24, writes_per_region = std::max<std::uint64_t>(1, region / bytes_);
     t.set_command(tlm::TLM_WRITE_COMMAND);
-    t.set_address(uva(dst, gpu_ % 64 * region + std::uint64_t{sent_to_[dst]++} * bytes_ % region));
+    t.set_address(uva(dst, gpu_ % 64 * region + sent_to_[dst]++ % writes_per_region * bytes_));
     t.set_data_ptr(data_.data());
     t.set_data_length(bytes_);
     t.set_streaming_width(bytes_);

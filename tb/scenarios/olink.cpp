@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <memory>
 
 #include <fmt/format.h>
@@ -132,11 +133,12 @@ std::unique_ptr<Fabric> make_fabric(const Preset& pr, int gpus, const sw::Switch
 
 // Declares an all-to-all's parameters (<prefix>.gpus, bytes, bytes_per_gpu, outstanding, pattern).
 olink::StreamSpec declare_streams(Config& c, const std::string& prefix, std::int64_t bytes_per_gpu,
-                                  std::uint64_t seed) {
+                                  std::uint64_t seed, std::int64_t bytes = 256) {
   const std::string k = prefix + ".";
   olink::StreamSpec spec;
   spec.gpus = static_cast<std::uint32_t>(c.integer(k + "gpus", 8, "GPUs", 2, 512, "GPUs on the switch"));
-  spec.bytes = static_cast<std::uint32_t>(c.integer(k + "bytes", 256, "bytes", 8, 256, "bytes per store"));
+  spec.bytes = static_cast<std::uint32_t>(c.integer(k + "bytes", bytes, "bytes", 8, 1 << 20,
+                                                          "bytes per write: a Store up to 256, an RDMA-style bulk write above"));
   const auto per_gpu = static_cast<std::uint64_t>(c.integer(k + "bytes_per_gpu", bytes_per_gpu, "bytes", 256, 1ll << 34,
                                                             "what each GPU sends, spread over the others"));
   spec.count = static_cast<std::uint32_t>(per_gpu / spec.bytes);
@@ -340,68 +342,77 @@ class OlinkAlltoall : public Testbench {
 };
 
 // olink-fast: calibrates the fast fabric against the cycle-level one on the same preset: a load's
-// latency (one at a time, GPU 0 from GPU 1) and an all-to-all's bandwidth. The fast model runs
-// first, then the cycle-level one, so that a stopwatch can time each: simulated time per
-// wall-second for both, in the same run.
+// latency (one at a time, GPU 0 from GPU 1) and an all-to-all's bandwidth. Three models run one
+// after the other, so that a stopwatch can time each: the fast fabric timing only, the fast
+// fabric with data, and the cycle-level fabric — simulated time per wall-second for all three,
+// in the same run. The default all-to-all is of 64 KiB bulk writes, the way an MoE dispatch
+// moves its tokens; `fast.bytes=256` makes it one of Stores.
 class OlinkFast : public Testbench {
  public:
   explicit OlinkFast(RunContext& ctx) {
     Config& c = ctx.config;
     std::vector<std::string> names;
     for (const Preset& pr : kPresets) names.push_back(pr.name);
-    const std::string preset = c.choice("fast.fabric", "olink-rs544", names, "the preset both models run");
-    const olink::StreamSpec spec = declare_streams(c, "fast", 4194304, ctx.seed);
+    const std::string preset = c.choice("fast.fabric", "olink-rs544", names, "the preset the models run");
+    const olink::StreamSpec spec = declare_streams(c, "fast", 4194304, ctx.seed, 65536);
     const int gpus = static_cast<int>(spec.gpus);
-    loads_ = static_cast<int>(c.integer("fast.loads", 20, "loads", 1, 100000, "64-byte loads, one at a time"));
+    bytes_ = spec.bytes;
+    const int loads = static_cast<int>(c.integer("fast.loads", 20, "loads", 1, 100000, "64-byte loads, one at a time"));
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
     const Preset& pr = *std::find_if(std::begin(kPresets), std::end(kPresets),
                                      [&](const Preset& p) { return preset == p.name; });
     name_ = pr.name;
-    // The cycle-level fabrics (one for the loads, one for the all-to-all) and their fast twins.
-    cycle_latency_ = make_fabric(pr, 2, base, pool_, ctx, name_ + "-loads");
-    cycle_alltoall_ = make_fabric(pr, gpus, base, pool_, ctx, name_ + "-alltoall");
-    const Fabric& f = *cycle_latency_;
-    olink::FastParams fp;
-    fp.period = f.period;
-    fp.link = f.link;
-    fp.switch_core = f.switch_cycles();
-    fp.switch_width = f.width;
-    fp.endpoint.width = f.width;
-    fp.endpoint.egress = f.egress;
-    fp.endpoint.ingress = f.ingress;
-    fp.endpoint.memory = f.memory;
-    fp.endpoint.memory_width = f.width;
-    fp.endpoint.gpus = 2;
-    fast_latency_ = std::make_unique<olink::FastFabric>("fast_latency", fp);
-    fp.endpoint.gpus = static_cast<std::uint32_t>(gpus);
-    fast_alltoall_ = std::make_unique<olink::FastFabric>("fast_alltoall", fp);
-
     std::vector<Access> program;
-    for (int i = 0; i < loads_; ++i) program.push_back({Access::kLoad, olink::uva(1, 4096 + 64 * i), 64, 0});
-    const sc_core::sc_time gap = to_sc_time(1000 * f.period);
-    models_[0].loads = std::make_unique<GpuInitiator>("fast_loads", program, gap);
-    models_[0].loads->socket.bind(fast_latency_->socket(0));
-    models_[1].loads = std::make_unique<GpuInitiator>("cycle_loads", program, gap, &go_cycle_);
-    models_[1].loads->socket.bind(cycle_latency_->endpoints[0]->socket);
-    idle_ = std::make_unique<GpuInitiator>("cycle_gpu1", std::vector<Access>{}, sc_core::SC_ZERO_TIME);
-    idle_->socket.bind(cycle_latency_->endpoints[1]->socket);
-    // The fast model has nothing bound to GPU 1's socket but its memory; a target socket must be bound.
-    fast_idle_ = std::make_unique<GpuInitiator>("fast_gpu1", std::vector<Access>{}, sc_core::SC_ZERO_TIME);
-    fast_idle_->socket.bind(fast_latency_->socket(1));
-    olink::StreamSpec fast_spec = spec;  // the cycle-level GPUs use the AT protocol
-    fast_spec.loosely_timed = true;
-    for (int g = 0; g < gpus; ++g) {
-      models_[0].streams.push_back(std::make_unique<olink::StoreStreamer>(fmt::format("fast_stream{}", g).c_str(), g, fast_spec,
-                                                                         &go_fast_streams_));
-      models_[0].streams.back()->socket.bind(fast_alltoall_->socket(g));
-      models_[1].streams.push_back(std::make_unique<olink::StoreStreamer>(fmt::format("cycle_stream{}", g).c_str(), g, spec,
-                                                                          &go_cycle_streams_));
-      models_[1].streams.back()->socket.bind(cycle_alltoall_->endpoints[g]->socket);
+    for (int i = 0; i < loads; ++i) program.push_back({Access::kLoad, olink::uva(1, 4096 + 64 * i), 64, 0});
+    // The cycle-level fabrics (one for the loads, one for the all-to-all) first: the fast ones take their stages.
+    Model& cycle = models_[kCycle];
+    cycle.cycle_latency = make_fabric(pr, 2, base, pool_, ctx, name_ + "-loads");
+    cycle.cycle_alltoall = make_fabric(pr, gpus, base, pool_, ctx, name_ + "-alltoall");
+    const Fabric& f = *cycle.cycle_latency;
+    for (int i = 0; i < kModels; ++i) {
+      Model& m = models_[i];
+      m.key = kKeys[i];
+      std::function<tlm::tlm_target_socket<>&(int)> latency, alltoall;  // each fabric's GPU sockets
+      if (i == kCycle) {
+        latency = [&m](int g) -> tlm::tlm_target_socket<>& { return m.cycle_latency->endpoints[g]->socket; };
+        alltoall = [&m](int g) -> tlm::tlm_target_socket<>& { return m.cycle_alltoall->endpoints[g]->socket; };
+      } else {
+        olink::FastParams fp;
+        fp.period = f.period;
+        fp.link = f.link;
+        fp.switch_core = f.switch_cycles();
+        fp.switch_width = f.width;
+        fp.data = i == kFastData;
+        fp.endpoint.width = f.width;
+        fp.endpoint.egress = f.egress;
+        fp.endpoint.ingress = f.ingress;
+        fp.endpoint.memory = f.memory;
+        fp.endpoint.memory_width = f.width;
+        fp.endpoint.gpus = 2;
+        m.fast_latency = std::make_unique<olink::FastFabric>((m.key + "_latency").c_str(), fp);
+        fp.endpoint.gpus = static_cast<std::uint32_t>(gpus);
+        m.fast_alltoall = std::make_unique<olink::FastFabric>((m.key + "_alltoall").c_str(), fp);
+        latency = [&m](int g) -> tlm::tlm_target_socket<>& { return m.fast_latency->socket(g); };
+        alltoall = [&m](int g) -> tlm::tlm_target_socket<>& { return m.fast_alltoall->socket(g); };
+      }
+      m.loads = std::make_unique<GpuInitiator>((m.key + "_loads").c_str(), program,
+                                               to_sc_time(1000 * f.period), &m.go_loads);
+      m.loads->socket.bind(latency(0));
+      // GPU 1 only serves the loads, but a target socket must be bound.
+      m.idle = std::make_unique<GpuInitiator>((m.key + "_gpu1").c_str(), std::vector<Access>{}, sc_core::SC_ZERO_TIME);
+      m.idle->socket.bind(latency(1));
+      olink::StreamSpec model_spec = spec;
+      model_spec.loosely_timed = i != kCycle;  // the cycle-level GPUs use the AT protocol
+      for (int g = 0; g < gpus; ++g) {
+        m.streams.push_back(std::make_unique<olink::StoreStreamer>(fmt::format("{}_stream{}", m.key, g).c_str(), g,
+                                                                   model_spec, &m.go_streams));
+        m.streams.back()->socket.bind(alltoall(g));
+      }
     }
     stopwatch_ = std::make_unique<Stopwatch>("stopwatch", *this);
   }
 
-  bool done() const override { return models_[1].done(); }
+  bool done() const override { return models_[kModels - 1].done(); }
   std::uint64_t progress() const override {
     std::uint64_t n = 0;
     for (const auto& m : models_) {
@@ -411,39 +422,46 @@ class OlinkFast : public Testbench {
     return n;
   }
   void check() const override {
-    cycle_alltoall_->sw->check_buffer_accounting();
+    models_[kCycle].cycle_alltoall->sw->check_buffer_accounting();
     for (const auto& m : models_) {
       for (const auto& r : m.loads->results())
-        if (r.status != tlm::TLM_OK_RESPONSE) throw CheckFailure("a load failed");
+        if (r.status != tlm::TLM_OK_RESPONSE) throw CheckFailure(m.key + ": a load failed");
       for (const auto& s : m.streams)
-        if (s->errors()) throw CheckFailure("stores failed");
+        if (s->errors()) throw CheckFailure(m.key + ": writes failed");
     }
+    // The fast fabric's times must not depend on whether it carries the data.
+    const Model &timing = models_[kFast], &data = models_[kFastData];
+    if (timing.latency_ns() != data.latency_ns() || timing.bandwidth() != data.bandwidth())
+      throw CheckFailure(fmt::format("the fast fabric times differ with data: {} ns and {} GB/s, {} ns and {} GB/s without",
+                                     data.latency_ns(), data.bandwidth(), timing.latency_ns(), timing.bandwidth()));
   }
   nlohmann::json summary() const override {
-    nlohmann::json s = {{"fabric", name_}};
-    for (int i = 0; i < 2; ++i) {
-      const Model& m = models_[i];
-      s[i == 0 ? "fast" : "cycle"] = {{"load_latency_ns", m.latency_ns()},
-                                      {"bandwidth_per_gpu_GBps", m.bandwidth()},
-                                      {"simulated_us", m.simulated.to_seconds() * 1e6},
-                                      {"wall_s", m.wall_s},
-                                      {"simulated_us_per_wall_s", m.simulated.to_seconds() * 1e6 / m.wall_s}};
+    nlohmann::json s = {{"fabric", name_}, {"bytes_per_write", bytes_}};
+    for (const Model& m : models_) {
+      s[m.key] = {{"load_latency_ns", m.latency_ns()},
+                  {"bandwidth_per_gpu_GBps", m.bandwidth()},
+                  {"simulated_us", m.simulated.to_seconds() * 1e6},
+                  {"wall_s", m.wall_s},
+                  {"simulated_us_per_wall_s", m.simulated.to_seconds() * 1e6 / m.wall_s}};
     }
-    const auto ratio = [&](const char* key) {
-      return s["fast"][key].get<double>() / s["cycle"][key].get<double>();
+    const auto ratio = [&](const char* model, const char* key) {
+      return s[model][key].get<double>() / s["cycle"][key].get<double>();
     };
-    s["latency_error"] = ratio("load_latency_ns") - 1;
-    s["bandwidth_error"] = ratio("bandwidth_per_gpu_GBps") - 1;
-    s["speedup"] = ratio("simulated_us_per_wall_s");
+    s["latency_error"] = ratio("fast", "load_latency_ns") - 1;
+    s["bandwidth_error"] = ratio("fast", "bandwidth_per_gpu_GBps") - 1;
+    s["speedup"] = ratio("fast", "simulated_us_per_wall_s");
+    s["speedup_with_data"] = ratio("fast_data", "simulated_us_per_wall_s");
     return s;
   }
   std::string report() const override {
     const nlohmann::json s = summary();
-    std::string out = fmt::format("  {} ({} GPUs in the all-to-all)\n  {:<26} {:>14} {:>14} {:>10}\n", name_,
-                                  models_[0].streams.size(), "", "cycle-level", "fast", "fast/cycle");
+    std::string out = fmt::format("  {} ({} GPUs in the all-to-all, {}-byte writes)\n  {:<26} {:>12} {:>12} {:>10} {:>12} {:>10}\n",
+                                  name_, models_[0].streams.size(), bytes_, "", "cycle-level", "fast", "fast/cycle",
+                                  "fast+data", "/cycle");
     const auto row = [&](const char* label, const char* key) {
-      const double c = s["cycle"][key].get<double>(), f = s["fast"][key].get<double>();
-      out += fmt::format("  {:<26} {:>14.1f} {:>14.1f} {:>10.3f}\n", label, c, f, f / c);
+      const double c = s["cycle"][key].get<double>(), f = s["fast"][key].get<double>(),
+                   d = s["fast_data"][key].get<double>();
+      out += fmt::format("  {:<26} {:>12.1f} {:>12.1f} {:>10.3f} {:>12.1f} {:>10.3f}\n", label, c, f, f / c, d, d / c);
     };
     row("load latency, ns", "load_latency_ns");
     row("all-to-all, GB/s per GPU", "bandwidth_per_gpu_GBps");
@@ -453,10 +471,16 @@ class OlinkFast : public Testbench {
   }
 
  private:
+  static constexpr int kFast = 0, kFastData = 1, kCycle = 2, kModels = 3;  // the order they run in
+  static constexpr const char* kKeys[kModels] = {"fast", "fast_data", "cycle"};
   struct Model {
-    std::unique_ptr<GpuInitiator> loads;
+    std::string key;
+    std::unique_ptr<Fabric> cycle_latency, cycle_alltoall;                  // the cycle-level model's
+    std::unique_ptr<olink::FastFabric> fast_latency, fast_alltoall;         // a fast model's
+    std::unique_ptr<GpuInitiator> loads, idle;
     std::vector<std::unique_ptr<olink::StoreStreamer>> streams;
-    sc_core::sc_time simulated;  // from the first load to the last store
+    sc_core::sc_event go_loads, go_streams;
+    sc_core::sc_time simulated;  // from the first load to the last write
     double wall_s = 0;
     bool done() const {
       if (!loads->done()) return false;
@@ -476,20 +500,22 @@ class OlinkFast : public Testbench {
       return sum / static_cast<double>(streams.size());
     }
   };
-  // Starts each phase when the last is done and times it: the fast loads, then the fast
-  // all-to-all, then the same two on the cycle-level fabric.
+  // Starts each model's loads when the last model is done, then its all-to-all, and times both.
   struct Stopwatch : sc_core::sc_module {
     SC_HAS_PROCESS(Stopwatch);
     Stopwatch(const sc_core::sc_module_name& name, OlinkFast& tb_) : sc_core::sc_module(name), tb(tb_) { SC_THREAD(run); }
     void run() {
       const auto poll = sc_core::sc_time(100, sc_core::SC_NS);
-      for (int i = 0; i < 2; ++i) {
-        Model& m = tb.models_[i];
+      // Each model starts on a multiple of this many cycles, so that the fast fabric's calendar
+      // buckets fall on the traffic the same way in both fast models.
+      const Time epoch = tb.models_[kCycle].cycle_latency->period << 16;
+      for (Model& m : tb.models_) {
+        sc_core::wait(to_sc_time(epoch - sim_now() % epoch));
         const auto wall = std::chrono::steady_clock::now();
         const sc_core::sc_time begin = sc_core::sc_time_stamp();
-        if (i == 1) tb.go_cycle_.notify(sc_core::SC_ZERO_TIME);
+        m.go_loads.notify(sc_core::SC_ZERO_TIME);
         while (!m.loads->done()) sc_core::wait(poll);
-        (i == 0 ? tb.go_fast_streams_ : tb.go_cycle_streams_).notify(sc_core::SC_ZERO_TIME);
+        m.go_streams.notify(sc_core::SC_ZERO_TIME);
         while (!m.done()) sc_core::wait(poll);
         sc_core::sc_time last = begin;
         for (const auto& s : m.streams) last = std::max(last, s->finished_at());
@@ -501,13 +527,9 @@ class OlinkFast : public Testbench {
   };
 
   std::string name_;
-  int loads_ = 20;
+  std::uint32_t bytes_ = 0;
   PacketPool pool_;
-  std::unique_ptr<Fabric> cycle_latency_, cycle_alltoall_;
-  std::unique_ptr<olink::FastFabric> fast_latency_, fast_alltoall_;
-  std::unique_ptr<GpuInitiator> idle_, fast_idle_;
-  Model models_[2];  // fast, cycle-level
-  sc_core::sc_event go_cycle_, go_fast_streams_, go_cycle_streams_;
+  Model models_[kModels];
   std::unique_ptr<Stopwatch> stopwatch_;
 };
 

@@ -86,8 +86,8 @@ case "$case_name" in
     expect_bad_input "the RTL twins (llr.impl=rtl) keep at most" run link-llr --set llr.impl=rtl --set link.recovery=e2e --quiet ;;
   olink_gpu_rate)
     expect_bad_input "olink.olink-rs544.gpu_gbps = 3001" run olink-latency --set olink.olink-rs544.gpu_gbps=3001 --quiet ;;
-  olink_store_too_big)
-    expect_bad_input "alltoall.bytes = '300'" run olink-alltoall --set alltoall.bytes=300 --quiet ;;
+  olink_write_too_big)
+    expect_bad_input "alltoall.bytes = '2000000'" run olink-alltoall --set alltoall.bytes=2000000 --quiet ;;
   pcap_tshark)
     command -v tshark >/dev/null || fail "tshark is not installed (scripts/bootstrap installs it)"
     "$xysim" run link-llr --set link.frame_error=2e-3 --set traffic.frames=3000 --pcap "$work/llr.pcap" \

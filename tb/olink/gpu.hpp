@@ -114,10 +114,11 @@ class StoreStreamer : public sc_core::sc_module {
   StoreStreamer(const sc_core::sc_module_name& name, std::uint32_t gpu, const StreamSpec& spec,
                 const sc_core::sc_event* go = nullptr)
       : sc_core::sc_module(name), socket("socket"), gpu_(gpu), gpus_(spec.gpus), bytes_(spec.bytes),
-        count_(spec.count), pattern_(spec.pattern), rng_(spec.seed, "gpu" + std::to_string(gpu)), slots_(spec.outstanding),
+        count_(spec.count), pattern_(spec.pattern), rng_(spec.seed, "gpu" + std::to_string(gpu)),
+        outstanding_(spec.outstanding), slots_(spec.loosely_timed ? 1 : spec.outstanding),  // loosely timed reuses one
         data_(spec.bytes, static_cast<std::uint8_t>(gpu)), go_(go), loosely_timed_(spec.loosely_timed),
         sent_to_(spec.gpus) {
-    for (std::uint32_t s = 0; s < spec.outstanding; ++s) free_.push_back(s);
+    for (std::uint32_t s = 0; s < slots_.size(); ++s) free_.push_back(s);
     socket.register_nb_transport_bw(this, &StoreStreamer::nb_transport_bw);
     SC_THREAD(run);
   }
@@ -143,7 +144,9 @@ class StoreStreamer : public sc_core::sc_module {
     }
   }
   // Each b_transport returns at once with the completion as its annotated delay; the GPU runs
-  // ahead of SystemC's time by up to a quantum, with at most `outstanding` Stores in flight.
+  // ahead of SystemC's time by up to a quantum, with at most `outstanding` writes in flight, and
+  // lets the other GPUs issue theirs every kTurnBytes, so that GPUs posting at the same time
+  // share the fabric in turns rather than in SystemC's process order.
   void run_loosely_timed() {
     const sc_core::sc_time quantum(1, sc_core::SC_US);
     std::priority_queue<sc_core::sc_time, std::vector<sc_core::sc_time>, std::greater<>> in_flight;
@@ -156,8 +159,9 @@ class StoreStreamer : public sc_core::sc_module {
       return done;
     };
     tlm::tlm_generic_payload& t = slots_[0];
+    std::uint64_t turn = 0;  // bytes issued since this GPU last let the others issue theirs
     for (std::uint32_t i = 0; i < count_; ++i) {
-      if (in_flight.size() == slots_.size()) local = std::max(local, retire() - sc_core::sc_time_stamp());
+      if (in_flight.size() == outstanding_) local = std::max(local, retire() - sc_core::sc_time_stamp());
       prepare(t, i);
       sc_core::sc_time delay = local;
       socket->b_transport(t, delay);
@@ -166,6 +170,10 @@ class StoreStreamer : public sc_core::sc_module {
       if (local >= quantum) {
         sc_core::wait(local);
         local = sc_core::SC_ZERO_TIME;
+        turn = 0;
+      } else if ((turn += bytes_) >= kTurnBytes) {
+        sc_core::wait(sc_core::SC_ZERO_TIME);
+        turn = 0;
       }
     }
     while (!in_flight.empty()) retire();
@@ -200,12 +208,14 @@ class StoreStreamer : public sc_core::sc_module {
   std::uint32_t gpu_, gpus_, bytes_, count_;
   Pattern pattern_;
   Rng rng_;
+  std::uint32_t outstanding_;
   std::vector<tlm::tlm_generic_payload> slots_;
   std::vector<std::uint32_t> free_;  // indices of slots not in flight
   std::vector<std::uint8_t> data_;
   const sc_core::sc_event* go_;
   bool loosely_timed_;
-  std::vector<std::uint32_t> sent_to_;  // Stores per destination, for the next offset
+  static constexpr std::uint64_t kTurnBytes = 16384;
+  std::vector<std::uint32_t> sent_to_;  // writes per destination, for the next offset
   std::uint32_t completed_ = 0, errors_ = 0;
   sc_core::sc_event freed_;
   sc_core::sc_time started_, finished_;

@@ -44,54 +44,71 @@ constexpr Preset kPresets[] = {
     {"pcie-switch", 1000, 512, 300, 300, 60, 150, 200},
 };
 
-// One fabric of N GPUs on one switch, built from a preset and the configuration.
-struct Fabric {
+// A preset's stages in cycles of its clock, as configured (olink.<preset>.*), for N GPUs.
+struct Stages {
   std::string name;
   Time period;
   Cycle egress, ingress, link, memory;
   std::uint32_t width;
   sw::SwitchParams sp;
-  std::unique_ptr<ClockDomain> domain;
-  std::vector<std::unique_ptr<Channel<Packet*>>> channels;
-  std::unique_ptr<sw::Switch> sw;
-  std::vector<std::unique_ptr<OlinkEndpoint>> endpoints;
 
   Cycle switch_cycles() const {
     const auto& l = sp.lat;
     return l.rx_mac + l.parse + l.lookup + l.enqueue + l.arbiter + l.crossbar + l.egress + l.tx_mac;
   }
+  // The fast fabric with the same stages, for `gpus` GPUs; `data` false: timing only.
+  olink::FastParams fast(std::uint32_t gpus, bool data) const {
+    olink::FastParams fp;
+    fp.period = period;
+    fp.link = link;
+    fp.switch_core = switch_cycles();
+    fp.switch_width = width;
+    fp.data = data;
+    fp.endpoint.gpus = gpus;
+    fp.endpoint.width = width;
+    fp.endpoint.egress = egress;
+    fp.endpoint.ingress = ingress;
+    fp.endpoint.memory = memory;
+    fp.endpoint.memory_width = width;
+    return fp;
+  }
 };
 
-// Declares a preset's parameters (olink.<preset>.*) and builds its fabric of `gpus` GPUs, named
-// after the preset unless `name` is given.
-std::unique_ptr<Fabric> make_fabric(const Preset& pr, int gpus, const sw::SwitchParams& base, PacketPool& pool,
-                                    RunContext& ctx, const std::string& name = "") {
-  Config& c = ctx.config;
+// One cycle-level fabric of N GPUs on one switch.
+struct Fabric : Stages {
+  std::unique_ptr<ClockDomain> domain;
+  std::vector<std::unique_ptr<Channel<Packet*>>> channels;
+  std::unique_ptr<sw::Switch> sw;
+  std::vector<std::unique_ptr<OlinkEndpoint>> endpoints;
+};
+
+// Declares a preset's parameters (olink.<preset>.*) and returns its stages for `gpus` GPUs.
+Stages declare_stages(const Preset& pr, int gpus, const sw::SwitchParams& base, Config& c) {
   const std::string k = std::string("olink.") + pr.name + ".";
-  auto f = std::make_unique<Fabric>();
-  f->name = name.empty() ? pr.name : name;
-  f->period = period_from_mhz(pr.clock_mhz);
+  Stages f;
+  f.name = pr.name;
+  f.period = period_from_mhz(pr.clock_mhz);
   const auto cycles = [&](const char* key, double def, const char* what) {
     const double ns = c.real(k + key, def, "ns", 0, 1e6, what);
-    return static_cast<Cycle>(std::llround(ns * kNs / static_cast<double>(f->period)));
+    return static_cast<Cycle>(std::llround(ns * kNs / static_cast<double>(f.period)));
   };
-  f->egress = cycles("egress_ns", pr.egress, "GPU NIC: transaction to frame on the line");
-  f->ingress = cycles("ingress_ns", pr.ingress, "GPU NIC: frame in to transaction");
-  f->link = std::max<Cycle>(1, cycles("link_ns", pr.link, "one link: SerDes, FEC, MAC/LLR both ends, cable"));
-  f->memory = cycles("memory_ns", pr.memory, "HBM access at the target");
+  f.egress = cycles("egress_ns", pr.egress, "GPU NIC: transaction to frame on the line");
+  f.ingress = cycles("ingress_ns", pr.ingress, "GPU NIC: frame in to transaction");
+  f.link = std::max<Cycle>(1, cycles("link_ns", pr.link, "one link: SerDes, FEC, MAC/LLR both ends, cable"));
+  f.memory = cycles("memory_ns", pr.memory, "HBM access at the target");
   const Cycle core = std::max<Cycle>(6, cycles("switch_ns", pr.switch_core, "the switch, parser to egress"));
   const double gbps = c.real(k + "gpu_gbps", pr.gpu_gbps, "Gb/s", 1, 1e6, "one GPU's bandwidth into the fabric");
   const double width = gbps / 8 * 1000 / pr.clock_mhz;
   if (std::abs(width - std::round(width)) > 1e-9)
     throw ConfigError(fmt::format("{}gpu_gbps = {}: at {} MHz this is {:.3f} bytes per cycle, must be whole", k, gbps,
                                   pr.clock_mhz, width));
-  f->width = static_cast<std::uint32_t>(std::llround(width));
+  f.width = static_cast<std::uint32_t>(std::llround(width));
   // The switch's own stage split, scaled to this fabric's total; its PHY is in `link`.
-  f->sp = base;
-  f->sp.ports = gpus;
-  f->sp.clock_mhz = pr.clock_mhz;
-  f->sp.port_gbps = gbps;
-  auto& l = f->sp.lat;
+  f.sp = base;
+  f.sp.ports = gpus;
+  f.sp.clock_mhz = pr.clock_mhz;
+  f.sp.port_gbps = gbps;
+  auto& l = f.sp.lat;
   const double scale =
       static_cast<double>(core) / static_cast<double>(l.parse + l.lookup + l.enqueue + l.arbiter + l.crossbar + l.egress);
   l.rx_mac = l.tx_mac = 0;
@@ -101,7 +118,16 @@ std::unique_ptr<Fabric> make_fabric(const Preset& pr, int gpus, const sw::Switch
   l.crossbar = static_cast<Cycle>(std::llround(l.crossbar * scale));
   l.egress = static_cast<Cycle>(std::llround(l.egress * scale));
   l.parse = core - (l.lookup + l.enqueue + l.arbiter + l.crossbar + l.egress);
+  return f;
+}
 
+// Declares a preset's parameters and builds its cycle-level fabric of `gpus` GPUs, named after
+// the preset unless `name` is given.
+std::unique_ptr<Fabric> make_fabric(const Preset& pr, int gpus, const sw::SwitchParams& base, PacketPool& pool,
+                                    RunContext& ctx, const std::string& name = "") {
+  auto f = std::make_unique<Fabric>();
+  static_cast<Stages&>(*f) = declare_stages(pr, gpus, base, ctx.config);
+  if (!name.empty()) f->name = name;
   f->domain = std::make_unique<ClockDomain>(("olink_" + f->name).c_str(), f->period);
   Clock& clock = f->domain->clock();
   EndpointParams ep;
@@ -137,13 +163,13 @@ olink::StreamSpec declare_streams(Config& c, const std::string& prefix, std::int
   const std::string k = prefix + ".";
   olink::StreamSpec spec;
   spec.gpus = static_cast<std::uint32_t>(c.integer(k + "gpus", 8, "GPUs", 2, 512, "GPUs on the switch"));
-  spec.bytes = static_cast<std::uint32_t>(c.integer(k + "bytes", bytes, "bytes", 8, 1 << 20,
-                                                          "bytes per write: a Store up to 256, an RDMA-style bulk write above"));
+  spec.bytes = static_cast<std::uint32_t>(
+      c.integer(k + "bytes", bytes, "bytes", 8, 1 << 20, "bytes per write: a Store up to 256, an RDMA-style bulk write above"));
   const auto per_gpu = static_cast<std::uint64_t>(c.integer(k + "bytes_per_gpu", bytes_per_gpu, "bytes", 256, 1ll << 34,
                                                             "what each GPU sends, spread over the others"));
   spec.count = static_cast<std::uint32_t>(per_gpu / spec.bytes);
-  spec.outstanding = static_cast<std::uint32_t>(c.integer(k + "outstanding", 4096, "stores", 1, 65536,
-                                                          "stores a GPU keeps in flight"));
+  spec.outstanding = static_cast<std::uint32_t>(c.integer(k + "outstanding", 4096, "writes", 1, 65536,
+                                                          "writes a GPU keeps in flight"));
   const std::string pattern = c.choice(k + "pattern", "alltoall", olink::kPatternNames,
                                        "destinations: round robin over the others, random, or the next on a ring");
   spec.pattern = static_cast<olink::Pattern>(std::find(olink::kPatternNames.begin(), olink::kPatternNames.end(), pattern) -
@@ -266,20 +292,33 @@ class OlinkLatency : public Testbench {
 
 // olink-alltoall (claim C11): every GPU streams Stores to every other (an MoE all-to-all) with
 // many in flight, on each fabric side by side; bandwidth per GPU. `alltoall.pattern` swaps the
-// destinations for seeded random ones or a ring (a TP all-gather step).
+// destinations for seeded random ones or a ring (a TP all-gather step); `alltoall.model=fast`
+// runs the fast fabric (timing only) instead, for systems too large for cycle accuracy.
 class OlinkAlltoall : public Testbench {
  public:
   explicit OlinkAlltoall(RunContext& ctx) {
     Config& c = ctx.config;
-    const olink::StreamSpec spec = declare_streams(c, "alltoall", 1048576, ctx.seed);
+    olink::StreamSpec spec = declare_streams(c, "alltoall", 1048576, ctx.seed);
+    const bool fast = c.choice("alltoall.model", "cycle", {"cycle", "fast"},
+                               "the cycle-level fabric, or the fast one (timing only, see olink-fast)") == "fast";
+    spec.loosely_timed = fast;
     const int gpus = static_cast<int>(spec.gpus);
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
     for (const Preset& pr : kPresets) {
       Run run;
-      run.fabric = make_fabric(pr, gpus, base, pool_, ctx);
+      std::function<tlm::tlm_target_socket<>&(int)> socket;
+      if (fast) {
+        run.stages = declare_stages(pr, gpus, base, c);
+        run.fast = std::make_unique<olink::FastFabric>(pr.name, run.stages.fast(spec.gpus, false));
+        socket = [&run](int g) -> tlm::tlm_target_socket<>& { return run.fast->socket(g); };
+      } else {
+        run.fabric = make_fabric(pr, gpus, base, pool_, ctx);
+        run.stages = *run.fabric;
+        socket = [&run](int g) -> tlm::tlm_target_socket<>& { return run.fabric->endpoints[g]->socket; };
+      }
       for (int g = 0; g < gpus; ++g) {
         run.gpus.push_back(std::make_unique<olink::StoreStreamer>(fmt::format("{}_stream{}", pr.name, g).c_str(), g, spec));
-        run.gpus.back()->socket.bind(run.fabric->endpoints[g]->socket);
+        run.gpus.back()->socket.bind(socket(g));
       }
       runs_.push_back(std::move(run));
     }
@@ -298,9 +337,9 @@ class OlinkAlltoall : public Testbench {
   }
   void check() const override {
     for (const auto& r : runs_) {
-      r.fabric->sw->check_buffer_accounting();
+      if (r.fabric) r.fabric->sw->check_buffer_accounting();
       for (const auto& g : r.gpus)
-        if (g->errors()) throw CheckFailure(r.fabric->name + ": stores failed");
+        if (g->errors()) throw CheckFailure(r.stages.name + ": writes failed");
     }
   }
   nlohmann::json summary() const override {
@@ -312,10 +351,10 @@ class OlinkAlltoall : public Testbench {
         worst = std::min(worst, gbs);
         sum += gbs;
       }
-      s[r.fabric->name] = {{"gpus", r.gpus.size()},
-                           {"gpu_link_GBps", static_cast<double>(r.fabric->width) / to_ns(r.fabric->period)},
-                           {"bandwidth_per_gpu_GBps", sum / static_cast<double>(r.gpus.size())},
-                           {"slowest_gpu_GBps", worst}};
+      s[r.stages.name] = {{"gpus", r.gpus.size()},
+                          {"gpu_link_GBps", static_cast<double>(r.stages.width) / to_ns(r.stages.period)},
+                          {"bandwidth_per_gpu_GBps", sum / static_cast<double>(r.gpus.size())},
+                          {"slowest_gpu_GBps", worst}};
     }
     return s;
   }
@@ -324,8 +363,8 @@ class OlinkAlltoall : public Testbench {
     std::string out = fmt::format("  {:<14} {:>6} {:>14} {:>16} {:>14}\n", "fabric", "GPUs", "GPU link GB/s",
                                   "GB/s per GPU", "slowest GB/s");
     for (const auto& r : runs_) {
-      const auto& x = s[r.fabric->name];
-      out += fmt::format("  {:<14} {:>6} {:>14.1f} {:>16.1f} {:>14.1f}\n", r.fabric->name, x["gpus"].get<int>(),
+      const auto& x = s[r.stages.name];
+      out += fmt::format("  {:<14} {:>6} {:>14.1f} {:>16.1f} {:>14.1f}\n", r.stages.name, x["gpus"].get<int>(),
                          x["gpu_link_GBps"].get<double>(), x["bandwidth_per_gpu_GBps"].get<double>(),
                          x["slowest_gpu_GBps"].get<double>());
     }
@@ -334,7 +373,9 @@ class OlinkAlltoall : public Testbench {
 
  private:
   struct Run {
-    std::unique_ptr<Fabric> fabric;
+    Stages stages;
+    std::unique_ptr<Fabric> fabric;             // cycle-level
+    std::unique_ptr<olink::FastFabric> fast;    // or fast
     std::vector<std::unique_ptr<olink::StoreStreamer>> gpus;
   };
   PacketPool pool_;
@@ -377,21 +418,9 @@ class OlinkFast : public Testbench {
         latency = [&m](int g) -> tlm::tlm_target_socket<>& { return m.cycle_latency->endpoints[g]->socket; };
         alltoall = [&m](int g) -> tlm::tlm_target_socket<>& { return m.cycle_alltoall->endpoints[g]->socket; };
       } else {
-        olink::FastParams fp;
-        fp.period = f.period;
-        fp.link = f.link;
-        fp.switch_core = f.switch_cycles();
-        fp.switch_width = f.width;
-        fp.data = i == kFastData;
-        fp.endpoint.width = f.width;
-        fp.endpoint.egress = f.egress;
-        fp.endpoint.ingress = f.ingress;
-        fp.endpoint.memory = f.memory;
-        fp.endpoint.memory_width = f.width;
-        fp.endpoint.gpus = 2;
-        m.fast_latency = std::make_unique<olink::FastFabric>((m.key + "_latency").c_str(), fp);
-        fp.endpoint.gpus = static_cast<std::uint32_t>(gpus);
-        m.fast_alltoall = std::make_unique<olink::FastFabric>((m.key + "_alltoall").c_str(), fp);
+        m.fast_latency = std::make_unique<olink::FastFabric>((m.key + "_latency").c_str(), f.fast(2, i == kFastData));
+        m.fast_alltoall = std::make_unique<olink::FastFabric>((m.key + "_alltoall").c_str(),
+                                                              f.fast(static_cast<std::uint32_t>(gpus), i == kFastData));
         latency = [&m](int g) -> tlm::tlm_target_socket<>& { return m.fast_latency->socket(g); };
         alltoall = [&m](int g) -> tlm::tlm_target_socket<>& { return m.fast_alltoall->socket(g); };
       }

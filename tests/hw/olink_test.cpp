@@ -327,6 +327,18 @@ TEST(OlinkFast, AgreesWithTheCycleLevelFabricOnStores) { expect_fast_agrees("256
 namespace xy {
 namespace {
 
+TEST(OlinkAlltoall, OnTheFastFabricGpusPostingAtOnceGetEqualShares) {
+  // Every GPU posts all its 64 KiB writes at t = 0; they take turns, so none is favoured by
+  // SystemC's process order.
+  const RunResult r = testing::run_quiet("olink-alltoall", {"alltoall.model=fast", "alltoall.bytes=65536",
+                                                            "alltoall.bytes_per_gpu=4194304"});
+  ASSERT_EQ(r.failure, "");
+  for (const auto& [fabric, x] : r.results["summary"].items()) {
+    EXPECT_GT(x["slowest_gpu_GBps"].get<double>(), 0.99 * x["bandwidth_per_gpu_GBps"].get<double>()) << fabric;
+    EXPECT_LT(x["bandwidth_per_gpu_GBps"].get<double>(), x["gpu_link_GBps"].get<double>()) << fabric;
+  }
+}
+
 TEST(OlinkAlltoall, RandomDestinationsCollideSoGpusGetUnequalShares) {
   // Round robin gives every GPU the same share (slowest = mean, in olink-alltoall's own runs);
   // seeded random destinations pile up at some outputs.

@@ -72,16 +72,17 @@ struct OlinkEndpoint::Nic : Core {
     }
     // Memory: the HBM answers in order, `memory` cycles after the access starts.
     while (!memory_out.empty() && memory_out.front().at <= now_c) {
-      outbox.push_back({now_c + params.egress, std::move(memory_out.front().frame)});
+      answers.push_back({now_c + params.egress, std::move(memory_out.front().frame)});
       memory_out.pop_front();
     }
     // The line packs frames back to back, 20 bytes of preamble and gap between them, at most one
-    // new frame per cycle (a channel takes one item a cycle).
-    if (!outbox.empty() && outbox.front().at <= now_c && line_bytes < (now_c + 1) * params.width &&
+    // new frame per cycle (a channel takes one item a cycle); responses before requests.
+    std::deque<Timed>& next = !answers.empty() && answers.front().at <= now_c ? answers : outbox;
+    if (!next.empty() && next.front().at <= now_c && line_bytes < (now_c + 1) * params.width &&
         to_fabric.can_push()) {
       Packet* p = pool.acquire();
-      p->payload = std::move(outbox.front().frame);
-      outbox.pop_front();
+      p->payload = std::move(next.front().frame);
+      next.pop_front();
       p->bytes = static_cast<std::uint32_t>(p->payload.size()) + kFcsBytes;
       p->phantom = false;
       p->dst = decode(p->payload)->dst;
@@ -95,7 +96,8 @@ struct OlinkEndpoint::Nic : Core {
     Cycle next = ~Cycle{0};
     if (!inbox.empty()) next = std::min(next, inbox.front().at);
     if (!memory_out.empty()) next = std::min(next, memory_out.front().at);
-    if (!outbox.empty()) next = std::min(next, std::max(outbox.front().at, line_bytes / params.width));
+    for (const auto* q : {&outbox, &answers})
+      if (!q->empty()) next = std::min(next, std::max(q->front().at, line_bytes / params.width));
     if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
     set_busy(from_fabric.ready_by(now() + 1));
   }
@@ -148,7 +150,7 @@ struct OlinkEndpoint::Nic : Core {
   std::unordered_map<std::uint32_t, std::uint32_t> parent_of;  // frame's txn → transaction id
   std::unordered_map<std::uint32_t, Cycle> started;
   std::uint32_t next_txn = 1;
-  std::deque<Timed> outbox, inbox, memory_out;
+  std::deque<Timed> outbox, answers, inbox, memory_out;  // outbox: requests; answers: responses
   std::uint64_t line_bytes = 0;  // line position, in bytes since cycle 0
   Cycle memory_free = 0;
   Memory memory;

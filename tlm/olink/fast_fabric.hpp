@@ -10,11 +10,10 @@
 // inside a bucket, so a transfer may end up to a bucket early or late; a train occupies each
 // resource as one block; requests are served at the owner in issue order, and the memory effect
 // of a request (stores, atomics) happens when it is issued. Calibrated against the cycle-level
-// fabric by `olink-fast`: a load's latency is exact at zero load, an 8-GPU all-to-all's
-// bandwidth within 2 % (64 KiB writes or 256-byte Stores, 4 MiB per GPU). Each response books
-// its owner's line when its request is issued, where the cycle-level NIC queues it behind the
-// owner's own requests: posting far more than a round trip's worth at once comes out up to 11 %
-// low. No backpressure: colliding random bulk writes come out 8 % high (docs/olink.md).
+// fabric by `olink-fast`: a load's latency is exact at zero load, an all-to-all's bandwidth
+// within 2 % (Stores or bulk writes, posted at once or a few at a time, 8 to 64 GPUs, round
+// robin, ring or random destinations; docs/olink.md). No backpressure: a congested output does
+// not hold up the lines that feed it.
 // Timing only (`data = false`): the same times, but no memory: Stores write nothing, Loads and
 // atomics read zeros — for sweeps that need the timing and not the bytes, whose copying would
 // cost more than the timing (see docs/olink.md).

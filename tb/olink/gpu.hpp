@@ -41,6 +41,7 @@ class GpuInitiator : public sc_core::sc_module {
   };
   const std::vector<Result>& results() const { return results_; }
   bool done() const { return results_.size() == program_.size(); }
+  const sc_core::sc_event& done_event() const { return done_event_; }  // notified when done
 
  private:
   void run() {
@@ -74,11 +75,13 @@ class GpuInitiator : public sc_core::sc_module {
       results_.push_back({sc_core::sc_time_stamp() - begin, t.get_response_status(), value});
       if (a.kind == Access::kFetchAdd) t.clear_extension(&atomic);
     }
+    done_event_.notify(sc_core::SC_ZERO_TIME);
   }
   std::vector<Access> program_;
   sc_core::sc_time start_;
   const sc_core::sc_event* go_;
   std::vector<Result> results_;
+  sc_core::sc_event done_event_;
 };
 
 }  // namespace xy::olink
@@ -123,6 +126,7 @@ class StoreStreamer : public sc_core::sc_module {
     SC_THREAD(run);
   }
   bool done() const { return completed_ == count_; }
+  const sc_core::sc_event& done_event() const { return done_event_; }  // notified when done
   std::uint64_t bytes_moved() const { return static_cast<std::uint64_t>(completed_) * bytes_; }
   sc_core::sc_time started_at() const { return started_; }
   sc_core::sc_time finished_at() const { return finished_; }
@@ -177,7 +181,8 @@ class StoreStreamer : public sc_core::sc_module {
       }
     }
     while (!in_flight.empty()) retire();
-    if (finished_ > sc_core::sc_time_stamp()) sc_core::wait(finished_ - sc_core::sc_time_stamp());
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    done_event_.notify(finished_ > now ? finished_ - now : sc_core::SC_ZERO_TIME);
   }
   void prepare(tlm::tlm_generic_payload& t, std::uint32_t i) {
     const std::uint32_t hop = pattern_ == Pattern::kAllToAll ? 1 + i % (gpus_ - 1)
@@ -204,6 +209,7 @@ class StoreStreamer : public sc_core::sc_module {
     ++completed_;
     finished_ = sc_core::sc_time_stamp();
     freed_.notify(sc_core::SC_ZERO_TIME);
+    if (done()) done_event_.notify(sc_core::SC_ZERO_TIME);
   }
   std::uint32_t gpu_, gpus_, bytes_, count_;
   Pattern pattern_;
@@ -217,7 +223,7 @@ class StoreStreamer : public sc_core::sc_module {
   static constexpr std::uint64_t kTurnBytes = 16384;
   std::vector<std::uint32_t> sent_to_;  // writes per destination, for the next offset
   std::uint32_t completed_ = 0, errors_ = 0;
-  sc_core::sc_event freed_;
+  sc_core::sc_event freed_, done_event_;
   sc_core::sc_time started_, finished_;
 };
 

@@ -534,7 +534,6 @@ class OlinkFast : public Testbench {
     SC_HAS_PROCESS(Stopwatch);
     Stopwatch(const sc_core::sc_module_name& name, OlinkFast& tb_) : sc_core::sc_module(name), tb(tb_) { SC_THREAD(run); }
     void run() {
-      const auto poll = sc_core::sc_time(100, sc_core::SC_NS);
       // Each model starts on a multiple of this many cycles, so that the fast fabric's calendar
       // buckets fall on the traffic the same way in both fast models.
       const Time epoch = tb.models_[kCycle].cycle_latency->period << 16;
@@ -543,9 +542,10 @@ class OlinkFast : public Testbench {
         const auto wall = std::chrono::steady_clock::now();
         const sc_core::sc_time begin = sc_core::sc_time_stamp();
         m.go_loads.notify(sc_core::SC_ZERO_TIME);
-        while (!m.loads->done()) sc_core::wait(poll);
+        if (!m.loads->done()) sc_core::wait(m.loads->done_event());
         m.go_streams.notify(sc_core::SC_ZERO_TIME);
-        while (!m.done()) sc_core::wait(poll);
+        for (const auto& s : m.streams)
+          if (!s->done()) sc_core::wait(s->done_event());
         sc_core::sc_time last = begin;
         for (const auto& s : m.streams) last = std::max(last, s->finished_at());
         m.simulated = last - begin;

@@ -114,12 +114,17 @@ TEST(OlinkBulk, A64KiBWriteArrivesWholeAndTakesItsSerialisation) {
                     [&](std::uint64_t o, std::uint8_t* d, std::uint32_t n) { sys.endpoints[1]->peek(o, d, n); });
 }
 
-TEST(OlinkFastFabric, A64KiBBulkWriteArrivesWholeAndTakesItsSerialisation) {
+// A fast fabric of `gpus` GPUs, 1 GHz, 20-cycle links.
+FastParams fast_params(std::uint32_t gpus) {
   FastParams p;
   p.period = kNs;
   p.link = 20;
-  p.endpoint.gpus = 2;
-  FastFabric fabric("fast", p);
+  p.endpoint.gpus = gpus;
+  return p;
+}
+
+TEST(OlinkFastFabric, A64KiBBulkWriteArrivesWholeAndTakesItsSerialisation) {
+  FastFabric fabric("fast", fast_params(2));
   expect_bulk_write([&](int g) -> tlm::tlm_target_socket<>& { return fabric.socket(g); },
                     [&](std::uint64_t o, std::uint8_t* d, std::uint32_t n) { fabric.memory(1).read(o, d, n); });
 }
@@ -135,10 +140,7 @@ TEST(OlinkAtomics, FetchAddsFromEveryGpuSumExactlyAndReturnUniqueOldValues) {
 }
 
 TEST(OlinkFastFabric, FetchAddsFromEveryGpuSumExactlyAndReturnUniqueOldValues) {
-  FastParams p;
-  p.period = kNs;
-  p.endpoint.gpus = 4;
-  FastFabric fabric("fast", p);
+  FastFabric fabric("fast", fast_params(4));
   expect_atomic_fetch_adds([&](int g) -> tlm::tlm_target_socket<>& { return fabric.socket(g); },
                            [&] {
                              std::uint64_t v = 0;
@@ -150,10 +152,7 @@ TEST(OlinkFastFabric, FetchAddsFromEveryGpuSumExactlyAndReturnUniqueOldValues) {
 // Timing only: the same transactions take the same time as with data, but nothing is kept —
 // the load after the bulk write reads zeros, and the owner's memory stays empty.
 TEST(OlinkFastFabric, TimingOnlyTakesTheSameTimesAndKeepsNoData) {
-  FastParams p;
-  p.period = kNs;
-  p.link = 20;
-  p.endpoint.gpus = 2;
+  FastParams p = fast_params(2);
   FastFabric with_data("with_data", p);
   p.data = false;
   FastFabric timing_only("timing_only", p);

@@ -10,9 +10,8 @@
 // so that they always drain); the fabric delivers it to the owner, which takes it `ingress`
 // cycles after its last byte arrived (the FCS is checked on whole frames), serves it from memory
 // after `memory` cycles (plus ceil(bytes / memory_width) for the data), and answers the same
-// way; the transaction
-// completes `ingress` cycles after the response arrived. Atomics run at the owner, one at a time
-// in arrival order, on 64-bit words.
+// way; the transaction completes `ingress` cycles after the response arrived. Atomics run at the
+// owner, one at a time in arrival order, on 64-bit words.
 // TLM: b_transport honours the annotated delay first and returns with zero delay; AT accepts
 // BEGIN_REQ at once (TLM_UPDATED, END_REQ) and sends BEGIN_RESP on the backward path at
 // completion time (END_RESP from the initiator, or TLM_COMPLETED, both accepted). Errors: an

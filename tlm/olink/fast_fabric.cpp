@@ -95,7 +95,7 @@ FastFabric::~FastFabric() = default;
 tlm::tlm_target_socket<>& FastFabric::socket(std::uint32_t gpu) { return ports_.at(gpu)->socket; }
 Memory& FastFabric::memory(std::uint32_t gpu) { return memory_.at(gpu); }
 
-FastFabric::Span FastFabric::send(std::uint32_t src, std::uint32_t dst, const Train& train, Span ready, Cycle now) {
+FastFabric::Arrivals FastFabric::send(std::uint32_t src, std::uint32_t dst, const Train& train, Span ready, Cycle now) {
   const auto& ep = params_.endpoint;
   const std::uint32_t width = ep.width, beat = params_.switch_width;
   // The line carries frame, FCS, preamble and gap; the switch whole beats of frame and FCS.
@@ -115,8 +115,10 @@ FastFabric::Span FastFabric::send(std::uint32_t src, std::uint32_t dst, const Tr
   // Out of the switch, a frame reaches the owner a link and its serialisation later.
   const std::uint32_t first_bytes = train.frames > 1 ? train.bytes : train.last_bytes;
   const Cycle after = params_.link + ep.ingress - 1;
+  const Cycle last_out = out_end + 1 - beats_of(train.last_bytes);
   return {out_end + 1 - out_beats + beats(first_bytes + kFcsBytes, width) + after,
-          out_end + 1 - beats_of(train.last_bytes) + beats(train.last_bytes + kFcsBytes, width) + after};
+          last_out - beats_of(train.bytes) + beats(train.bytes + kFcsBytes, width) + after,
+          last_out + beats(train.last_bytes + kFcsBytes, width) + after};
 }
 
 void FastFabric::execute(std::uint32_t src, tlm::tlm_generic_payload& trans) {
@@ -146,12 +148,14 @@ Time FastFabric::carry(std::uint32_t src, tlm::tlm_generic_payload& trans, Time 
   const std::uint32_t bytes = frames > 1 ? ep.segment_bytes : length, last = length - (frames - 1) * bytes;
   const auto request = [&](std::uint32_t b) { return kEthernetHeaderBytes + kHeaderBytes + request_data_bytes(trans, b); };
   const auto response = [&](std::uint32_t b) { return kEthernetHeaderBytes + kHeaderBytes + response_data_bytes(trans, b); };
-  const Span at_owner = send(src, dst, {frames, request(bytes), request(last)}, {ready, ready}, now);
-  // The owner's memory serves each frame's data as it comes.
+  const Arrivals at_owner = send(src, dst, {frames, request(bytes), request(last)}, {ready, ready}, now);
+  // The owner's memory serves each frame's data as it comes; a short last frame waits for the one
+  // before it to be served.
   const std::uint32_t mw = ep.memory_width;
-  const Cycle memory_end = std::max(memories_[dst].book(at_owner.first, length, now), at_owner.last + beats(last, mw) - 1);
+  Cycle memory_end = std::max(memories_[dst].book(at_owner.first, length, now), at_owner.last + beats(last, mw) - 1);
+  if (frames > 1) memory_end = std::max(memory_end, at_owner.next_to_last + beats(bytes, mw) + beats(last, mw) - 1);
   const Span served{memory_end + 1 - beats(length, mw) + beats(bytes, mw) + ep.memory, memory_end + 1 + ep.memory};
-  const Span back = send(dst, src, {frames, response(bytes), response(last)},
+  const Arrivals back = send(dst, src, {frames, response(bytes), response(last)},
                          {served.first + ep.egress, served.last + ep.egress}, now);
   trans.set_response_status(tlm::TLM_OK_RESPONSE);
   return back.last * params_.period;

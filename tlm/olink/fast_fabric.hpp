@@ -12,8 +12,9 @@
 // of a request (stores, atomics) happens when it is issued. Calibrated against the cycle-level
 // fabric by `olink-fast`: a load's latency is exact at zero load, an all-to-all's bandwidth
 // within 2 % (Stores or bulk writes, posted at once or a few at a time, 8 to 64 GPUs, round
-// robin, ring or random destinations; docs/olink.md). No backpressure: a congested output does
-// not hold up the lines that feed it.
+// robin, ring or random destinations; docs/olink.md) — but up to 10 % high for random bulk
+// writes with few in flight: transfers that meet at an output are served one after the other,
+// not interleaved. No backpressure: a congested output does not hold up the lines feeding it.
 // Timing only (`data = false`): the same times, but no memory: Stores write nothing, Loads and
 // atomics read zeros — for sweeps that need the timing and not the bytes, whose copying would
 // cost more than the timing (see docs/olink.md).
@@ -77,14 +78,17 @@ class FastFabric : public sc_core::sc_module {
   struct Span {
     Cycle first, last;
   };
+  struct Arrivals {
+    Cycle first, next_to_last, last;  // next_to_last: a train of one has none
+  };
   // Runs the transaction and returns when (in fs) its response is back.
   Time carry(std::uint32_t src, tlm::tlm_generic_payload& trans, Time issued);
   // The memory effect of a transaction, at its owner.
   void execute(std::uint32_t src, tlm::tlm_generic_payload& trans);
   // Books a train from one GPU to another, its first frame ready to leave at `ready.first`, its
-  // last no earlier than `ready.last`; returns the cycles the receiving NIC hands on the first and
-  // the last frame.
-  Span send(std::uint32_t src, std::uint32_t dst, const Train& train, Span ready, Cycle now);
+  // last no earlier than `ready.last`; returns the cycles the receiving NIC hands on its first,
+  // next-to-last and last frame.
+  Arrivals send(std::uint32_t src, std::uint32_t dst, const Train& train, Span ready, Cycle now);
 
   FastParams params_;
   std::vector<std::unique_ptr<Port>> ports_;

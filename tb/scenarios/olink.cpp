@@ -167,6 +167,9 @@ olink::StreamSpec declare_streams(Config& c, const std::string& prefix, std::int
       c.integer(k + "bytes", bytes, "bytes", 8, 1 << 20, "bytes per write: a Store up to 256, an RDMA-style bulk write above"));
   const auto per_gpu = static_cast<std::uint64_t>(c.integer(k + "bytes_per_gpu", bytes_per_gpu, "bytes", 256, 1ll << 34,
                                                             "what each GPU sends, spread over the others"));
+  if (per_gpu < spec.bytes)
+    throw ConfigError(fmt::format("{}bytes_per_gpu = {}: less than one write ({}bytes = {}); allowed: at least {}", k,
+                                  per_gpu, k, spec.bytes, spec.bytes));
   spec.count = static_cast<std::uint32_t>(per_gpu / spec.bytes);
   spec.outstanding = static_cast<std::uint32_t>(c.integer(k + "outstanding", 4096, "writes", 1, 65536,
                                                           "writes a GPU keeps in flight"));

@@ -87,7 +87,9 @@ case "$case_name" in
   olink_gpu_rate)
     expect_bad_input "olink.olink-rs544.gpu_gbps = 3001" run olink-latency --set olink.olink-rs544.gpu_gbps=3001 --quiet ;;
   olink_write_too_big)
-    expect_bad_input "alltoall.bytes = '2000000'" run olink-alltoall --set alltoall.bytes=2000000 --quiet ;;
+    expect_bad_input "alltoall.bytes = '2000000'" run olink-alltoall --set alltoall.bytes=2000000 --quiet
+    expect_bad_input "fast.bytes_per_gpu = 65536: less than one write" \
+      run olink-fast --set fast.bytes=1048576 --set fast.bytes_per_gpu=65536 --quiet ;;
   pcap_tshark)
     command -v tshark >/dev/null || fail "tshark is not installed (scripts/bootstrap installs it)"
     "$xysim" run link-llr --set link.frame_error=2e-3 --set traffic.frames=3000 --pcap "$work/llr.pcap" \

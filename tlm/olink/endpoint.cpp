@@ -76,13 +76,16 @@ struct OlinkEndpoint::Nic : Core {
       memory_out.pop_front();
     }
     // The line packs frames back to back, 20 bytes of preamble and gap between them, at most one
-    // new frame per cycle (a channel takes one item a cycle); responses before requests.
-    std::deque<Timed>& next = !answers.empty() && answers.front().at <= now_c ? answers : outbox;
+    // new frame per cycle (a channel takes one item a cycle); responses and requests in turn.
+    const bool answer = !answers.empty() && answers.front().at <= now_c;
+    const bool request = !outbox.empty() && outbox.front().at <= now_c;
+    std::deque<Timed>& next = answer && (!request || !answered_last) ? answers : outbox;
     if (!next.empty() && next.front().at <= now_c && line_bytes < (now_c + 1) * params.width &&
         to_fabric.can_push()) {
       Packet* p = pool.acquire();
       p->payload = std::move(next.front().frame);
       next.pop_front();
+      answered_last = &next == &answers;
       p->bytes = static_cast<std::uint32_t>(p->payload.size()) + kFcsBytes;
       p->phantom = false;
       p->dst = decode(p->payload)->dst;
@@ -152,6 +155,7 @@ struct OlinkEndpoint::Nic : Core {
   std::uint32_t next_txn = 1;
   std::deque<Timed> outbox, answers, inbox, memory_out;  // outbox: requests; answers: responses
   std::uint64_t line_bytes = 0;  // line position, in bytes since cycle 0
+  bool answered_last = false;    // the last frame sent was a response
   Cycle memory_free = 0;
   Memory memory;
   Counter &requests, &served;

@@ -6,12 +6,13 @@
 // Cycle contract (the endpoint's clock): a transaction handed over at time T enters at the first
 // edge after T; its request frame leaves `egress` cycles later, once the line has room: frames
 // are packed back to back (frame + FCS + 20 bytes of preamble and gap, `width` bytes a cycle),
-// at most one new frame per cycle, and responses this GPU owes go first (a queue of their own,
-// so that they always drain); the fabric delivers it to the owner, which takes it `ingress`
-// cycles after its last byte arrived (the FCS is checked on whole frames), serves it from memory
-// after `memory` cycles (plus ceil(bytes / memory_width) for the data), and answers the same
-// way; the transaction completes `ingress` cycles after the response arrived. Atomics run at the
-// owner, one at a time in arrival order, on 64-bit words.
+// at most one new frame per cycle; the responses this GPU owes wait in a queue of their own (so
+// that they always drain) and take the line in turn with its requests; the fabric delivers it
+// to the owner, which takes it `ingress` cycles after its last byte arrived (the FCS is checked
+// on whole frames), serves it from memory after `memory` cycles (plus ceil(bytes /
+// memory_width) for the data), and answers the same way; the transaction completes `ingress`
+// cycles after the response arrived. Atomics run at the owner, one at a time in arrival order,
+// on 64-bit words.
 // TLM: b_transport honours the annotated delay first and returns with zero delay; AT accepts
 // BEGIN_REQ at once (TLM_UPDATED, END_REQ) and sends BEGIN_RESP on the backward path at
 // completion time (END_RESP from the initiator, or TLM_COMPLETED, both accepted). Errors: an

@@ -390,7 +390,8 @@ class OlinkAlltoall : public Testbench {
 // after the other, so that a stopwatch can time each: the fast fabric timing only, the fast
 // fabric with data, and the cycle-level fabric — simulated time per wall-second for all three,
 // in the same run. The default all-to-all is of 64 KiB bulk writes, the way an MoE dispatch
-// moves its tokens; `fast.bytes=256` makes it one of Stores.
+// moves its tokens, 16 MiB per GPU so that the fast model runs long enough to time;
+// `fast.bytes=256` makes it one of Stores.
 class OlinkFast : public Testbench {
  public:
   explicit OlinkFast(RunContext& ctx) {
@@ -398,7 +399,7 @@ class OlinkFast : public Testbench {
     std::vector<std::string> names;
     for (const Preset& pr : kPresets) names.push_back(pr.name);
     const std::string preset = c.choice("fast.fabric", "olink-rs544", names, "the preset the models run");
-    const olink::StreamSpec spec = declare_streams(c, "fast", 4194304, ctx.seed, 65536);
+    const olink::StreamSpec spec = declare_streams(c, "fast", 16777216, ctx.seed, 65536);
     const int gpus = static_cast<int>(spec.gpus);
     bytes_ = spec.bytes;
     const int loads = static_cast<int>(c.integer("fast.loads", 20, "loads", 1, 100000, "64-byte loads, one at a time"));

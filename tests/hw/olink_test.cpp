@@ -371,7 +371,9 @@ void expect_fast_agrees(const std::vector<std::string>& settings) {
 }
 
 TEST(OlinkFast, AgreesWithTheCycleLevelFabricOnBulkWrites) { expect_fast_agrees({}); }
-TEST(OlinkFast, AgreesWithTheCycleLevelFabricOnStores) { expect_fast_agrees({"fast.bytes=256"}); }
+TEST(OlinkFast, AgreesWithTheCycleLevelFabricOnStores) {
+  expect_fast_agrees({"fast.bytes=256", "fast.bytes_per_gpu=4194304"});
+}
 // One 70,000-byte write alone (17 segments, the last 368 bytes): its short last frame waits at
 // the owner's memory for the one before it, in both models (the fast one was 0.5 % early).
 TEST(OlinkFast, ABulkWriteWithAShortLastSegmentTakesTheCycleLevelTime) {

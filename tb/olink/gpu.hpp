@@ -125,7 +125,8 @@ class StoreStreamer : public sc_core::sc_module {
     socket.register_nb_transport_bw(this, &StoreStreamer::nb_transport_bw);
     SC_THREAD(run);
   }
-  bool done() const { return completed_ == count_; }
+  // Every write answered, and (loosely timed) the simulation has caught up with the last answer.
+  bool done() const { return completed_ == count_ && sc_core::sc_time_stamp() >= finished_; }
   const sc_core::sc_event& done_event() const { return done_event_; }  // notified when done
   std::uint64_t bytes_moved() const { return static_cast<std::uint64_t>(completed_) * bytes_; }
   sc_core::sc_time started_at() const { return started_; }

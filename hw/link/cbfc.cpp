@@ -120,13 +120,13 @@ CbfcReceiver::CbfcReceiver(CbfcConfig config) : config_(std::move(config)) {
   last_update_.assign(config_.vcs, 0);
 }
 
-void CbfcReceiver::on_receive(int vc, std::uint32_t bytes) {
+std::uint32_t CbfcReceiver::on_receive(int vc, std::uint32_t bytes) {
   check_vc(config_, vc);
   const std::uint32_t credits = config_.credits_for(bytes);
-  if (occupancy(vc) + static_cast<std::uint64_t>(credits) > config_.buffer_credits[vc])
-    throw std::logic_error(fmt::format("CBFC receiver VC {}: buffer overflow: {} + {} credits > {}", vc,
-                                       occupancy(vc), credits, config_.buffer_credits[vc]));
+  const std::uint64_t after = occupancy(vc) + static_cast<std::uint64_t>(credits);
   consumed_[vc] = (consumed_[vc] + credits) & mask_;
+  const std::uint64_t buffer = config_.buffer_credits[vc];
+  return after > buffer ? static_cast<std::uint32_t>(std::min<std::uint64_t>(credits, after - buffer)) : 0;
 }
 
 void CbfcReceiver::on_drain(int vc, std::uint32_t bytes) {
@@ -143,7 +143,7 @@ bool CbfcReceiver::on_cc_update(int vc, std::uint32_t consumed_counter) {
   // Credits of frames that never arrived. The sender never has more than the buffer in use, so
   // more than the free space means a stale (older) counter.
   const std::uint32_t lost = (consumed_counter - consumed_[vc]) & mask_;
-  if (lost > config_.buffer_credits[vc] - occupancy(vc)) return false;
+  if (std::uint64_t{lost} + occupancy(vc) > config_.buffer_credits[vc]) return false;
   consumed_[vc] = consumed_counter & mask_;
   freed_[vc] = (freed_[vc] + lost) & mask_;
   return true;
@@ -216,6 +216,15 @@ std::string check_buffer(const CbfcConfig& config, double line_gbps, Time round_
     message += fmt::format(", more than {}-bit counters can track ({} credits): CBFC is per hop and short reach",
                            config.counter_bits, most);
   return message;
+}
+
+std::string cbfc_overflow(const std::string& port, const CbfcReceiver& r, int vc, std::uint32_t bytes,
+                          std::uint32_t beyond, Cycle now) {
+  const CbfcConfig& c = r.config();
+  return fmt::format("CBFC overflow at {} VC {}, cycle {}: a {} B frame ({} credits) found {} of {} credits in use, {} "
+                     "beyond the buffer: the sender sent without credits",
+                     port, vc, now, bytes, c.credits_for(bytes), r.occupancy(vc) - c.credits_for(bytes),
+                     c.buffer_credits[vc], beyond);
 }
 
 }  // namespace xy::link

@@ -116,9 +116,10 @@ class CbfcReceiver {
  public:
   explicit CbfcReceiver(CbfcConfig config);  // validates
 
-  // A data frame stored in VC `vc`'s buffer; throws std::logic_error ("overflow") if it does not
-  // fit — the sender broke the protocol, or the buffer is smaller than the credits granted.
-  void on_receive(int vc, std::uint32_t bytes);
+  // A data frame stored in VC `vc`'s buffer; returns the credits of it beyond the buffer (0 when
+  // it fits): an overflow — the sender broke the protocol, or the buffer is smaller than the
+  // credits granted — which the caller reports. Counted all the same, so its drain balances.
+  std::uint32_t on_receive(int vc, std::uint32_t bytes);
   // A frame of `bytes` left the buffer; throws std::logic_error if more than is buffered.
   void on_drain(int vc, std::uint32_t bytes);
   // A CC_Update's consumed counter; returns false (and ignores it) when it is behind R_CC or
@@ -147,6 +148,10 @@ class CbfcReceiver {
   std::vector<std::uint32_t> consumed_, freed_, reported_;
   std::vector<Cycle> last_update_;
 };
+
+// A CBFC overflow in words: `port`, the VC, the cycle, how many credits beyond the buffer.
+std::string cbfc_overflow(const std::string& port, const CbfcReceiver& r, int vc, std::uint32_t bytes,
+                          std::uint32_t beyond, Cycle now);
 
 // Credits one VC needs to keep a line of `line_gbps` busy over a credit loop of `round_trip`
 // (wire both ways plus pipelines): round trip x bandwidth, one maximum frame, and the freed

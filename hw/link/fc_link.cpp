@@ -109,6 +109,24 @@ bool FcSender::idle() const {
   return !from_host_.in_flight();
 }
 
+std::string FcSender::held_back() const {
+  std::string out;
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    if (queues_[q].empty()) continue;
+    const int vc = static_cast<int>(q);
+    const std::uint32_t bytes = queues_[q].front()->bytes;
+    std::string why;
+    if (fc_ == FlowControl::kCbfc && !cbfc_->can_send(vc, bytes))
+      why = fmt::format("{} VC {}: a {} B frame needs {} credits, {} of {} available ({} in use)", name(), vc, bytes,
+                        cbfc_->config().credits_for(bytes), cbfc_->credits_available(vc),
+                        cbfc_->config().buffer_credits[q], cbfc_->in_use(vc));
+    if (fc_ == FlowControl::kPfc && pfc_.paused(vc, now()))
+      why = fmt::format("{} priority {}: paused until cycle {}", name(), vc, pfc_.paused_until(vc));
+    if (!why.empty()) out += (out.empty() ? "" : "; ") + why;
+  }
+  return out;
+}
+
 FcReceiver::FcReceiver(std::string name, FlowControl fc, const CbfcConfig& cbfc, const PfcConfig& pfc, Time period,
                        double drain_bytes_per_cycle, const FcFaults& faults, Rng rng, SerialLine<FcItem>& in,
                        SerialLine<FcItem>& out, Channel<Packet*>& to_host, PacketPool& pool, Stats& stats)
@@ -128,6 +146,7 @@ void FcReceiver::eval() {
     if (item.lost) {
       if (item.frame) {
         frames_lost_.add();
+        ++frames_lost_total_;
         pool_.release(item.frame);
       }
       continue;
@@ -140,11 +159,13 @@ void FcReceiver::eval() {
     Packet* f = item.frame;
     const int vc = f->vc % static_cast<int>(queues_.size());
     frames_received_.add();
-    try {
-      if (fc_ == FlowControl::kCbfc) cbfc_.on_receive(vc, f->bytes);
-      if (fc_ == FlowControl::kPfc) pfc_.on_receive(vc, f->bytes);
-    } catch (const std::logic_error& e) {
-      if (overflow_.empty()) overflow_ = fmt::format("{} at cycle {}: {}", name(), now(), e.what());
+    if (fc_ == FlowControl::kCbfc) {
+      if (const std::uint32_t beyond = cbfc_.on_receive(vc, f->bytes))
+        overflow_.record(cbfc_overflow(name(), cbfc_, vc, f->bytes, beyond, now()), beyond, "credits");
+    }
+    if (fc_ == FlowControl::kPfc) {
+      if (const std::uint32_t beyond = pfc_.on_receive(vc, f->bytes))
+        overflow_.record(pfc_overflow(name(), pfc_, vc, f->bytes, beyond, now()), beyond, "B");
     }
     occupancy_[vc] += f->bytes;
     peak_[vc] = std::max(peak_[vc], occupancy_[vc]);

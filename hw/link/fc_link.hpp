@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "hw/link/cbfc.hpp"
+#include "hw/link/overflow.hpp"
 #include "hw/link/pcap.hpp"
 #include "hw/link/pfc.hpp"
 #include "hw/link/serial_line.hpp"
@@ -52,6 +53,8 @@ class FcSender : public Core {
   void commit() override;
   const CreditSender& cbfc() const { return *cbfc_; }
   bool idle() const;
+  // The VCs whose head frame flow control holds back, and why (credits short, paused), or "".
+  std::string held_back() const;
   void capture_to(PcapWriter* writer) { pcap_ = writer; }  // every data frame sent, with its FCS
 
  private:
@@ -80,7 +83,8 @@ class FcReceiver : public Core {
   void commit() override;
   const CbfcReceiver& cbfc() const { return cbfc_; }
   std::uint64_t peak_occupancy_bytes(int vc) const { return peak_[vc]; }
-  const std::string& overflow() const { return overflow_; }  // "" unless a buffer overflowed
+  std::string overflow() const { return overflow_.report(); }  // "" unless a buffer overflowed
+  std::uint64_t frames_lost() const { return frames_lost_total_; }  // whole run (stats restart at warm-up)
   bool idle() const;
 
  private:
@@ -97,7 +101,8 @@ class FcReceiver : public Core {
   std::vector<std::deque<Packet*>> queues_;
   std::vector<std::uint64_t> occupancy_, peak_;
   int next_vc_ = 0;
-  std::string overflow_;
+  OverflowLog overflow_;
+  std::uint64_t frames_lost_total_ = 0;
   Counter &frames_received_, &frames_lost_, &cf_updates_, &pauses_, &updates_lost_;
 };
 

@@ -70,13 +70,10 @@ PfcReceiver::PfcReceiver(PfcConfig config, Time clock_period) : config_(std::mov
   refresh_at_.assign(config_.priorities, 0);
 }
 
-void PfcReceiver::on_receive(int prio, std::uint32_t bytes) {
+std::uint32_t PfcReceiver::on_receive(int prio, std::uint32_t bytes) {
   check_prio(config_, prio);
-  if (static_cast<std::uint64_t>(occupancy_[prio]) + bytes > config_.buffer_bytes)
-    throw std::logic_error(fmt::format("PFC receiver priority {}: buffer overflow: {} + {} bytes > {} "
-                                       "(headroom {} B too small for the round trip?)",
-                                       prio, occupancy_[prio], bytes, config_.buffer_bytes, config_.headroom_bytes));
   occupancy_[prio] += bytes;
+  return occupancy_[prio] > config_.buffer_bytes ? std::min(bytes, occupancy_[prio] - config_.buffer_bytes) : 0;
 }
 
 void PfcReceiver::on_drain(int prio, std::uint32_t bytes) {
@@ -110,6 +107,15 @@ Cycle PfcReceiver::next_timer() const {
     if (xoff_[p]) next = std::min(next, refresh_at_[p]);
   }
   return next;
+}
+
+std::string pfc_overflow(const std::string& port, const PfcReceiver& r, int prio, std::uint32_t bytes,
+                         std::uint32_t beyond, Cycle now) {
+  const PfcConfig& c = r.config();
+  return fmt::format("PFC overflow at {} priority {}, cycle {}: a {} B frame found {} of {} B buffered, {} B beyond "
+                     "the buffer: the {} B headroom above XOFF ({} B) is too small for the round trip",
+                     port, prio, now, bytes, r.occupancy(prio) - bytes, c.buffer_bytes, beyond, c.headroom_bytes,
+                     c.xoff_bytes);
 }
 
 // --- sender ---

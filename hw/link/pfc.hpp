@@ -6,7 +6,7 @@
 // it every refresh_quanta while the priority stays paused, and sends XON (quanta 0) once the
 // occupancy falls below xon_bytes. What the sender had already sent, or sends before the pause
 // reaches it, lands in the headroom above xoff; a frame that does not fit in buffer_bytes is an
-// overflow (std::logic_error): the headroom was too small for the round trip. The sender pauses a
+// overflow: the headroom was too small for the round trip. The sender pauses a
 // priority for quanta x 512 bit times at the line rate from the cycle a PFC frame arrives, rounded
 // up to whole cycles; XON ends it at once. One PFC frame carries every priority whose state
 // changed or whose refresh fell due, as real MACs do.
@@ -58,7 +58,9 @@ class PfcReceiver {
  public:
   PfcReceiver(PfcConfig config, Time clock_period);  // validates
 
-  void on_receive(int prio, std::uint32_t bytes);  // throws std::logic_error ("overflow")
+  // Counts a frame in; returns the bytes of it beyond buffer_bytes (0 when it fits): an overflow,
+  // which the caller reports. They are counted all the same, so that the frame's drain balances.
+  std::uint32_t on_receive(int prio, std::uint32_t bytes);
   void on_drain(int prio, std::uint32_t bytes);    // throws std::logic_error if more than buffered
   std::optional<PauseFrame> poll(Cycle now);
   Cycle next_timer() const;  // the earliest cycle poll() would return a frame, or ~0
@@ -74,6 +76,10 @@ class PfcReceiver {
   std::vector<bool> xoff_;
   std::vector<Cycle> refresh_at_;
 };
+
+// A PFC overflow in words: `port`, the priority, the cycle, how far the headroom was exceeded.
+std::string pfc_overflow(const std::string& port, const PfcReceiver& r, int prio, std::uint32_t bytes,
+                         std::uint32_t beyond, Cycle now);
 
 // The sending end of one port: which priorities the partner has paused, and until when.
 class PfcSender {

@@ -27,11 +27,13 @@ void PortFlowControl::on_send(const Packet& p) {
 }
 
 void PortFlowControl::on_arrive(const Packet& p) {
-  try {
-    if (mode_ == LinkFc::kCbfc) cbfc_rx_.on_receive(p.vc, p.bytes);
-    if (mode_ == LinkFc::kPfc) pfc_rx_.on_receive(p.vc, p.bytes);
-  } catch (const std::logic_error& e) {
-    if (overflow_.empty()) overflow_ = fmt::format("{} at cycle {}: {}", name(), now(), e.what());
+  if (mode_ == LinkFc::kCbfc) {
+    if (const std::uint32_t beyond = cbfc_rx_.on_receive(p.vc, p.bytes))
+      overflow_.record(link::cbfc_overflow(name(), cbfc_rx_, p.vc, p.bytes, beyond, now()), beyond, "credits");
+  }
+  if (mode_ == LinkFc::kPfc) {
+    if (const std::uint32_t beyond = pfc_rx_.on_receive(p.vc, p.bytes))
+      overflow_.record(link::pfc_overflow(name(), pfc_rx_, p.vc, p.bytes, beyond, now()), beyond, "B");
   }
   wake_next();  // a threshold or an update may be due
 }

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "hw/link/cbfc.hpp"
+#include "hw/link/overflow.hpp"
 #include "hw/link/pfc.hpp"
 #include "hw/switch/switch.hpp"
 #include "xingyun/stats.hpp"
@@ -40,7 +41,7 @@ class PortFlowControl : public Core, public EgressGate, public IngressMonitor {
   void eval() override;
   void commit() override;
   std::uint64_t xoffs() const { return xoffs_.value(); }
-  const std::string& overflow() const { return overflow_; }
+  std::string overflow() const { return overflow_.report(); }  // "" unless the buffer overflowed
 
  private:
   struct Message {
@@ -57,7 +58,7 @@ class PortFlowControl : public Core, public EgressGate, public IngressMonitor {
   Cycle latency_;
   Core* upstream_ = nullptr;
   std::deque<Message> in_flight_;
-  std::string overflow_;
+  link::OverflowLog overflow_;
   Counter &xoffs_, &cf_updates_, &cc_updates_;
 };
 

@@ -150,16 +150,19 @@ TEST(Cbfc, SenderStopsAtTheLimitAndCountersWrap) {
   EXPECT_THROW(s.can_send(2, 64), std::out_of_range);
 }
 
-TEST(Cbfc, ReceiverOverflowAndOverdrainThrow) {
+TEST(Cbfc, ReceiverReportsOverflowAndThrowsOnOverdrain) {
   CbfcReceiver r(config(2, 10));
-  r.on_receive(0, 1280);  // 10 credits: full
+  EXPECT_EQ(r.on_receive(0, 1280), 0u);  // 10 credits: full
   EXPECT_EQ(r.occupancy(0), 10u);
-  EXPECT_THAT(logic_error_of([&] { r.on_receive(0, 1); }), HasSubstr("overflow"));
-  EXPECT_EQ(r.occupancy(0), 10u);
-  r.on_receive(1, 64);
+  EXPECT_EQ(r.on_receive(0, 1), 1u);     // one credit beyond the buffer, counted all the same
+  EXPECT_EQ(r.occupancy(0), 11u);
+  EXPECT_THAT(cbfc_overflow("top.b", r, 0, 1, 1, 42),
+              HasSubstr("CBFC overflow at top.b VC 0, cycle 42: a 1 B frame (1 credits) found 10 of 10 credits"));
+  r.on_drain(0, 1);
+  EXPECT_EQ(r.on_receive(1, 64), 0u);
   r.on_drain(0, 1280);
   EXPECT_EQ(r.occupancy(0), 0u);
-  EXPECT_EQ(r.freed(0), 10u);
+  EXPECT_EQ(r.freed(0), 11u);
   EXPECT_THAT(logic_error_of([&] { r.on_drain(0, 64); }), HasSubstr("drain of 1 credits with 0 buffered"));
 }
 
@@ -338,7 +341,10 @@ struct Link {
       } else if (f->lost) {
         ++lost;
       } else {
-        receiver.on_receive(f->vc, f->bytes);  // throws on overflow
+        if (receiver.on_receive(f->vc, f->bytes) != 0) {
+          ADD_FAILURE() << "VC " << f->vc << " frame " << f->seq << " overflowed the receiver's buffer";
+          return false;
+        }
         if (f->seq < last_seq[f->vc]) {
           ADD_FAILURE() << "VC " << f->vc << " frame " << f->seq << " out of order";
           return false;

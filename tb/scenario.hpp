@@ -26,8 +26,13 @@ struct CheckFailure : std::runtime_error {
 struct Capture {
   link::PcapWriter* writer = nullptr;  // null: no capture
   std::string scope;                   // only links whose name starts with this
-  link::PcapWriter* for_link(const std::string& name) const {
-    return writer && name.rfind(scope, 0) == 0 ? writer : nullptr;
+  std::vector<std::string> links;      // every link offered, so a scope matching none is refused
+  std::size_t matched = 0;
+  link::PcapWriter* for_link(const std::string& name) {
+    links.push_back(name);
+    if (!writer || name.rfind(scope, 0) != 0) return nullptr;
+    ++matched;
+    return writer;
   }
 };
 
@@ -44,8 +49,20 @@ class Testbench {
  public:
   virtual ~Testbench() = default;
   virtual bool done() const = 0;
-  // Grows while the run makes progress; the watchdog fails a run where it stops growing.
+  // Data delivered so far (frames, bytes, transactions): the watchdog fails a run where it stops
+  // growing. Control traffic (credit updates, ACKs, pauses) is not progress.
   virtual std::uint64_t progress() const = 0;
+  // When the watchdog fires: what holds the run up, naming the port and VC (a credit deadlock,
+  // a pause that never ends), or "" when the testbench cannot tell.
+  virtual std::string stall() const { return ""; }
+  // The least simulated time the run can take (its traffic back to back at line rate) and what
+  // sets it, e.g. "traffic.frames = 1000 at 800 Gb/s"; none when unknown. A run that cannot end
+  // within sim.max_time_us is refused before it starts; progress lines show the share done.
+  struct Work {
+    Time at_least = 0;
+    std::string because;
+  };
+  virtual Work work() const { return {}; }
   virtual void end_warmup() {}
   // End-of-run scoreboard checks; throws CheckFailure.
   virtual void check() const = 0;

@@ -1,5 +1,11 @@
 #include "xingyun/config.hpp"
 
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <map>
+
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -10,14 +16,22 @@ std::string origin_of(const std::string& path, const YAML::Node& node) {
   return fmt::format("{}:{}", path, node.Mark().line + 1);
 }
 
-void flatten(const YAML::Node& node, const std::string& prefix, const std::string& path, Config& cfg) {
+// `seen`: key -> where the file gave it, so that one given twice (nested and dotted) is refused.
+void flatten(const YAML::Node& node, const std::string& prefix, const std::string& path, Config& cfg,
+             std::map<std::string, std::string>& seen) {
   if (node.IsMap()) {
     for (const auto& kv : node) {
-      const std::string key = kv.first.as<std::string>();
-      flatten(kv.second, prefix.empty() ? key : prefix + "." + key, path, cfg);
+      if (!kv.first.IsScalar())
+        throw ConfigError(fmt::format("{}: a parameter name must be a plain word", origin_of(path, kv.first)));
+      const std::string key = kv.first.Scalar();
+      flatten(kv.second, prefix.empty() ? key : prefix + "." + key, path, cfg, seen);
     }
   } else if (node.IsScalar()) {
-    cfg.set(prefix, node.Scalar(), origin_of(path, node));
+    const std::string origin = origin_of(path, node);
+    if (const auto [it, fresh] = seen.emplace(prefix, origin); !fresh)
+      throw ConfigError(fmt::format("{}: parameter '{}' given twice (also at {}); allowed: once", origin, prefix,
+                                    it->second));
+    cfg.set(prefix, node.Scalar(), origin);
   } else {
     throw ConfigError(fmt::format("{}: parameter '{}' must be a single value or a map of parameters",
                                   origin_of(path, node), prefix));
@@ -38,7 +52,22 @@ void Config::set_from_assignment(const std::string& assignment) {
   set(assignment.substr(0, eq), assignment.substr(eq + 1), "--set");
 }
 
+std::uint64_t parse_seed(const std::string& text, const std::string& origin) {
+  const bool digits = !text.empty() && text.size() <= 20 &&
+                      text.find_first_not_of("0123456789") == std::string::npos;
+  errno = 0;
+  const unsigned long long value = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
+  if (!digits || errno == ERANGE)
+    throw ConfigError(fmt::format("{}: seed = '{}': must be an integer in [0, {}]", origin, text,
+                                  std::numeric_limits<std::uint64_t>::max()));
+  return value;
+}
+
 std::string Config::load_yaml_file(const std::string& path, std::uint64_t* seed) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw ConfigError(fmt::format("{}: cannot read scenario file ({})", path,
+                                  std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
@@ -46,23 +75,21 @@ std::string Config::load_yaml_file(const std::string& path, std::uint64_t* seed)
     throw ConfigError(fmt::format("{}: cannot read scenario file", path));
   } catch (const YAML::ParserException& e) {
     throw ConfigError(fmt::format("{}:{}:{}: YAML syntax error: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg));
+  } catch (const std::exception& e) {  // unreadable (permissions, I/O)
+    throw ConfigError(fmt::format("{}: cannot read scenario file", path));
   }
   if (!root.IsMap())
     throw ConfigError(fmt::format("{}: a scenario file is a map with keys scenario, seed, params", path));
   std::string scenario;
+  std::map<std::string, std::string> seen;
   for (const auto& kv : root) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
     if (key == "scenario" && kv.second.IsScalar()) {
       scenario = kv.second.Scalar();
     } else if (key == "seed" && kv.second.IsScalar()) {
-      try {
-        *seed = kv.second.as<std::uint64_t>();
-      } catch (const YAML::Exception&) {
-        throw ConfigError(fmt::format("{}: seed = '{}': must be an integer >= 0", origin_of(path, kv.second),
-                                      kv.second.Scalar()));
-      }
+      *seed = parse_seed(kv.second.Scalar(), origin_of(path, kv.second));
     } else if (key == "params") {
-      if (!kv.second.IsNull()) flatten(kv.second, "", path, *this);
+      if (!kv.second.IsNull()) flatten(kv.second, "", path, *this, seen);
     } else if (key != "description") {
       throw ConfigError(fmt::format("{}: unknown key '{}': allowed are scenario, seed, params, description",
                                     origin_of(path, kv.first), key));

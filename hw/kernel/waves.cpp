@@ -92,7 +92,7 @@ class VcdWriter final : public WaveWriter {
  public:
   explicit VcdWriter(const std::string& path) : path_(path) {
     file_ = std::fopen(path.c_str(), "wb");
-    if (!file_) throw std::runtime_error("cannot open waves file '" + path + "' for writing");
+    if (!file_) throw std::invalid_argument("--waves '" + path + "': cannot open the file for writing");
     buf_.reserve(kFlushAt + 256);
     buf_ += "$version Xingyun $end\n$timescale 1fs $end\n";
   }
@@ -173,7 +173,7 @@ class FstWriter final : public WaveWriter {
  public:
   explicit FstWriter(const std::string& path) {
     ctx_ = fstWriterCreate(path.c_str(), 1);
-    if (!ctx_) throw std::runtime_error("cannot open waves file '" + path + "' for writing");
+    if (!ctx_) throw std::invalid_argument("--waves '" + path + "': cannot open the file for writing");
     fstWriterSetTimescale(ctx_, -15);  // Time is femtoseconds
     fstWriterSetVersion(ctx_, "Xingyun");
   }
@@ -249,7 +249,9 @@ Waves::~Waves() {
 }
 
 void Waves::probe(const std::string& name, unsigned width, std::function<std::uint64_t()> read) {
-  if (!enabled() || name.compare(0, options_.scope.size(), options_.scope) != 0) return;
+  if (!enabled()) return;
+  scopes_.insert(name.substr(0, name.rfind('.')));
+  if (name.compare(0, options_.scope.size(), options_.scope) != 0) return;
   if (started_) throw std::logic_error("waves: probe '" + name + "' added after start()");
   if (width < 1 || width > 64)
     throw std::invalid_argument("waves: probe '" + name + "' has width " +
@@ -269,6 +271,14 @@ void Waves::watch(Clock& clock) {
 void Waves::start() {
   if (!enabled()) return;
   if (started_) throw std::logic_error("waves: start() called twice");
+  if (probes_.empty()) {
+    if (scopes_.empty()) throw std::invalid_argument("--waves: this scenario has no signals to dump");
+    std::string some;
+    int n = 0;
+    for (auto it = scopes_.begin(); it != scopes_.end() && n < 12; ++it, ++n) some += (n ? ", " : "") + *it;
+    throw std::invalid_argument("--waves-scope '" + options_.scope + "' matches none of this scenario's signals; its scopes: " +
+                                some + (scopes_.size() > 12 ? ", ..." : ""));
+  }
 
   // Declare in name order so each scope is opened once; probes keep registration order.
   std::vector<std::vector<std::string>> parts(probes_.size());

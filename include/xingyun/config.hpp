@@ -17,6 +17,9 @@ struct ConfigError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A seed: a decimal integer in [0, 2^64 - 1]; throws ConfigError naming `origin` otherwise.
+std::uint64_t parse_seed(const std::string& text, const std::string& origin);
+
 struct ParamInfo {
   std::string key, type, unit, range, description;
   nlohmann::json default_value, value;

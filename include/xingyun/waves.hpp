@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,9 @@ class Waves {
   // Samples after each step of `clock`.
   void watch(Clock& clock);
 
-  void start();                // opens the dump and writes the header; after all probes
+  // Opens the dump and writes the header; after all probes. Throws std::invalid_argument when
+  // the scope matches no probe (naming the scopes there are) or the file cannot be written.
+  void start();
   void sample(Time now);       // writes the probes that changed
   void finish(Time end);       // closes the dump and writes the .gtkw beside it
 
@@ -57,6 +60,7 @@ class Waves {
   };
   WavesOptions options_;
   std::vector<Probe> probes_;
+  std::set<std::string> scopes_;  // of every probe offered, in the scope or not
   std::unique_ptr<WaveWriter> writer_;
   bool started_ = false, primed_ = false;
   Time last_time_ = 0;

@@ -201,6 +201,11 @@ class LinkLlr : public Testbench {
     return a_->idle() && b_->idle() && ab_.empty() && ba_.empty();
   }
   std::uint64_t progress() const override { return a_->delivered() + b_->delivered(); }
+  Work work() const override {
+    const double cycles = static_cast<double>(p_.frames) * (p_.min_bytes + link::kFrameOverheadBytes) / p_.width / p_.load;
+    return {static_cast<Time>(cycles * static_cast<double>(p_.period)),
+            fmt::format("traffic.frames = {} at {:.0f} Gb/s", p_.frames, p_.gbps() * p_.load)};
+  }
 
   void check() const override {
     for (const auto& d : dirs_) {
@@ -233,7 +238,8 @@ class LinkLlr : public Testbench {
       corrupted += counter(n + ".line.corrupted_frames");
     }
     line_bytes = ab_.bytes_sent() + ba_.bytes_sent();
-    const double elapsed = static_cast<double>(last_delivery_) + 1;
+    // A run stopped before the end ran to now, not to its last delivery.
+    const double elapsed = static_cast<double>(done() ? last_delivery_ : domain_.clock().now()) + 1;
     const double goodput = gbps(static_cast<double>(delivered_bytes) / 2 / elapsed, period);
     s["goodput_Gbps"] = goodput;  // per direction
     // The arithmetic of the overheads: what the line carried besides frame bytes.
@@ -360,16 +366,22 @@ class LinkCbfc : public Testbench {
     pf.xoff_bytes = static_cast<std::uint32_t>(c.integer("pfc.xoff_bytes", 81920, "bytes", 1, 1 << 30, "XOFF threshold"));
     pf.xon_bytes = static_cast<std::uint32_t>(c.integer("pfc.xon_bytes", 65536, "bytes", 0, 1 << 30, "XON threshold"));
     pf.validate("pfc");
-    const double drain_gbps = c.real("rx.drain_gbps", 400, "Gb/s", 0.001, 1e6, "how fast the receiving host takes frames");
+    drain_gbps_ = c.real("rx.drain_gbps", 400, "Gb/s", 0.001, 1e6, "how fast the receiving host takes frames");
     link::FcFaults faults;
     faults.frame_loss = c.real("link.frame_loss", 0, "", 0, 0.5, "chance a data frame is lost on the line");
     faults.update_loss = c.real("link.update_loss", 0, "", 0, 1, "chance a credit update or pause frame is lost");
     frames_ = static_cast<std::uint64_t>(c.integer("traffic.frames", 20000, "frames", 1, 1ll << 40, "frames to send"));
-    const auto min_bytes = static_cast<std::uint32_t>(c.integer("traffic.min_bytes", 64, "bytes", 64, 9216, "smallest frame"));
+    min_bytes_ = static_cast<std::uint32_t>(c.integer("traffic.min_bytes", 64, "bytes", 64, 9216, "smallest frame"));
+    const std::uint32_t min_bytes = min_bytes_;
     const auto max_bytes = static_cast<std::uint32_t>(c.integer("traffic.max_bytes", 1500, "bytes", 64, 9216, "largest frame"));
     if (min_bytes > max_bytes)
       throw ConfigError(fmt::format("traffic.min_bytes = {} is above traffic.max_bytes = {}: must be <=", min_bytes, max_bytes));
     const Time round_trip = 2 * line_.latency * line_.period;
+    if (fc_ == link::FlowControl::kCbfc && buffer < cb.credits_for(max_bytes))
+      throw ConfigError(fmt::format("cbfc.buffer_credits = {}: less than one largest frame (traffic.max_bytes = {} "
+                                    "takes {} credits of {} B); allowed: at least {}",
+                                    buffer, max_bytes, cb.credits_for(max_bytes), cb.credit_bytes,
+                                    cb.credits_for(max_bytes)));
     if (fc_ == link::FlowControl::kCbfc) {
       // A buffer the counters cannot even track is not a configuration, it is the wrong tool.
       const std::uint64_t needed = link::required_buffer_credits(cb, line_.gbps(), round_trip, max_bytes);
@@ -398,7 +410,7 @@ class LinkCbfc : public Testbench {
     sender_ = std::make_unique<link::FcSender>("top.a", fc_, cb, pf, clock.period(), faults, ctx.rng("top.a.line"), ab_,
                                                ba_, *from_host_, ctx.stats, std::move(credits));
     receiver_ = std::make_unique<link::FcReceiver>("top.b", fc_, cb, pf, clock.period(),
-                                                   drain_gbps / line_.gbps() * line_.width, faults,
+                                                   drain_gbps_ / line_.gbps() * line_.width, faults,
                                                    ctx.rng("top.b.line"), ab_, ba_, *to_host_, pool_, ctx.stats);
     sender_->capture_to(ctx.capture.for_link(sender_->name()));
     for (Core* core : std::initializer_list<Core*>{source_.get(), sink_.get(), sender_.get(), receiver_.get()}) {
@@ -433,16 +445,28 @@ class LinkCbfc : public Testbench {
         if (sender_->cbfc().credits_available(vc) != sender_->cbfc().config().buffer_credits[vc]) return false;
     return true;
   }
-  std::uint64_t progress() const override {
-    return scoreboard_.received() + counter("top.b.cbfc.cf_updates") + counter("top.a.cbfc.cc_updates");
+  std::uint64_t progress() const override { return scoreboard_.received() + receiver_->frames_lost(); }
+  Work work() const override {  // the slower of the line and the receiving host
+    const double rate = std::min(line_.gbps(), drain_gbps_);
+    const double bits = static_cast<double>(frames_) * (min_bytes_ + link::kFrameOverheadBytes) * 8;
+    return {static_cast<Time>(bits / rate * kNs), fmt::format("traffic.frames = {} at {:.0f} Gb/s", frames_, rate)};
+  }
+  std::string stall() const override {
+    const std::string held = sender_->held_back();
+    if (held.empty()) return "";
+    const char* what = fc_ == link::FlowControl::kCbfc ? "credit" : "pause";
+    return fmt::format("{} deadlock at {}; {} of {} {} lost on the line", what, held,
+                       counter("top.b.line.lost_updates") + counter("top.a.line.lost_updates"),
+                       counter("top.b.cbfc.cf_updates") + counter("top.a.cbfc.cc_updates") + counter("top.b.pfc.pause_frames"),
+                       fc_ == link::FlowControl::kCbfc ? "credit updates" : "pause frames");
   }
   void check() const override {
     if (!receiver_->overflow().empty()) throw CheckFailure(receiver_->overflow());
     if (scoreboard_.duplicated() || scoreboard_.reordered() || scoreboard_.corrupted())
       throw CheckFailure(sink_->first_error());
-    if (scoreboard_.received() + counter("top.b.lost_frames_released") != frames_)
+    if (scoreboard_.received() + receiver_->frames_lost() != frames_)
       throw CheckFailure(fmt::format("{} frames received and {} lost of {}", scoreboard_.received(),
-                                     counter("top.b.lost_frames_released"), frames_));
+                                     receiver_->frames_lost(), frames_));
   }
 
   nlohmann::json summary() const override {
@@ -457,7 +481,9 @@ class LinkCbfc : public Testbench {
     s["pause_frames"] = counter("top.b.pfc.pause_frames");
     s["updates_lost"] = counter("top.b.line.lost_updates") + counter("top.a.line.lost_updates");
     s["overflow"] = !receiver_->overflow().empty();
-    s["goodput_Gbps"] = last_ ? gbps(static_cast<double>(bytes_) / static_cast<double>(last_ + 1), line_.period) : 0.0;
+    // A run stopped before the end ran to now, not to its last delivery.
+    const Cycle elapsed = (done() ? last_ : domain_.clock().now()) + 1;
+    s["goodput_Gbps"] = gbps(static_cast<double>(bytes_) / static_cast<double>(elapsed), line_.period);
     nlohmann::json peak = nlohmann::json::array();
     for (int vc = 0; vc < sender_->cbfc().config().vcs; ++vc) peak.push_back(receiver_->peak_occupancy_bytes(vc));
     s["peak_buffer_bytes"] = peak;
@@ -491,6 +517,8 @@ class LinkCbfc : public Testbench {
   Stats& stats_;
   link::FlowControl fc_;
   std::uint64_t frames_ = 0;
+  std::uint32_t min_bytes_ = 64;
+  double drain_gbps_ = 0;
   std::string sizing_;
   ClockDomain domain_;
   PacketPool pool_;

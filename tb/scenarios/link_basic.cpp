@@ -208,6 +208,11 @@ class LinkBasic : public Testbench {
 
   bool done() const override { return scoreboard_.received() + scoreboard_.lost() >= p_.packets; }
   std::uint64_t progress() const override { return channel_.popped(); }
+  Work work() const override {
+    const double cycles = static_cast<double>(p_.packets) * beats(p_.min_bytes, p_.width) / p_.load;
+    return {static_cast<Time>(cycles * static_cast<double>(period_from_mhz(p_.clock_mhz))),
+            fmt::format("traffic.packets = {} at load {}", p_.packets, p_.load)};
+  }
   void end_warmup() override { sink_.restart_window(); }
 
   void check() const override {

@@ -159,6 +159,11 @@ class PhyFecCurve : public Testbench {
       throw ConfigError(fmt::format("curve.min_cer = {} is above curve.max_cer = {}: must be <=", min_cer, max_cer));
     const auto failures = static_cast<double>(c.integer(
         "curve.failures", 150, "codewords", 1, 100000000, "failed codewords each point expects (from the formula)"));
+    const double warmup = c.real("sim.warmup_us", 0, "us", 0, 1e9, "stats are reset at this time; results count what follows");
+    if (warmup > 0)
+      throw ConfigError(fmt::format("sim.warmup_us = {}: phy-fec-curve counts a fixed number of codewords per point from "
+                                    "the first; a warm-up would drop some of them; allowed: 0",
+                                    warmup));
     const PhyParams base = PhyParams::declare(c, "phy");
     domain_ = std::make_unique<ClockDomain>("phy", base.period());
     for (const char* mode : {"rs544", "rs272", "none"}) {

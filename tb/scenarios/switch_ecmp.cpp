@@ -97,6 +97,7 @@ class SwitchEcmp : public Testbench {
     const double rate = c.real("ecmp.rate", 0.25, "fraction", 0.001, 1,
                                "each flow's rate; 32 flows x 0.25 fill the 8 uplinks exactly");
     SwitchParams p = SwitchParams::declare(c, "switch");
+    buffer_mib_ = static_cast<double>(p.buffer_cells * p.cell_bytes) / (1 << 20);
     p.ports = kFlows + kLinks;
     period_ = p.period();
     domain_ = std::make_unique<ClockDomain>("switch", p.period());
@@ -108,7 +109,10 @@ class SwitchEcmp : public Testbench {
       variants_.push_back(std::make_unique<Variant>(v.name, v.choice, v.hash, p, packets, bytes, rate, *this, ctx));
   }
 
+  // Also done at the first drop: with no retransmission here, a dropped packet's flow never ends.
   bool done() const override {
+    for (const auto& v : variants_)
+      if (v->a->drops() || v->b->drops()) return true;
     for (const auto& v : variants_)
       for (const auto& r : v->receivers)
         if (!r->done()) return false;
@@ -125,7 +129,11 @@ class SwitchEcmp : public Testbench {
       v->b->check_buffer_accounting();
       for (const auto& r : v->receivers)
         if (r->errors()) throw CheckFailure(v->name + ": a receiver got a duplicate or unknown packet");
-      if (v->a->drops() || v->b->drops()) throw CheckFailure(v->name + ": packets dropped");
+      if (v->a->drops() || v->b->drops())
+        throw CheckFailure(fmt::format("{}: {} packets dropped for want of switch buffer (switch.buffer_mib = {:g}); with "
+                                       "no retransmission in this scenario their flows cannot complete: raise "
+                                       "switch.buffer_mib",
+                                       v->name, v->a->drops() + v->b->drops(), buffer_mib_));
     }
   }
 
@@ -238,6 +246,7 @@ class SwitchEcmp : public Testbench {
     return t;
   }
   Stats& stats_;
+  double buffer_mib_ = 0;
   Time period_ = 0;
   std::unique_ptr<ClockDomain> domain_;
   PacketPool pool_;

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <systemc>
 
 #include "tb/bench/fec_bench.hpp"
@@ -23,8 +24,7 @@ int sc_main(int argc, char** argv) {
   app.failure_message([](const CLI::App*, const CLI::Error& e) { return "error: " + std::string(e.what()) + " (see --help)\n"; });
 
   RunOptions run;
-  std::uint64_t seed = 0;
-  std::string window;
+  std::string seed, window;
   auto* run_cmd = app.add_subcommand("run", "run a scenario (built-in name or YAML file) and report");
   run_cmd->add_option("scenario", run.scenario, "scenario name or FILE.yaml (default: link-basic)");
   run_cmd->add_option("--set", run.sets, "override a parameter: key=value (repeatable)")->take_all();
@@ -78,7 +78,12 @@ int sc_main(int argc, char** argv) {
 
   try {
     if (run_cmd->parsed()) {
-      if (*seed_opt) run.seed = seed;
+      if (*seed_opt) run.seed = parse_seed(seed, "--seed");
+      if (run.waves.path.empty() && (!window.empty() || !run.waves.scope.empty()))
+        throw ConfigError(fmt::format("{} without --waves: give --waves FILE.fst (or .vcd) too",
+                                      window.empty() ? "--waves-scope" : "--waves-window"));
+      if (run.pcap.empty() && !run.pcap_scope.empty())
+        throw ConfigError("--pcap-scope without --pcap: give --pcap FILE.pcap too");
       if (!window.empty()) {
         try {
           WavesOptions::parse_window(window, &run.waves.window_begin, &run.waves.window_end);

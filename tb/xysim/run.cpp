@@ -41,9 +41,33 @@ struct SimParams {
     warmup = static_cast<Time>(c.real("sim.warmup_us", 0, "us", 0, 1e9,
                                       "stats are reset at this time; results count what follows") * kUs);
     watchdog = static_cast<Time>(c.real("sim.watchdog_us", 1000, "us", 0.001, 1e9,
-                                        "fail the run if nothing moves for this long (deadlock)") * kUs);
+                                        "fail the run if no data is delivered for this long (deadlock)") * kUs);
+    if (warmup > 0 && warmup >= max_time)
+      throw ConfigError(fmt::format("sim.warmup_us = {}: must be below sim.max_time_us = {}, or nothing is measured",
+                                    to_us(warmup), to_us(max_time)));
   }
 };
+
+// --out names a directory to write: found unwritable before the run, not after it.
+void check_writable_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const auto probe = std::filesystem::path(dir) / ".xysim-write-test";
+  if (!ec) std::ofstream(probe).put('\n');
+  if (ec || !std::filesystem::exists(probe, ec))
+    throw ConfigError(fmt::format("--out '{}': cannot write there; give a directory that can be created and written", dir));
+  std::filesystem::remove(probe, ec);
+}
+
+// --pcap on a scenario: at least one link must take the capture.
+void check_capture(const Capture& capture, const std::string& scenario) {
+  if (!capture.writer || capture.matched) return;
+  if (capture.links.empty())
+    throw ConfigError(fmt::format("--pcap: scenario {} has no link whose frames can be captured", scenario));
+  std::string links;
+  for (const auto& l : capture.links) links += (links.empty() ? "" : ", ") + l;
+  throw ConfigError(fmt::format("--pcap-scope '{}' matches none of this scenario's links: {}", capture.scope, links));
+}
 
 void write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream f(path);
@@ -68,14 +92,28 @@ RunResult run_scenario(const RunOptions& options) {
   for (const auto& s : options.sets) config.set_from_assignment(s);
   if (options.seed) seed = *options.seed;
 
+  if (!options.out_dir.empty()) check_writable_dir(options.out_dir);
+
   Stats stats;
   Waves waves(options.waves);
   std::unique_ptr<link::PcapWriter> pcap;
-  if (!options.pcap.empty()) pcap = std::make_unique<link::PcapWriter>(options.pcap);
-  RunContext ctx{config, stats, waves, seed, Capture{pcap.get(), options.pcap_scope}};
+  if (!options.pcap.empty()) {
+    try {
+      pcap = std::make_unique<link::PcapWriter>(options.pcap);
+    } catch (const std::runtime_error&) {
+      throw ConfigError(fmt::format("--pcap '{}': cannot open the file for writing", options.pcap));
+    }
+  }
+  RunContext ctx{config, stats, waves, seed, Capture{pcap.get(), options.pcap_scope, {}, 0}};
   const SimParams sim(config);
   std::unique_ptr<Testbench> tb = scenario.build(ctx);
   config.check_all_used();
+  check_capture(ctx.capture, name);
+  const Testbench::Work work = tb->work();
+  if (work.at_least > sim.max_time)
+    throw ConfigError(fmt::format("{} needs at least {} of simulated time, beyond sim.max_time_us = {}: raise "
+                                  "sim.max_time_us or ask for less",
+                                  work.because, format_time(work.at_least), to_us(sim.max_time)));
 
   waves.start();
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
@@ -115,19 +153,30 @@ RunResult run_scenario(const RunOptions& options) {
       last_progress = tb->progress();
       last_move = sim_now();
     } else if (sim_now() - last_move >= sim.watchdog) {
-      failure = fmt::format("watchdog: no progress from {} to {} (sim.watchdog_us = {})", format_time(last_move),
+      const std::string stall = tb->stall();
+      failure = fmt::format("{}: no data delivered from {} to {} (sim.watchdog_us = {})",
+                            stall.empty() ? "watchdog" : stall, format_time(last_move),
                             format_time(sim_now()), to_us(sim.watchdog));
       break;
     }
     const auto wall = std::chrono::steady_clock::now();
     if (!options.quiet && wall - last_print > std::chrono::seconds(1)) {
       const double secs = std::chrono::duration<double>(wall - wall_start).count();
-      std::cerr << fmt::format("[xysim] {}  sim {}  ({:.1f} sim-us per wall-s)\n", name, format_time(sim_now()),
-                               to_us(sim_now()) / secs);
+      const double rate = to_us(sim_now()) / secs;
+      std::string share;
+      if (work.at_least > sim_now() && rate > 0)
+        share = fmt::format(", {:.1f} % of the least it needs; {:.0f} s more at the least", 100.0 * sim_now() / work.at_least,
+                            to_us(work.at_least - sim_now()) / rate);
+      std::cerr << fmt::format("[xysim] {}  sim {}  ({:.1f} sim-us per wall-s{})\n", name, format_time(sim_now()), rate,
+                               share);
       last_print = wall;
     }
   }
   const Time end = sim_now();
+  if (!warm && failure.empty())
+    throw ConfigError(fmt::format("sim.warmup_us = {}: the run was over by {}, before its warm-up ended, so nothing "
+                                  "was measured; allowed: a warm-up shorter than the run",
+                                  to_us(sim.warmup), format_time(end)));
   waves.finish(end);
   if (pcap) pcap->close();
   if (failure.empty()) {
@@ -161,8 +210,10 @@ RunResult run_scenario(const RunOptions& options) {
            {"waves", waves.path()},
            {"pcap_frames", pcap ? pcap->frames() : 0},
            {"gtkw", waves.enabled() ? waves.gtkw_path() : ""}};
-  r.report = fmt::format("xysim {} — scenario {}, seed {}, simulated {}\n{}", kVersion, name, seed,
-                         format_time(end), tb->report());
+  r.report = fmt::format("xysim {} — scenario {}, seed {}, simulated {}\n{}{}", kVersion, name, seed,
+                         format_time(end),
+                         failure.empty() ? "" : "  the run FAILED: the figures below cover only what it did until then\n",
+                         tb->report());
   r.failure = failure;
   if (!options.out_dir.empty()) {
     std::filesystem::create_directories(options.out_dir);

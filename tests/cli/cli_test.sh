@@ -18,6 +18,17 @@ expect_bad_input() {
   echo "ok: $(cat "$work/err")"
 }
 
+# Runs xysim expecting exit status 1 (a check failed) and a FAILED line on stderr containing $1.
+expect_failed_run() {
+  local want=$1; shift
+  "$xysim" "$@" >"$work/out" 2>"$work/err"
+  local rc=$?
+  [ "$rc" -eq 1 ] || fail "xysim $*: exit $rc, expected 1; stderr: $(cat "$work/err")"
+  grep -q "^FAILED: " "$work/err" || fail "xysim $*: no FAILED line: $(cat "$work/err")"
+  grep -qF -- "$want" "$work/err" || fail "xysim $*: stderr lacks '$want': $(cat "$work/err")"
+  echo "ok: $(grep '^FAILED: ' "$work/err")"
+}
+
 case "$case_name" in
   negative_latency)
     expect_bad_input "link.latency_cycles = '-3'" run link-basic --set link.latency_cycles=-3 --quiet ;;
@@ -128,5 +139,54 @@ case "$case_name" in
     "$xysim" params link-basic | grep -q '^link.latency_cycles ' || fail "params"
     "$xysim" --version | grep -q '^xysim ' || fail "version"
     echo "ok" ;;
+  # Issue 12: failures reported as what they are, bad input refused before the run.
+  olink_latency_cut_short)
+    expect_failed_run "not finished at sim.max_time_us = 2" run olink-latency --set sim.max_time_us=2 --quiet
+    grep -q "load, measured .* -" "$work/out" || fail "no '-' for the loads that never returned: $(cat "$work/out")" ;;
+  cbfc_updates_all_lost)
+    expect_failed_run "credit deadlock at top.a VC" run link-cbfc --set link.update_loss=1 --set traffic.frames=2000 --quiet
+    grep -q "the run FAILED" "$work/out" || fail "the report does not say its figures are partial" ;;
+  cbfc_buffer_below_one_frame)
+    expect_bad_input "cbfc.buffer_credits = 3: less than one largest frame" run link-cbfc --set cbfc.buffer_credits=3 --quiet ;;
+  pfc_overflow_named)
+    expect_failed_run "PFC overflow at top.b priority" run link-cbfc --set fc.mode=pfc --set link.update_loss=0.5 --quiet
+    grep -q "B beyond the buffer: the 49152 B headroom above XOFF" "$work/err" || fail "no headroom figures"
+    expect_failed_run "PFC overflow at " run switch-incast --set switch.clock_mhz=200 --quiet ;;
+  seed_out_of_range)
+    expect_bad_input "--seed: seed = '-1': must be an integer in [0, 18446744073709551615]" run --seed -1 --quiet
+    expect_bad_input "seed = '18446744073709551616'" run --seed 18446744073709551616 --quiet
+    printf 'scenario: link-basic\nseed: -5\n' >"$work/s.yaml"
+    expect_bad_input "seed = '-5'" run "$work/s.yaml" --quiet ;;
+  unwritable_outputs)
+    expect_bad_input "--out '/proc/nope': cannot write there" run link-llr --out /proc/nope --quiet
+    expect_bad_input "--waves '/proc/nope.fst': cannot open" run link-llr --waves /proc/nope.fst --quiet
+    expect_bad_input "--pcap '/proc/nope.pcap': cannot open" run link-llr --pcap /proc/nope.pcap --quiet ;;
+  scenario_file_is_a_directory)
+    mkdir "$work/d.yaml"
+    expect_bad_input "d.yaml: cannot read scenario file (not a regular file)" run "$work/d.yaml" --quiet
+    expect_bad_input "no.yaml: cannot read scenario file (no such file)" run "$work/no.yaml" --quiet ;;
+  warmup_past_the_end)
+    expect_bad_input "sim.warmup_us = 200: must be below sim.max_time_us = 100" \
+      run link-basic --set sim.warmup_us=200 --set sim.max_time_us=100 --quiet
+    expect_bad_input "before its warm-up ended" run link-basic --set traffic.packets=100 --set sim.warmup_us=1000 --quiet
+    expect_bad_input "phy-fec-curve counts a fixed number of codewords" run phy-fec-curve --set sim.warmup_us=100 --quiet ;;
+  capture_and_waves_that_catch_nothing)
+    expect_bad_input "--pcap: scenario link-basic has no link whose frames can be captured" \
+      run link-basic --pcap "$work/x.pcap" --quiet
+    expect_bad_input "--pcap-scope 'top.z' matches none of this scenario's links: top.a, top.b" \
+      run link-llr --pcap "$work/x.pcap" --pcap-scope top.z --quiet
+    expect_bad_input "--pcap-scope without --pcap" run link-llr --pcap-scope top.a --quiet
+    expect_bad_input "--waves-scope 'top.nope' matches none of this scenario's signals; its scopes: top.link.channel" \
+      run link-basic --waves "$work/w.fst" --waves-scope top.nope --quiet
+    expect_bad_input "--waves-window without --waves" run link-basic --waves-window 1us:2us --quiet ;;
+  yaml_key_given_twice)
+    printf 'scenario: link-basic\nparams:\n  link:\n    latency_cycles: 4\n  link.latency_cycles: 5\n' >"$work/d.yaml"
+    expect_bad_input "d.yaml:5: parameter 'link.latency_cycles' given twice (also at $work/d.yaml:4)" run "$work/d.yaml" --quiet ;;
+  ecmp_buffer_too_small)
+    expect_failed_run "packets dropped for want of switch buffer (switch.buffer_mib = 3)" \
+      run switch-ecmp --set switch.buffer_mib=3 --quiet ;;
+  run_beyond_max_time)
+    expect_bad_input "traffic.frames = 1099511627776 at 800 Gb/s needs at least" \
+      run link-llr --set traffic.frames=1099511627776 --quiet ;;
   *) fail "unknown case $case_name" ;;
 esac

@@ -105,6 +105,12 @@ TEST(LinkCbfc, LostFramesAndLostUpdatesAreResynchronisedAcrossCounterWraps) {
   EXPECT_TRUE(s["credits_restored"].get<bool>());  // CC_Updates gave back what the losses took
 }
 
+TEST(LinkCbfc, AWarmUpRestartsTheStatsButNotTheCountOfLostFrames) {
+  // The check counts every frame of the run, lost or received, whatever the warm-up reset.
+  const RunResult r = run_cbfc({"traffic.frames=3000", "link.frame_loss=0.01", "sim.warmup_us=5"});
+  EXPECT_EQ(r.failure, "");
+}
+
 TEST(LinkCbfc, PfcPausesTheSenderWithinItsHeadroom) {
   const RunResult r = run_cbfc({"fc.mode=pfc", "traffic.frames=10000"});
   ASSERT_EQ(r.failure, "");

@@ -319,7 +319,7 @@ TEST(Waves, UnknownExtensionThrowsNamingThePath) {
   EXPECT_THROW(Waves(to("noext")), std::invalid_argument);
 }
 
-TEST(Waves, UnopenableFileThrowsNamingThePath) {
+TEST(Waves, UnopenableFileIsBadInputNamingThePath) {
   // Under a file, so no folder can be made for them.
   for (const std::string path : {"/dev/null/dir/a.vcd", "/dev/null/dir/a.fst"}) {
     Waves w(to(path));
@@ -327,9 +327,23 @@ TEST(Waves, UnopenableFileThrowsNamingThePath) {
     try {
       w.start();
       FAIL() << "no exception for " << path;
-    } catch (const std::runtime_error& e) {
+    } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
     }
+  }
+}
+
+TEST(Waves, AScopeMatchingNoProbeIsBadInputNamingTheScopesThereAre) {
+  WavesOptions o = to("/tmp/xy_waves_scope_test.vcd");
+  o.scope = "top.c";
+  Waves w(o);
+  w.probe("top.a.x", 1, [] { return 0; });
+  w.probe("top.b.y", 1, [] { return 0; });
+  try {
+    w.start();
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "--waves-scope 'top.c' matches none of this scenario's signals; its scopes: top.a, top.b");
   }
 }
 

@@ -69,7 +69,8 @@ struct LinkParams : LineParams {
                                                     "frames in flight; 0 = 2^(seq_bits - 1)"));
     if (l.window == 0) l.window = 1u << (l.seq_bits - 1);
     l.replay_timer_cycles = cycles(c.real("llr.replay_timer_ns", 5000, "ns", 1, 1e9, "replay when no ACK progress this long"));
-    if (recovery == link::Recovery::kEndToEnd) {
+    l.nack_timer_cycles = cycles(c.real("llr.nack_timer_ns", 2000, "ns", 1, 1e9, "re-send a NACK after this long without progress"));
+    if (recovery == link::Recovery::kEndToEnd) {  // after the llr.* timers it replaces
       const Cycle rtt = cycles(e2e_rtt * 1000);
       control_delay = rtt > 2 * latency ? rtt - 2 * latency : 0;
       l.replay_timer_cycles = cycles(e2e_rto * 1000);
@@ -79,7 +80,6 @@ struct LinkParams : LineParams {
     l.data_age_cycles = cycles(c.real("llr.data_age_us", 0, "us", 0, 1e9, "FLUSH frames older than this; 0 = off") * 1000);
     l.ack_every = static_cast<int>(c.integer("llr.ack_every", 8, "frames", 1, 1 << 20, "frames per cumulative ACK"));
     l.ack_timer_cycles = cycles(c.real("llr.ack_timer_ns", 500, "ns", 1, 1e9, "or ACK this long after the first unacknowledged frame"));
-    l.nack_timer_cycles = cycles(c.real("llr.nack_timer_ns", 2000, "ns", 1, 1e9, "re-send a NACK after this long without progress"));
     max_bytes = static_cast<std::uint32_t>(c.integer("traffic.max_bytes", 1500, "bytes", 64, 9216, "largest frame"));
     min_bytes = static_cast<std::uint32_t>(c.integer("traffic.min_bytes", 64, "bytes", 64, 9216, "smallest frame"));
     if (min_bytes > max_bytes)

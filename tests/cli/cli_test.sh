@@ -82,6 +82,22 @@ case "$case_name" in
     done
     grep -q '"llr.impl": "rtl"' "$work/3-rtl/run.json" || fail "run.json does not say the twins ran"
     echo "ok: results.json and waves identical with replays (seed 3) and with flushes (seed 5)" ;;
+  llr_dead_lane_flushes)
+    # Issue 12: a burst that never ends. The RX re-NACKs (2 us) inside the replay timer (5 us);
+    # those replays count toward llr.replay_limit, so the lane ends in FLUSHes, not a watchdog.
+    for impl in model rtl; do
+      "$xysim" run link-llr --set traffic.frames=1000 --set link.burst_start=0.5 --set link.burst_frames=1048576 \
+        --set llr.impl=$impl --out "$work/$impl" >"$work/$impl.report" 2>&1 || fail "$impl: $(cat "$work/$impl.report")"
+      summary() { sed -n '/"summary"/,$p' "$work/$impl/results.json" | grep -m1 "\"$1\"" | grep -o '[0-9]\+' | head -1; }
+      flushed=$(summary flushed_frames)
+      lost=$(summary frames_lost)
+      grep -q '"passed": true' "$work/$impl/results.json" || fail "$impl: the run did not pass"
+      [ "$flushed" -gt 0 ] || fail "$impl: nothing flushed"
+      # Every frame delivered exactly once (the scenario's check) or flushed.
+      [ "$lost" -le "$flushed" ] || fail "$impl: $lost frames lost, only $flushed flushed"
+      echo "ok: $impl: $(grep faults "$work/$impl.report" | tr -s ' ' | sed 's/^ //')"
+    done
+    cmp "$work/model/results.json" "$work/rtl/results.json" || fail "the twins' results differ from the models'" ;;
   llr_rtl_window)
     expect_bad_input "the RTL twins (llr.impl=rtl) keep at most" run link-llr --set llr.impl=rtl --set link.recovery=e2e --quiet ;;
   olink_gpu_rate)

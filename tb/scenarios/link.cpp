@@ -105,7 +105,7 @@ struct LinkParams : LineParams {
     rtl = c.implementation("llr.impl", {"model", "rtl"},
                            "the ports' LLR transmitter and receiver: the C++ models or their Verilated RTL twins") == "rtl";
     if (rtl) rtl::check_llr_twins(l);
-    faults.frame_error = c.real("link.frame_error", 0, "", 0, 0.5, "chance a frame is corrupted (one bit flipped)");
+    faults.frame_error = c.real("link.frame_error", 0, "", 0, 1, "chance a frame is corrupted (one bit flipped); 1 = a dead lane");
     faults.burst_start = c.real("link.burst_start", 0, "", 0, 0.5, "chance per frame that a burst of corrupted frames starts");
     faults.burst_frames = static_cast<std::uint32_t>(c.integer("link.burst_frames", 100, "frames", 1, 1 << 20, "frames per burst"));
     faults.control_loss = c.real("link.control_loss", 0, "", 0, 0.5, "chance a control ordered set is lost");

@@ -68,8 +68,10 @@ struct LinkParams : LineParams {
     l.window = static_cast<std::uint32_t>(c.integer("llr.window", 0, "frames", 0, 1ll << 31,
                                                     "frames in flight; 0 = 2^(seq_bits - 1)"));
     if (l.window == 0) l.window = 1u << (l.seq_bits - 1);
-    l.replay_timer_cycles = cycles(c.real("llr.replay_timer_ns", 5000, "ns", 1, 1e9, "replay when no ACK progress this long"));
-    l.nack_timer_cycles = cycles(c.real("llr.nack_timer_ns", 2000, "ns", 1, 1e9, "re-send a NACK after this long without progress"));
+    const double replay_timer_ns = c.real("llr.replay_timer_ns", 5000, "ns", 1, 1e9, "replay when no ACK progress this long");
+    const double nack_timer_ns = c.real("llr.nack_timer_ns", 2000, "ns", 1, 1e9, "re-send a NACK after this long without progress");
+    l.replay_timer_cycles = cycles(replay_timer_ns);
+    l.nack_timer_cycles = cycles(nack_timer_ns);
     if (recovery == link::Recovery::kEndToEnd) {  // after the llr.* timers it replaces
       const Cycle rtt = cycles(e2e_rtt * 1000);
       control_delay = rtt > 2 * latency ? rtt - 2 * latency : 0;
@@ -101,6 +103,7 @@ struct LinkParams : LineParams {
     if (llr && given && given < needed)
       warning = fmt::format("llr.replay_buffer_bytes = {} is below the {} the sizing rule asks for: the link will stall "
                             "waiting for ACKs", given, needed);
+    if (recovery != link::Recovery::kNone) check_timers(replay_timer_ns, nack_timer_ns, e2e_rto);
     l.validate("llr");
     rtl = c.implementation("llr.impl", {"model", "rtl"},
                            "the ports' LLR transmitter and receiver: the C++ models or their Verilated RTL twins") == "rtl";
@@ -117,6 +120,28 @@ struct LinkParams : LineParams {
     }
     frames = static_cast<std::uint64_t>(c.integer("traffic.frames", 20000, "frames", 1, 1ll << 40, "frames each way"));
     load = c.real("traffic.load", 1, "fraction", 0.0001, 1, "offered load each way, fraction of line rate");
+  }
+
+  // A timer that fires before its answer can come back replays frames that were never lost, and
+  // since every replay without progress counts toward the replay limit, it FLUSHes a working
+  // link. An ACK comes back after the loop: both ways, the control delay, the largest frame and
+  // the ACK timer; a NACK's replay without the ACK timer.
+  void check_timers(double replay_timer_ns, double nack_timer_ns, double e2e_rto_us) const {
+    const Cycle largest_frame = (max_bytes + link::kFrameOverheadBytes + width - 1) / width;
+    const Cycle nack_loop = 2 * latency + control_delay + largest_frame;
+    const Cycle ack_loop = nack_loop + llr_config.ack_timer_cycles;
+    const double ns = to_ns(period);
+    const std::string parts = fmt::format("2 x {:.2f} ns one way + {:.2f} ns control delay + {:.2f} ns for the "
+                                          "largest frame", latency * ns, control_delay * ns, largest_frame * ns);
+    const bool e2e = recovery == link::Recovery::kEndToEnd;  // both timers are e2e.rto_us then
+    if (llr_config.replay_timer_cycles <= ack_loop)
+      throw ConfigError(fmt::format("{} = {}: must be above {:.2f} {}, the time an ACK takes to come back ({} + {:.2f} ns "
+                                    "llr.ack_timer_ns)", e2e ? "e2e.rto_us" : "llr.replay_timer_ns",
+                                    e2e ? e2e_rto_us : replay_timer_ns, e2e ? ack_loop * ns / 1000 : ack_loop * ns,
+                                    e2e ? "us" : "ns", parts, llr_config.ack_timer_cycles * ns));
+    if (!e2e && llr_config.nack_timer_cycles <= nack_loop)
+      throw ConfigError(fmt::format("llr.nack_timer_ns = {}: must be above {:.2f} ns, the time a NACK's replay takes to "
+                                    "come back ({})", nack_timer_ns, nack_loop * ns, parts));
   }
 };
 

@@ -82,6 +82,11 @@ case "$case_name" in
     done
     grep -q '"llr.impl": "rtl"' "$work/3-rtl/run.json" || fail "run.json does not say the twins ran"
     echo "ok: results.json and waves identical with replays (seed 3) and with flushes (seed 5)" ;;
+  llr_timers_below_loop)
+    # An ACK comes back after 2 x 160 ns + 15.36 ns (a 1500-byte frame) + the 500.48 ns ACK timer.
+    expect_bad_input "llr.replay_timer_ns = 800: must be above 835.84 ns" run link-llr --set llr.replay_timer_ns=800 --quiet
+    expect_bad_input "llr.nack_timer_ns = 300: must be above 335.36 ns" run link-llr --set llr.nack_timer_ns=300 --quiet
+    expect_bad_input "e2e.rto_us = 5: must be above 8.52 us" run link-llr --set link.recovery=e2e --set e2e.rto_us=5 --quiet ;;
   llr_dead_lane_flushes)
     # Issue 12: a burst that never ends. The RX re-NACKs (2 us) inside the replay timer (5 us);
     # those replays count toward llr.replay_limit, so the lane ends in FLUSHes, not a watchdog.

@@ -105,16 +105,26 @@ void LlrTx::on_control(const LlrControl& c, Cycle now) {
     }
     return;
   }
-  if (c.kind == LlrControl::kNack && !buffer_.empty()) start_replay(c.seq, now);
+  if (c.kind == LlrControl::kNack && !buffer_.empty()) replay_or_flush(c.seq, now);
   if (state_ == LlrTxState::kReplay && replay_pos_ >= buffer_.size()) state_ = LlrTxState::kAdvance;
 }
 
-void LlrTx::start_replay(std::uint32_t from, Cycle now) {
+// Every replay counts, whether a NACK or the timer started it: a receiver that NACKs faster than
+// the replay timer must not keep a dead lane replaying forever. (PCIe's REPLAY_NUM counts both
+// kinds; UEC's replay count threshold counts replay attempts.) Each replay still restarts the
+// timer, as PCIe's does: its frames need a whole loop to be acknowledged, and a timer left
+// running from the last progress would start a second replay on top of the NACK's.
+bool LlrTx::replay_or_flush(std::uint32_t from, Cycle now) {
+  if (++replays_without_progress_ > c_.replay_limit) {
+    flush(now);
+    return false;
+  }
   replay_pos_ = mask(std::uint64_t{from} - buffer_.front().seq);
   if (replay_pos_ >= buffer_.size()) replay_pos_ = 0;
   state_ = LlrTxState::kReplay;
-  last_progress_ = now;  // give the replay a full timer period
+  last_progress_ = now;
   ++replays_;
+  return true;
 }
 
 void LlrTx::flush(Cycle now) {
@@ -140,11 +150,7 @@ void LlrTx::tick(Cycle now) {
   }
   if (buffer_.empty()) return;
   if (c_.data_age_cycles && now >= buffer_.front().sent + c_.data_age_cycles) return flush(now);
-  if (now >= last_progress_ + c_.replay_timer_cycles) {
-    if (++replays_without_progress_ > c_.replay_limit) return flush(now);
-    ++timer_replays_;
-    start_replay(buffer_.front().seq, now);
-  }
+  if (now >= last_progress_ + c_.replay_timer_cycles && replay_or_flush(buffer_.front().seq, now)) ++timer_replays_;
 }
 
 Cycle LlrTx::next_timer() const {

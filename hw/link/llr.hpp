@@ -9,11 +9,13 @@
 // lost again): then it NACKs again at once; or unless frames still arrive out of order after
 // its NACK timer (the NACK was lost). A lost NACK with nothing behind it is the TX's replay
 // timer's to repair, so an idle link does not carry NACKs forever. The TX also replays when no ACK has made
-// progress for replay_timer cycles — exactly that many after the last progress, never earlier —
-// and after replay_limit replays without progress, or when its oldest frame is older than
-// data_age, it FLUSHes: the frames are dropped (end-to-end recovery's job), counted, and an
-// INIT tells the RX where numbering restarts. ACKs, NACKs and INITs travel as 8-byte control
-// ordered sets.
+// progress for replay_timer cycles — exactly that many after the last progress or the last
+// replay's start, never earlier. Every replay counts, NACK-started or timer-started, until an
+// ACK or NACK releases a frame (progress); the one that would be the (replay_limit + 1)-th
+// without progress FLUSHes instead, as does an oldest frame older than data_age: the frames are
+// dropped (end-to-end recovery's job), counted, and an INIT tells the RX where numbering
+// restarts. So a lane that stays bad ends in FLUSHes even when NACKs come faster than the
+// replay timer. ACKs, NACKs and INITs travel as 8-byte control ordered sets.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -122,7 +124,9 @@ class LlrTx final : public LlrTransmitter {
     std::uint32_t seq;
     Cycle sent;
   };
-  void start_replay(std::uint32_t from, Cycle now);
+  // Replays from `from`, or FLUSHes if that would be one replay without progress too many;
+  // true if it replayed.
+  bool replay_or_flush(std::uint32_t from, Cycle now);
   void flush(Cycle now);
   std::uint32_t mask(std::uint64_t v) const { return static_cast<std::uint32_t>(v & seq_mask_); }
 

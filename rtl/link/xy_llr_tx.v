@@ -9,7 +9,8 @@
 //
 // One cycle, in the C++ model's call order, each effect seeing the state the one before left:
 //   1. a control ordered set from the partner (ctl_valid: ACK or NACK release what they cover;
-//      a NACK starts a replay; INIT is the RX's and ignored here),
+//      a NACK starts a replay, or FLUSHes if it would be the (replay_limit+1)-th replay without
+//      progress, timer replays included; INIT is the RX's and ignored here),
 //   2. the timers, when `tick` (LlrTx::tick; a shell calling the model tick() every cycle holds it
 //      high, one giving the twin an edge per call raises it on the tick's),
 //   3. init_take: the INIT the TX owes, if init_valid,
@@ -23,7 +24,8 @@ module xy_llr_tx #(
     parameter BYTES_BITS = 24,
     parameter TIME_BITS = 32,
     parameter COUNT_BITS = 32,
-    parameter REPLAY_SKIP = 0  // 1 starts a NACK's replay a frame late: only to plant a bug in a test
+    parameter REPLAY_SKIP = 0,  // 1 starts a NACK's replay a frame late: only to plant a bug in a test
+    parameter NACK_UNCOUNTED = 0  // 1 leaves a NACK's replay out of the replay limit (issue 12): likewise
 ) (
     input wire clk,
     input wire rst,
@@ -103,6 +105,19 @@ module xy_llr_tx #(
   reg ip, accept;
   reg [COUNT_BITS-1:0] r, rf, fl, tr;
   reg [SEQ_BITS-1:0] base, acked, from;
+  // FLUSH: drop every kept frame (counted) and owe the RX an INIT.
+  task automatic flush_kept;
+    begin
+      s = FLUSH;
+      fl = fl + COUNT_BITS'(c);
+      c = 0;
+      rel = accepted;
+      p = 0;
+      np = 0;
+      ip = 1;
+      lp = now;
+    end
+  endtask
   always @* begin
     s = st; c = count; p = pos; rel = released; lp = last_progress; np = no_progress; ip = init_pending;
     r = n_replays; rf = n_replayed; fl = n_flushed; tr = n_timer;
@@ -124,9 +139,14 @@ module xy_llr_tx #(
           lp = now;
         end
       end else begin
-        if (ctl_kind == NACK && c != 0) begin  // replay from the frame the RX expects
+        // Replay from the frame the RX expects; a NACK's replay counts toward the limit like
+        // the timer's, so one replay without progress too many FLUSHes instead.
+        if (ctl_kind == NACK && c != 0 && NACK_UNCOUNTED == 0 && {1'b0, np} + 9'd1 > {1'b0, replay_limit}) begin
+          flush_kept();
+        end else if (ctl_kind == NACK && c != 0) begin
           from = ctl_seq - (next_seq - SEQ_BITS'(c)) + SEQ_BITS'(REPLAY_SKIP);
           p = from >= SEQ_BITS'(c) ? 0 : CW'(from);
+          np = np + 8'(1 - NACK_UNCOUNTED);
           s = REPLAY;
           lp = now;
           r = r + 1'b1;
@@ -142,15 +162,8 @@ module xy_llr_tx #(
       end
     end else if (tick && c != 0) begin
       if ((data_age != 0 && now >= sent_at[slot(next_seq - SEQ_BITS'(c))] + data_age) ||
-          (now >= lp + replay_timer && {1'b0, np} + 9'd1 > {1'b0, replay_limit})) begin  // FLUSH
-        s = FLUSH;
-        fl = fl + COUNT_BITS'(c);
-        c = 0;
-        rel = accepted;
-        p = 0;
-        np = 0;
-        ip = 1;
-        lp = now;
+          (now >= lp + replay_timer && {1'b0, np} + 9'd1 > {1'b0, replay_limit})) begin
+        flush_kept();
       end else if (now >= lp + replay_timer) begin  // replay everything
         np = np + 8'd1;
         tr = tr + 1'b1;

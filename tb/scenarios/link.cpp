@@ -68,8 +68,11 @@ struct LinkParams : LineParams {
     l.window = static_cast<std::uint32_t>(c.integer("llr.window", 0, "frames", 0, 1ll << 31,
                                                     "frames in flight; 0 = 2^(seq_bits - 1)"));
     if (l.window == 0) l.window = 1u << (l.seq_bits - 1);
-    l.replay_timer_cycles = cycles(c.real("llr.replay_timer_ns", 5000, "ns", 1, 1e9, "replay when no ACK progress this long"));
-    if (recovery == link::Recovery::kEndToEnd) {
+    const double replay_timer_ns = c.real("llr.replay_timer_ns", 5000, "ns", 1, 1e9, "replay when no ACK progress this long");
+    const double nack_timer_ns = c.real("llr.nack_timer_ns", 2000, "ns", 1, 1e9, "re-send a NACK after this long without progress");
+    l.replay_timer_cycles = cycles(replay_timer_ns);
+    l.nack_timer_cycles = cycles(nack_timer_ns);
+    if (recovery == link::Recovery::kEndToEnd) {  // after the llr.* timers it replaces
       const Cycle rtt = cycles(e2e_rtt * 1000);
       control_delay = rtt > 2 * latency ? rtt - 2 * latency : 0;
       l.replay_timer_cycles = cycles(e2e_rto * 1000);
@@ -79,7 +82,6 @@ struct LinkParams : LineParams {
     l.data_age_cycles = cycles(c.real("llr.data_age_us", 0, "us", 0, 1e9, "FLUSH frames older than this; 0 = off") * 1000);
     l.ack_every = static_cast<int>(c.integer("llr.ack_every", 8, "frames", 1, 1 << 20, "frames per cumulative ACK"));
     l.ack_timer_cycles = cycles(c.real("llr.ack_timer_ns", 500, "ns", 1, 1e9, "or ACK this long after the first unacknowledged frame"));
-    l.nack_timer_cycles = cycles(c.real("llr.nack_timer_ns", 2000, "ns", 1, 1e9, "re-send a NACK after this long without progress"));
     max_bytes = static_cast<std::uint32_t>(c.integer("traffic.max_bytes", 1500, "bytes", 64, 9216, "largest frame"));
     min_bytes = static_cast<std::uint32_t>(c.integer("traffic.min_bytes", 64, "bytes", 64, 9216, "smallest frame"));
     if (min_bytes > max_bytes)
@@ -101,11 +103,12 @@ struct LinkParams : LineParams {
     if (llr && given && given < needed)
       warning = fmt::format("llr.replay_buffer_bytes = {} is below the {} the sizing rule asks for: the link will stall "
                             "waiting for ACKs", given, needed);
+    if (recovery != link::Recovery::kNone) check_timers(replay_timer_ns, nack_timer_ns, e2e_rto);
     l.validate("llr");
     rtl = c.implementation("llr.impl", {"model", "rtl"},
                            "the ports' LLR transmitter and receiver: the C++ models or their Verilated RTL twins") == "rtl";
     if (rtl) rtl::check_llr_twins(l);
-    faults.frame_error = c.real("link.frame_error", 0, "", 0, 0.5, "chance a frame is corrupted (one bit flipped)");
+    faults.frame_error = c.real("link.frame_error", 0, "", 0, 1, "chance a frame is corrupted (one bit flipped); 1 = a dead lane");
     faults.burst_start = c.real("link.burst_start", 0, "", 0, 0.5, "chance per frame that a burst of corrupted frames starts");
     faults.burst_frames = static_cast<std::uint32_t>(c.integer("link.burst_frames", 100, "frames", 1, 1 << 20, "frames per burst"));
     faults.control_loss = c.real("link.control_loss", 0, "", 0, 0.5, "chance a control ordered set is lost");
@@ -117,6 +120,28 @@ struct LinkParams : LineParams {
     }
     frames = static_cast<std::uint64_t>(c.integer("traffic.frames", 20000, "frames", 1, 1ll << 40, "frames each way"));
     load = c.real("traffic.load", 1, "fraction", 0.0001, 1, "offered load each way, fraction of line rate");
+  }
+
+  // A timer that fires before its answer can come back replays frames that were never lost, and
+  // since every replay without progress counts toward the replay limit, it FLUSHes a working
+  // link. An ACK comes back after the loop: both ways, the control delay, the largest frame and
+  // the ACK timer; a NACK's replay without the ACK timer.
+  void check_timers(double replay_timer_ns, double nack_timer_ns, double e2e_rto_us) const {
+    const Cycle largest_frame = (max_bytes + link::kFrameOverheadBytes + width - 1) / width;
+    const Cycle nack_loop = 2 * latency + control_delay + largest_frame;
+    const Cycle ack_loop = nack_loop + llr_config.ack_timer_cycles;
+    const double ns = to_ns(period);
+    const std::string parts = fmt::format("2 x {:.2f} ns one way + {:.2f} ns control delay + {:.2f} ns for the "
+                                          "largest frame", latency * ns, control_delay * ns, largest_frame * ns);
+    const bool e2e = recovery == link::Recovery::kEndToEnd;  // both timers are e2e.rto_us then
+    if (llr_config.replay_timer_cycles <= ack_loop)
+      throw ConfigError(fmt::format("{} = {}: must be above {:.2f} {}, the time an ACK takes to come back ({} + {:.2f} ns "
+                                    "llr.ack_timer_ns)", e2e ? "e2e.rto_us" : "llr.replay_timer_ns",
+                                    e2e ? e2e_rto_us : replay_timer_ns, e2e ? ack_loop * ns / 1000 : ack_loop * ns,
+                                    e2e ? "us" : "ns", parts, llr_config.ack_timer_cycles * ns));
+    if (!e2e && llr_config.nack_timer_cycles <= nack_loop)
+      throw ConfigError(fmt::format("llr.nack_timer_ns = {}: must be above {:.2f} ns, the time a NACK's replay takes to "
+                                    "come back ({})", nack_timer_ns, nack_loop * ns, parts));
   }
 };
 
@@ -200,7 +225,17 @@ class LinkLlr : public Testbench {
       if (d.source->made() < p_.frames || d.from_host->in_flight() || d.to_host->in_flight()) return false;
     return a_->idle() && b_->idle() && ab_.empty() && ba_.empty();
   }
-  std::uint64_t progress() const override { return a_->delivered() + b_->delivered(); }
+  // A FLUSH moves the link on too: a lane that stays bad delivers nothing but keeps flushing.
+  std::uint64_t progress() const override { return a_->delivered() + b_->delivered() + flushed(); }
+  // A TX still waiting for its INIT to be answered has lost its partner: the link is down.
+  std::string stall() const override {
+    std::string down;
+    for (const LlrPort* port : {a_.get(), b_.get()})
+      if (port->tx().state() == link::LlrTxState::kInit || port->tx().state() == link::LlrTxState::kFlush)
+        down += fmt::format("{}{} (its LLR TX in {}, {} frames flushed, INIT unanswered)", down.empty() ? "" : ", ",
+                            port->name(), link::to_string(port->tx().state()), port->tx().flushed_frames());
+    return down.empty() ? "" : "link down at " + down;
+  }
   Work work() const override {
     const double cycles = static_cast<double>(p_.frames) * (p_.min_bytes + link::kFrameOverheadBytes) / p_.width / p_.load;
     return {static_cast<Time>(cycles * static_cast<double>(p_.period)),
@@ -208,15 +243,15 @@ class LinkLlr : public Testbench {
   }
 
   void check() const override {
-    for (const auto& d : dirs_) {
+    for (int i = 0; i < 2; ++i) {
+      const Direction& d = dirs_[i];
       if (d.scoreboard.duplicated() || d.scoreboard.reordered() || d.scoreboard.corrupted())
         throw CheckFailure(d.sink->first_error());
-      // With recovery nothing may go missing unless it was FLUSHed (then the layer above owns it).
-      if (p_.recovery != link::Recovery::kNone && (lost(d) > flushed() || d.scoreboard.duplicated() || d.scoreboard.reordered() ||
-                     d.scoreboard.corrupted()))
-        throw CheckFailure(fmt::format("LLR lost {} (flushed {}), duplicated {}, reordered {}, corrupted {} frames",
-                                       lost(d), flushed(), d.scoreboard.duplicated(), d.scoreboard.reordered(),
-                                       d.scoreboard.corrupted()));
+      // With recovery nothing may go missing unless its sender FLUSHed it (then the layer above owns it).
+      const std::uint64_t flushed_here = (i == 0 ? a_ : b_)->tx().flushed_frames();
+      if (p_.recovery != link::Recovery::kNone && lost(d) > flushed_here)
+        throw CheckFailure(fmt::format("LLR lost {} frames {}, flushed {}", lost(d), i == 0 ? "a->b" : "b->a",
+                                       flushed_here));
     }
   }
 
@@ -273,6 +308,7 @@ class LinkLlr : public Testbench {
     for (const LlrPort* port : {a_.get(), b_.get()})  // where each end stands (useful when a run hangs)
       s["ports"][port->name()] = {{"tx_state", link::to_string(port->tx().state())},
                                   {"kept_frames", port->tx().kept()},
+                                  {"flushed_frames", port->tx().flushed_frames()},
                                   {"rx_state", link::to_string(port->rx().state())},
                                   {"rx_expected", port->rx().expected()}};
     s["flushed_frames"] = flushed();

@@ -93,6 +93,27 @@ case "$case_name" in
     done
     grep -q '"llr.impl": "rtl"' "$work/3-rtl/run.json" || fail "run.json does not say the twins ran"
     echo "ok: results.json and waves identical with replays (seed 3) and with flushes (seed 5)" ;;
+  llr_timers_below_loop)
+    # An ACK comes back after 2 x 160 ns + 15.36 ns (a 1500-byte frame) + the 500.48 ns ACK timer.
+    expect_bad_input "llr.replay_timer_ns = 800: must be above 835.84 ns" run link-llr --set llr.replay_timer_ns=800 --quiet
+    expect_bad_input "llr.nack_timer_ns = 300: must be above 335.36 ns" run link-llr --set llr.nack_timer_ns=300 --quiet
+    expect_bad_input "e2e.rto_us = 5: must be above 8.52 us" run link-llr --set link.recovery=e2e --set e2e.rto_us=5 --quiet ;;
+  llr_dead_lane_flushes)
+    # Issue 12: a burst that never ends. The RX re-NACKs (2 us) inside the replay timer (5 us);
+    # those replays count toward llr.replay_limit, so the lane ends in FLUSHes, not a watchdog.
+    for impl in model rtl; do
+      "$xysim" run link-llr --set traffic.frames=1000 --set link.burst_start=0.5 --set link.burst_frames=1048576 \
+        --set llr.impl=$impl --out "$work/$impl" >"$work/$impl.report" 2>&1 || fail "$impl: $(cat "$work/$impl.report")"
+      summary() { sed -n '/"summary"/,$p' "$work/$impl/results.json" | grep -m1 "\"$1\"" | grep -o '[0-9]\+' | head -1; }
+      flushed=$(summary flushed_frames)
+      lost=$(summary frames_lost)
+      grep -q '"passed": true' "$work/$impl/results.json" || fail "$impl: the run did not pass"
+      [ "$flushed" -gt 0 ] || fail "$impl: nothing flushed"
+      # Every frame delivered exactly once (the scenario's check) or flushed.
+      [ "$lost" -le "$flushed" ] || fail "$impl: $lost frames lost, only $flushed flushed"
+      echo "ok: $impl: $(grep faults "$work/$impl.report" | tr -s ' ' | sed 's/^ //')"
+    done
+    cmp "$work/model/results.json" "$work/rtl/results.json" || fail "the twins' results differ from the models'" ;;
   llr_rtl_window)
     expect_bad_input "the RTL twins (llr.impl=rtl) keep at most" run link-llr --set llr.impl=rtl --set link.recovery=e2e --quiet ;;
   olink_gpu_rate)
@@ -185,6 +206,10 @@ case "$case_name" in
   ecmp_buffer_too_small)
     expect_failed_run "packets dropped for want of switch buffer (switch.buffer_mib = 3)" \
       run switch-ecmp --set switch.buffer_mib=3 --quiet ;;
+  llr_link_down_named)
+    # A line dark for good: both ends flush, then wait for an answer to INIT that never comes.
+    expect_failed_run "link down at top.a (its LLR TX in INIT" \
+      run link-llr --set link.flap_at_us=5 --set link.flap_us=1000000 --quiet ;;
   run_beyond_max_time)
     expect_bad_input "traffic.frames = 1099511627776 at 800 Gb/s needs at least" \
       run link-llr --set traffic.frames=1099511627776 --quiet ;;

@@ -15,6 +15,7 @@
 #include "Vxy_llr_rx.h"
 #include "Vxy_llr_rx_ack_slack.h"
 #include "Vxy_llr_tx.h"
+#include "Vxy_llr_tx_nack_uncounted.h"
 #include "Vxy_llr_tx_replay_skip.h"
 
 #include <cstdint>
@@ -280,6 +281,14 @@ TEST(LlrCosim, ReceiverMatchesTheModelEveryCycleThroughGapsDuplicatesAndNacks) {
 // frame early, are caught, with the window around the first mismatch.
 TEST(LlrCosim, CatchesATransmitterThatReplaysFromTheWrongFrame) {
   const TxResult r = run_tx<Vxy_llr_tx_replay_skip>(20'000, 7);
+  ASSERT_GT(r.log.count(), 0u);
+  EXPECT_TRUE(r.dump_complete);
+  RecordProperty("first_mismatch", r.log.first().text());
+}
+
+// The defect of issue 12 planted back: NACK-started replays left out of the replay limit.
+TEST(LlrCosim, CatchesATransmitterWhoseNackReplaysDoNotCountTowardTheLimit) {
+  const TxResult r = run_tx<Vxy_llr_tx_nack_uncounted>(20'000, 7);
   ASSERT_GT(r.log.count(), 0u);
   EXPECT_TRUE(r.dump_complete);
   RecordProperty("first_mismatch", r.log.first().text());

@@ -5,11 +5,15 @@
 
 #include <cstdlib>
 #include <deque>
+#include <ostream>
+#include <vector>
 
 #include "xingyun/config.hpp"
 #include "xingyun/rng.hpp"
 
 namespace xy::link {
+void PrintTo(LlrTxState s, std::ostream* os) { *os << to_string(s); }  // failures name the state
+
 namespace {
 
 LlrConfig small_config() {
@@ -74,6 +78,69 @@ TEST(Llr, ReplayLimitThenFlushAndInit) {
   EXPECT_EQ(tx.state(), LlrTxState::kInit);
   tx.on_control({LlrControl::kAck, 1}, t + 1);
   EXPECT_EQ(tx.state(), LlrTxState::kAdvance);
+}
+
+// A receiver that keeps NACKing the same frame, sooner than the replay timer would fire: each
+// NACK's replay counts, and the (replay_limit + 1)-th FLUSHes (before the fix the NACKs reset
+// the timer and never counted, and the TX replayed forever).
+TEST(Llr, NacksWithoutProgressCountTowardTheReplayLimitThenFlush) {
+  LlrConfig c = small_config();
+  c.replay_limit = 3;
+  ASSERT_LT(c.nack_timer_cycles, c.replay_timer_cycles);
+  LlrTx tx(c);
+  tx.on_control({LlrControl::kAck, 0}, 0);
+  std::vector<Packet> frames(5);
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    frames[i].bytes = 64;
+    tx.accept(&frames[i], i);
+  }
+  Cycle t = 10;
+  for (int replay = 1; replay <= c.replay_limit; ++replay) {
+    tx.on_control({LlrControl::kNack, 0}, t);  // frame 0 lost again: nothing acknowledged
+    ASSERT_EQ(tx.state(), LlrTxState::kReplay) << "NACK " << replay;
+    while (tx.next_replay(t)) {
+    }
+    for (const Cycle next = t + c.nack_timer_cycles; t < next; ++t) tx.tick(t);  // the timer never fires
+  }
+  EXPECT_EQ(tx.replays(), static_cast<std::uint64_t>(c.replay_limit));
+  EXPECT_EQ(tx.timer_replays(), 0u);
+  EXPECT_EQ(tx.flushed_frames(), 0u);
+  tx.released().clear();
+  tx.on_control({LlrControl::kNack, 0}, t);  // one replay without progress too many
+  EXPECT_EQ(tx.state(), LlrTxState::kFlush);
+  EXPECT_EQ(tx.replays(), static_cast<std::uint64_t>(c.replay_limit));  // FLUSH instead of replay
+  EXPECT_EQ(tx.flushed_frames(), frames.size());
+  EXPECT_EQ(tx.released().size(), frames.size());
+  EXPECT_EQ(tx.kept(), 0u);
+  const auto init = tx.poll_control();
+  ASSERT_TRUE(init);
+  EXPECT_EQ(init->seq, 5u);  // numbering goes on
+}
+
+// NACK and timer replays count together, and progress (a NACK that acknowledges a frame)
+// starts the count again.
+TEST(Llr, NackAndTimerReplaysCountTogetherUntilProgress) {
+  LlrConfig c = small_config();
+  c.replay_limit = 3;
+  LlrTx tx(c);
+  tx.on_control({LlrControl::kAck, 0}, 0);
+  std::vector<Packet> frames(3);
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    frames[i].bytes = 64;
+    tx.accept(&frames[i], 0);
+  }
+  Cycle t = c.replay_timer_cycles;
+  tx.tick(t);  // 1: the timer
+  ASSERT_EQ(tx.timer_replays(), 1u);
+  tx.on_control({LlrControl::kNack, 1}, ++t);  // frame 0 acknowledged: progress, then 1
+  tx.on_control({LlrControl::kNack, 1}, ++t);  // 2
+  t += c.replay_timer_cycles;
+  tx.tick(t);  // 3: the timer
+  tx.on_control({LlrControl::kNack, 1}, ++t);  // 4 without progress: FLUSH
+  EXPECT_EQ(tx.state(), LlrTxState::kFlush);
+  EXPECT_EQ(tx.replays(), 4u);  // 1 before the progress, 3 after
+  EXPECT_EQ(tx.timer_replays(), 2u);
+  EXPECT_EQ(tx.flushed_frames(), 2u);  // frames 1 and 2
 }
 
 TEST(Llr, RxNacksOnceForAGapAndDeliversInOrder) {
@@ -198,6 +265,22 @@ TEST(Llr, BurstsOfOneHundredLostFramesAreRecovered) {
       },
       0, 1'000'000'000);
   h.expect_all_delivered_once_in_order();
+}
+
+// A lane that corrupts every frame while control sets get through: the RX re-NACKs every
+// nack_timer (< replay_timer); every window of frames must end in a FLUSH, none delivered, and
+// the TX keeps taking new frames (never a stuck port).
+TEST(Llr, ADeadLaneFlushesEveryFrameAndNeverSticks) {
+  const LlrConfig c = small_config();
+  ASSERT_LT(c.nack_timer_cycles, c.replay_timer_cycles);
+  Harness h(c, 1000);
+  const Cycle end = h.run([](Cycle) { return true; }, 0, 200'000);
+  EXPECT_EQ(end, 200'000u);  // nothing delivered, so the harness ran to its limit
+  EXPECT_TRUE(h.delivered.empty());
+  EXPECT_EQ(h.tx.flushed_frames(), h.frames.size());
+  EXPECT_EQ(h.tx.kept(), 0u);
+  EXPECT_EQ(h.tx.state(), LlrTxState::kAdvance);
+  EXPECT_EQ(h.tx.timer_replays(), 0u);  // the NACKs came first every time
 }
 
 TEST(Llr, LinkFlapsLoseEverythingForAWhileAndLoseNoFrame) {

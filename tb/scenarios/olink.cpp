@@ -233,8 +233,11 @@ class OlinkLatency : public Testbench {
       const double ns = to_ns(f.period);
       nlohmann::json stages = nlohmann::json::object();
       for (const auto& [name, cycles] : breakdown(f)) stages[name + "_ns"] = cycles * ns;
-      const auto& r = m.gpu->results().back();
-      s[f.name] = {{"load_latency_ns", to_ns(from_sc_time(r.latency))}, {"one_way_ns", one_way(f) * ns}, {"breakdown", stages}};
+      // null until a load is back: a run stopped early (sim.max_time_us) may have none
+      const auto& results = m.gpu->results();
+      const nlohmann::json latency =
+          results.empty() ? nlohmann::json() : nlohmann::json(to_ns(from_sc_time(results.back().latency)));
+      s[f.name] = {{"load_latency_ns", latency}, {"one_way_ns", one_way(f) * ns}, {"breakdown", stages}};
     }
     return s;
   }
@@ -249,7 +252,10 @@ class OlinkLatency : public Testbench {
       out += "\n";
     }
     out += fmt::format("  {:<22}", "load, measured");
-    for (const auto& m : runs_) out += fmt::format(" {:>13.1f}", s[m.fabric->name]["load_latency_ns"].get<double>());
+    for (const auto& m : runs_) {
+      const auto& ns = s[m.fabric->name]["load_latency_ns"];
+      out += ns.is_null() ? fmt::format(" {:>13}", "-") : fmt::format(" {:>13.1f}", ns.get<double>());
+    }
     out += fmt::format("\n  {:<22}", "one way (request)");
     for (const auto& m : runs_) out += fmt::format(" {:>13.1f}", s[m.fabric->name]["one_way_ns"].get<double>());
     return out + "\n";

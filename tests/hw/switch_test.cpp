@@ -28,6 +28,15 @@ TEST(SwitchLatency, StagesComeFromTheConfiguration) {
   EXPECT_EQ(r.results["summary"]["stage_sum_cycles"].get<Cycle>(), 346u - 19u + 30u);
 }
 
+// Stopped before every size has crossed: the report shows "-" for those (it read a missing key of
+// the summary).
+TEST(SwitchLatency, ARunStoppedEarlyReportsOnlyTheSizesMeasured) {
+  const RunResult r = testing::run_quiet("switch-latency", {"sim.max_time_us=2"});
+  EXPECT_NE(r.failure.find("not finished"), std::string::npos) << r.failure;
+  EXPECT_FALSE(r.results["summary"].contains(nlohmann::json::json_pointer("/store_and_forward/9216")));
+  EXPECT_NE(r.report.find(" -\n"), std::string::npos) << r.report;
+}
+
 TEST(SwitchUniform, AcceptsWhatIsOfferedUpTo95PercentWithISlipAndLosesNothing) {
   xy::testing::TempDir dir;
   RunOptions o;

@@ -37,6 +37,12 @@ TEST(SwitchLatency, ARunStoppedEarlyReportsOnlyTheSizesMeasured) {
   EXPECT_NE(r.report.find(" -\n"), std::string::npos) << r.report;
 }
 
+// Arbiter and crossbar both 0 would hand a packet to the egress in the cycle it crosses, which
+// the egress core cannot take: refused as bad input.
+TEST(SwitchLatency, ZeroCyclesFromCrossbarToEgressIsRefused) {
+  EXPECT_THROW(testing::run_quiet("switch-latency", {"switch.lat.arbiter=0", "switch.lat.crossbar=0"}), ConfigError);
+}
+
 TEST(SwitchUniform, AcceptsWhatIsOfferedUpTo95PercentWithISlipAndLosesNothing) {
   xy::testing::TempDir dir;
   RunOptions o;

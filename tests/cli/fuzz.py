@@ -33,13 +33,22 @@ import sys
 import tempfile
 import time
 
-SHORT_CASES, LONG_CASES = 450, 3000
+SHORT_CASES, LONG_CASES = 500, 3000
 # Every accepted run stops by this simulated time, so that it ends quickly.
 PIN_US = 2
-# In-range values above these would make a legitimately big model (elaboration, memory): the
-# fuzz test keeps to ones that end quickly, and tests the range's end with hi + 1 only.
+# In-range values above these make a legitimately big model (elaboration, memory, traffic): the
+# fuzz test keeps to ones that end quickly, and tests the range's end with hi + 1 only. Under ASan
+# at 2 us: switch-uniform with 512 ports 22 s, 100 load points 18 s, 100 Tb/s ports 7 s; and
+# some declared maxima cannot be held at all: 512 GPUs in olink-alltoall, 2^30 packets per flow in
+# switch-ecmp, 2^32-byte vectors in switch-allreduce each need more than 4 GiB.
 SIZE_CAPS = {
     "sim.max_time_us": PIN_US,
+    "switch.ports": 64,
+    "switch.port_gbps": 3200,
+    "uniform.points": 10,
+    "alltoall.gpus": 64,
+    "ecmp.packets": 2000,
+    "allreduce.bytes": 1 << 20,
 }
 MEMORY_LIMIT_MIB = 4096
 
@@ -62,18 +71,24 @@ KNOWN = [
     ("waves-window-alone", "issue 12 item 5 (main.cpp): --waves-window without --waves is accepted",
      {"window/without-waves"}, EXITED),
     # Found by this test, in the same files:
-    ("newline-in-value", "config.cpp: the error line quotes the value as is, a newline in it makes two lines",
-     "newline", {"stderr lines"}),
+    ("newline-in-value", "config.cpp: the error line quotes the value (or yaml-cpp's message) as is, a line "
+     "break in it makes two lines", "line-break", {"stderr lines"}),
     ("yaml-non-scalar-key", "config.cpp: a YAML key that is a list or map is 'yaml-cpp: ... bad conversion', exit 1",
      {"yaml/complex-key", "yaml/map-key", "yaml/complex-top-key"}, EXITED),
     ("bench-nan", "main.cpp: CLI::Range lets NaN through (bench fec --ber nan runs, then fails)",
      {"misuse/bench-fec-ber-nan"}, EXITED),
+    ("yaml-alias-bomb", "config.cpp: YAML aliases are expanded into parameters before any is refused: "
+     "9^9 from 800 bytes exhaust memory or time", {"yaml/alias-bomb"}, EXITED | {"timeout", "signal"}),
 ]
 
 
-def has_newline(case):
-    """A value with a line break in it, on the command line or in a YAML file (as \\n)."""
-    return any("\n" in a for a in case.argv) or any(b"\\n" in data for data in case.files.values())
+def quotes_a_line_break(case, err):
+    """One error whose message goes on over more lines: a value (or a YAML parser message)
+    quoted with the line break in it, from the command line or a file."""
+    lines = err.splitlines()
+    from_input = any("\n" in a for a in case.argv) or bool(case.files)
+    return from_input and len(lines) > 1 and lines[0].startswith("error: ") and not any(
+        re.match(r"(error|warning|info|fatal|failed)\b", l, re.I) for l in lines[1:])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -148,7 +163,7 @@ def capped(p, v):
 
 
 def int_values(p):
-    lo, hi, d = p.lo, p.hi, p.default
+    lo, hi, d = p.lo, p.hi, capped(p, p.default)
     unit = p.unit.split()[0] if p.unit else "us"
     v = [("min", str(lo), ANY), ("max", str(capped(p, hi)), ANY), ("default", str(d), ANY),
          ("below-min", str(lo - 1), BAD), ("above-max", str(hi + 1), BAD),
@@ -166,7 +181,7 @@ def int_values(p):
 
 
 def real_values(p):
-    lo, hi, d = p.lo, p.hi, p.default
+    lo, hi, d = p.lo, p.hi, capped(p, p.default)
     unit = p.unit.split()[0] if p.unit else "us"
     v = [("min", repr(lo), ANY), ("max", repr(capped(p, hi)), ANY), ("default", repr(d), ANY),
          ("below-min", repr(lo - max(1e-9, abs(lo) * 1e-6)), BAD), ("above-max", repr(hi * (1 + 1e-6) + 1e-9), BAD),
@@ -213,7 +228,7 @@ def valid_value(p):
 class Case:
     """argv with {d} for the case's directory; files: name -> bytes; dirs and links to make."""
 
-    def __init__(self, tag, argv, expect, mention=None, files=None, dirs=(), links=(), pool="short"):
+    def __init__(self, tag, argv, expect, mention=None, files=None, dirs=(), links=(), pool="all"):
         self.tag, self.argv, self.expect, self.mention = tag, argv, expect, mention
         self.files, self.dirs, self.links, self.pool = files or {}, list(dirs), list(links), pool
         self.id = None
@@ -270,7 +285,7 @@ def yaml_file_cases(names, params, rng):
                     mention=mention, files={name: data})
 
     for s in names:
-        ps = params[s]
+        ps = [p for p in params[s] if p.key != "sim.max_time_us"]  # the --set pin would override it
         p = ps[rng.randrange(len(ps))]
         q = ps[rng.randrange(len(ps))]
         k, v = p.key, valid_value(p)
@@ -353,6 +368,13 @@ def yaml_file_cases(names, params, rng):
         yield case("path/yml-extension", head + f"params:\n  {k}: {v}\n", ANY, name="s.yml")
         yield case("path/unicode-name", head, ANY, name="\u573a\u666f.yaml")
         yield case("path/space-in-name", head, ANY, name="my scenario.yaml")
+    # The same with 9^9 leaves from 800 bytes: every one becomes a parameter before any is refused
+    # (8^8 took 12 s and 3.4 GB). The long campaign only.
+    bomb = "scenario: link-basic\ndescription:\n  l0: &l0 {" + ", ".join(f"{k}: 1" for k in "abcdefghi") + "}\n"
+    for i in range(1, 9):
+        bomb += f"  l{i}: &l{i} {{" + ", ".join(f"{k}: *l{i-1}" for k in "abcdefghi") + "}\n"
+    yield Case("yaml/alias-bomb", ["run", "{d}/bomb.yaml", "--quiet"], BAD,
+               files={"bomb.yaml": (bomb + "params:\n  x: *l8\n").encode()}, pool="long-only")
     for label, text in [("empty", ""), ("comment-only", "# nothing\n"), ("document-marker", "---\n"),
                         ("scalar-root", "link-basic\n"), ("list-root", "- scenario: link-basic\n"),
                         ("null-root", "~\n"), ("flow-unclosed", "{scenario: link-basic\n")]:
@@ -368,35 +390,66 @@ def yaml_file_cases(names, params, rng):
     yield Case("path/dev-null", ["run", "/dev/null", "--quiet"], BAD)
 
 
-def yaml_mutation_cases(names, params, rng, count):
+def mutated_yaml(names, params, rng):
     alphabet = b":{}[]&*!|>-#'\"%@,?\t\n  \\~0123456789.e"
-    for _ in range(count):
-        s = names[rng.randrange(len(names))]
+    s = names[rng.randrange(len(names))]
+    p = params[s][rng.randrange(len(params[s]))]
+    base = bytearray(f"scenario: {s}\nseed: 3\nparams:\n".encode() + nested(p.key, valid_value(p)).encode())
+    for _ in range(rng.randrange(1, 9)):
+        at = rng.randrange(len(base) + 1)
+        op = rng.randrange(3)
+        if op == 0 and at < len(base):
+            del base[at]
+        elif op == 1 and at < len(base):
+            base[at] = alphabet[rng.randrange(len(alphabet))]
+        else:
+            base[at:at] = bytes([alphabet[rng.randrange(len(alphabet))]])
+    return Case("random/mutated-yaml", ["run", "{d}/m.yaml", "--set", f"sim.max_time_us={PIN_US}", "--quiet"], ANY,
+                files={"m.yaml": bytes(base)})
+
+
+def mixed_sets(names, params, rng):
+    """2-5 parameters of one scenario, each given any of its values, bad or not."""
+    s = names[rng.randrange(len(names))]
+    sets, expect = [], ANY
+    for _ in range(rng.randrange(2, 6)):
         p = params[s][rng.randrange(len(params[s]))]
-        base = bytearray(f"scenario: {s}\nseed: 3\nparams:\n".encode() + nested(p.key, valid_value(p)).encode())
-        for _ in range(rng.randrange(1, 9)):
-            at = rng.randrange(len(base) + 1)
-            op = rng.randrange(3)
-            if op == 0 and at < len(base):
-                del base[at]
-            elif op == 1 and at < len(base):
-                base[at] = alphabet[rng.randrange(len(alphabet))]
-            else:
-                base[at:at] = bytes([alphabet[rng.randrange(len(alphabet))]])
-        yield Case("mutate/yaml", ["run", "{d}/m.yaml", "--set", f"sim.max_time_us={PIN_US}", "--quiet"], ANY,
-                   files={"m.yaml": bytes(base)}, pool="long")
+        label, value, e = rng.choice(VALUES[p.kind](p))
+        sets += ["--set", f"{p.key}={value}"]
+        expect = BAD if e == BAD else expect
+    return Case("random/mixed-sets", pinned(s, *sets), expect)
 
 
-def combination_cases(names, params, rng, count):
-    for _ in range(count):
-        s = names[rng.randrange(len(names))]
-        sets, expect = [], ANY
-        for _ in range(rng.randrange(2, 6)):
-            p = params[s][rng.randrange(len(params[s]))]
-            label, value, e = rng.choice(VALUES[p.kind](p))
-            sets += ["--set", f"{p.key}={value}"]
-            expect = BAD if e == BAD else expect
-        yield Case("mutate/sets", pinned(s, *sets), expect, pool="long")
+def in_range(p, rng):
+    if p.kind == "bool":
+        return rng.choice(["true", "false"])
+    if p.kind == "choice":
+        return rng.choice(p.choices)
+    lo, hi = p.lo, capped(p, p.hi)
+    pick = rng.randrange(4)
+    if pick < 2:
+        return str([lo, hi][pick]) if p.kind == "int" else repr(float([lo, hi][pick]))
+    if p.kind == "int":  # log-uniform, so that small values come up as often as large ones
+        v = int(round(2 ** rng.uniform(0, max(hi, 1).bit_length()))) - 1 + lo
+        return str(min(max(v, lo), hi))
+    v = lo + (hi - lo) * (rng.random() if pick == 2 else rng.random() ** 8)
+    return repr(min(max(v, lo), hi))
+
+
+def in_range_sets(names, params, rng):
+    """2-8 parameters of one scenario, each a value its range allows: the models' corners."""
+    s = names[rng.randrange(len(names))]
+    sets = []
+    for _ in range(rng.randrange(2, 9)):
+        p = params[s][rng.randrange(len(params[s]))]
+        if p.key != "sim.max_time_us":
+            sets += ["--set", f"{p.key}={in_range(p, rng)}"]
+    return Case("random/in-range-sets", pinned(s, *sets), ANY)
+
+
+def random_cases(names, params, rng, count):
+    makers = [mutated_yaml, mixed_sets, in_range_sets, in_range_sets]
+    return [makers[rng.randrange(len(makers))](names, params, rng) for _ in range(count)]
 
 
 def option_cases():
@@ -475,14 +528,12 @@ def option_cases():
                pool="long-only")
 
 
-def all_cases(names, params, rng, long_campaign):
+def systematic_cases(names, params, rng):
     pool = []
     pool += set_value_cases(names, params)
     pool += set_syntax_cases(names, params)
     pool += yaml_file_cases(names, params, rng)
     pool += option_cases()
-    pool += yaml_mutation_cases(names, params, rng, 2000)
-    pool += combination_cases(names, params, rng, 2000)
     return pool
 
 
@@ -490,9 +541,8 @@ def pick(pool, count, rng, long_campaign):
     """Stratified: every kind of case (tag) in turn, each kind's cases in a seeded order."""
     groups = {}
     for c in pool:
-        if not long_campaign and (c.pool == "long-only" or c.pool == "long" and len(groups.get(c.tag, [])) >= 4):
-            continue  # the short campaign has only a taste of the random ones
-        groups.setdefault(c.tag, []).append(c)
+        if long_campaign or c.pool != "long-only":
+            groups.setdefault(c.tag, []).append(c)
     for g in groups.values():
         rng.shuffle(g)
     tags = sorted(groups)
@@ -503,9 +553,18 @@ def pick(pool, count, rng, long_campaign):
         if g:
             picked.append(g.pop())
         i += 1
-    for n, c in enumerate(picked):
-        c.id = n
     return picked
+
+
+def campaign(names, params, seed, long_campaign, count):
+    """The systematic cases (every kind first), then random ones (a sixth of the whole)."""
+    rng = random.Random(seed)
+    randoms = count // 6 if long_campaign else count // 9
+    cases = pick(systematic_cases(names, params, rng), count - randoms, rng, long_campaign)
+    cases += random_cases(names, params, rng, count - len(cases))
+    for n, c in enumerate(cases):
+        c.id = n
+    return cases
 
 
 # ---------------------------------------------------------------------------------------------
@@ -575,9 +634,9 @@ def judge(case, rc, err):
     return bad
 
 
-def known_for(case, violations):
+def known_for(case, violations, err):
     for name, where, tags, kinds in KNOWN:
-        matches = has_newline(case) if tags == "newline" else case.tag in tags
+        matches = quotes_a_line_break(case, err) if tags == "line-break" else case.tag in tags
         if matches and set(violations) <= kinds:
             return name, where
     return None
@@ -605,8 +664,7 @@ def main():
     xysim = os.path.abspath(args.xysim)
 
     names, params = discover(xysim)
-    rng = random.Random(args.seed)
-    cases = pick(all_cases(names, params, rng, long_campaign), count, rng, long_campaign)
+    cases = campaign(names, params, args.seed, long_campaign, count)
     if args.case:
         cases = [c for c in cases if c.id in args.case]
     if args.list:
@@ -634,7 +692,7 @@ def main():
                 if not violations:
                     shutil.rmtree(d, ignore_errors=True)
                     continue
-                k = known_for(c, violations)
+                k = known_for(c, violations, err)
                 if k and not args.strict:
                     known.setdefault(k, []).append((c, argv, rc, err))
                     continue
@@ -660,7 +718,8 @@ def main():
         print(f"KNOWN {name}: {len(hits)} run(s) — {where}; e.g.")
         for c, argv, rc, err in hits[:3]:
             line = err.strip().splitlines()[0][:200] if err.strip() else ""
-            print(f"  case {c.id} [{c.tag}] exit {rc}: {shown('xysim', argv)[:300]}" + (f"  ({line})" if line else ""))
+            print(f"  case {c.id} [{c.tag}] exit {'timeout' if rc is None else rc}: {shown('xysim', argv)[:300]}"
+                  + (f"  ({line})" if line else ""))
     secs = time.monotonic() - start
     print(f"fuzz: {len(cases)} runs of {xysim} ({'long' if long_campaign else 'short'} campaign, seed {args.seed}, "
           f"{'ASan' if asan else 'no sanitizer'}), {len(failures)} failed, "

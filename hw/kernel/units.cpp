@@ -23,10 +23,15 @@ Time parse_time(const std::string& text) {
     used = 0;
   }
   const std::string suffix = used ? text.substr(used) : "";
-  if (used && value >= 0) {
+  if (used && value >= 0 && std::isfinite(value)) {
     if (suffix.empty() && value == 0) return 0;
     for (const auto& u : units)
-      if (suffix == u.suffix) return static_cast<Time>(std::llround(value * u.scale));
+      if (suffix == u.suffix) {
+        // beyond llround's range the result is unspecified: "1e308us" came out as 2^63 fs
+        if (value * u.scale >= 0x1p63)
+          throw std::invalid_argument(fmt::format("'{}' is too long a time: at most {:.0f} s", text, 0x1p63 / 1e15));
+        return static_cast<Time>(std::llround(value * u.scale));
+      }
   }
   throw std::invalid_argument(fmt::format("'{}' is not a time: expected a number >= 0 with a unit fs, ps, ns, us, ms or s", text));
 }

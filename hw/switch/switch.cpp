@@ -60,6 +60,10 @@ SwitchParams SwitchParams::declare(Config& c, const std::string& prefix) {
   p.lat.crossbar = stage("crossbar", 20, "crossbar traversal");
   p.lat.egress = stage("egress", 20, "egress scheduling and buffer read");
   p.lat.tx_mac = stage("tx_mac", 120, "TX MAC/FEC/PCS to the first byte on the wire");
+  // The egress core takes a packet from the crossbar in a later cycle at the earliest (with both
+  // 0 the crossbar woke it for the cycle it was in: "wake ... is not in the future").
+  if (p.lat.arbiter + p.lat.crossbar == 0)
+    throw ConfigError(fmt::format("{}lat.arbiter + {}lat.crossbar = 0: must be at least 1 cycle, crossbar to egress", k, k));
   return p;
 }
 

@@ -4,6 +4,7 @@
 // TLM socket and broken down by stage; the stages add up to the measurement exactly.
 #include "tb/scenarios/olink.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -115,9 +116,21 @@ Stages declare_stages(const Preset& pr, int gpus, const sw::SwitchParams& base, 
   l.lookup = static_cast<Cycle>(std::llround(l.lookup * scale));
   l.enqueue = std::max<Cycle>(1, static_cast<Cycle>(std::llround(l.enqueue * scale)));
   l.arbiter = static_cast<Cycle>(std::llround(l.arbiter * scale));
-  l.crossbar = static_cast<Cycle>(std::llround(l.crossbar * scale));
+  l.crossbar = std::max<Cycle>(1, static_cast<Cycle>(std::llround(l.crossbar * scale)));  // the switch needs one
   l.egress = static_cast<Cycle>(std::llround(l.egress * scale));
-  l.parse = core - (l.lookup + l.enqueue + l.arbiter + l.crossbar + l.egress);
+  // When one stage dominates the split (switch.lat.egress=1e6), rounding and the least cycles of
+  // enqueue and crossbar take the others past the total: the excess comes off the largest (parse
+  // wrapped below zero, a wake 2^64 cycles away).
+  Cycle rest = l.lookup + l.enqueue + l.arbiter + l.crossbar + l.egress;
+  Cycle* stages[] = {&l.egress, &l.crossbar, &l.arbiter, &l.lookup, &l.enqueue};
+  std::stable_sort(std::begin(stages), std::end(stages), [](const Cycle* a, const Cycle* b) { return *a > *b; });
+  for (Cycle* stage : stages) {
+    const Cycle least = stage == &l.enqueue || stage == &l.crossbar ? 1 : 0;
+    const Cycle cut = std::min(rest - std::min(rest, core), *stage - least);
+    *stage -= cut;
+    rest -= cut;
+  }
+  l.parse = core - rest;
   return f;
 }
 

@@ -77,9 +77,13 @@ class SwitchLatency : public Testbench {
     std::string out = fmt::format("  stage sum {} cycles = {:.1f} ns at {:.4f} ns/cycle (Tomahawk Ultra 250 ns, UALink 150-250 ns)\n",
                                   params_.lat.total(), params_.lat.total() * to_ns(params_.period()), to_ns(params_.period()));
     out += fmt::format("  {:>8} {:>16} {:>20}\n", "bytes", "cut-through ns", "store-and-forward ns");
+    // "-" for a size not measured: a run stopped early (sim.max_time_us) lacks some
+    const auto ns = [&s](const char* mode, std::uint32_t bytes) {
+      const nlohmann::json::json_pointer at(fmt::format("/{}/{}/port_to_port_ns", mode, bytes));
+      return s.contains(at) ? fmt::format("{:.1f}", s[at].get<double>()) : std::string("-");
+    };
     for (std::uint32_t b : kSizes)
-      out += fmt::format("  {:>8} {:>16.1f} {:>20.1f}\n", b, s["cut_through"][std::to_string(b)]["port_to_port_ns"].get<double>(),
-                         s["store_and_forward"][std::to_string(b)]["port_to_port_ns"].get<double>());
+      out += fmt::format("  {:>8} {:>16} {:>20}\n", b, ns("cut_through", b), ns("store_and_forward", b));
     return out;
   }
 

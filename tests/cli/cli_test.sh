@@ -141,6 +141,10 @@ case "$case_name" in
     echo "ok: $total frames, $bad bad FCS = $corrupted corrupted on purpose, none malformed" ;;
   bad_cli_value)
     expect_bad_input "--seed" run --seed abc ;;
+  bench_nan)
+    # CLI11's Range checks let NaN through; the benchmarks refuse it before running anything.
+    expect_bad_input "--scale nan" bench kernel --scale nan
+    expect_bad_input "--seconds nan" bench fec --seconds nan ;;
   same_seed_same_results)
     "$xysim" run link-basic --seed 7 --out "$work/A" --quiet >/dev/null || fail "run A"
     "$xysim" run link-basic --seed 7 --out "$work/B" --quiet >/dev/null || fail "run B"

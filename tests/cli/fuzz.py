@@ -1,0 +1,731 @@
+#!/usr/bin/env python3
+"""Fuzz test of the xysim command line and its YAML scenario files.
+
+    fuzz.py XYSIM [--long] [--cases N] [--seed S] [--jobs J] [--case ID] [--list] [--strict]
+
+The cases come from what xysim declares: `xysim scenarios`, then `xysim params SCENARIO` for the
+key, type, default, unit and range of every parameter. Each is given wrong types, values out of
+range and on its boundaries, units glued on, huge numbers, NaN, unicode, control characters, ...;
+YAML files nest and dot the keys, repeat them, put lists where values go, alias, go deep or are
+junk; --out, --waves and --pcap get places that cannot be written; options are misused.
+
+Every run must exit 0, 1 (a check failed) or 2 (bad input), never die of a signal, never leave a
+sanitizer report, and end within --timeout. Exit 2 prints exactly one line on stderr; input that
+is bad for sure must exit 2, and for one bad parameter the line names it.
+
+Deterministic: the same seed and xysim give the same cases (stratified over the kinds of case,
+so the short campaign touches every kind). Short campaign by default (ctest Cli.fuzz), the long
+one with --long or XY_LONG=1. A run that breaks a rule is printed with the command that repeats
+it, its files kept under ./cli-fuzz-failures/; `--case ID` reruns one case. Defects known and
+being fixed elsewhere (KNOWN below) are reported but do not fail the test unless --strict.
+"""
+import argparse
+import concurrent.futures
+import os
+import random
+import re
+import resource
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SHORT_CASES, LONG_CASES = 500, 3000
+# Every accepted run stops by this simulated time, so that it ends quickly.
+PIN_US = 2
+# In-range values above these make a legitimately big model (elaboration, memory, traffic): the
+# fuzz test keeps to ones that end quickly, and tests the range's end with hi + 1 only. Under ASan
+# at 2 us: switch-uniform with 512 ports 22 s, 100 load points 18 s, 100 Tb/s ports 7 s; and
+# some declared maxima cannot be held at all: 512 GPUs in olink-alltoall, 2^30 packets per flow in
+# switch-ecmp, 2^32-byte vectors in switch-allreduce each need more than 4 GiB.
+SIZE_CAPS = {
+    "sim.max_time_us": PIN_US,
+    "switch.ports": 64,
+    "switch.port_gbps": 3200,
+    "uniform.points": 10,
+    "alltoall.gpus": 64,
+    "ecmp.packets": 2000,
+    "allreduce.bytes": 1 << 20,
+}
+MEMORY_LIMIT_MIB = 4096
+
+# Defects known, in files being fixed elsewhere (tb/xysim/main.cpp, run.cpp, hw/kernel/config.cpp):
+# (name, what and where, the kinds of case, the violations allowed). A case with other violations
+# still fails.
+EXITED = {"bad input exited 0", "bad input exited 1"}
+KNOWN = [
+    ("seed-wraps", "issue 12 item 5 (main.cpp): --seed -1 is taken as 2^64-1; so are 2^64, 30 digits and ''",
+     {"seed/negative", "seed/2^64", "seed/huge", "seed/empty"}, EXITED),
+    ("out-after-run", "issue 12 item 5 (run.cpp): an --out that cannot be written fails after the run",
+     {"out/proc", "out/regular-file", "out/under-file", "out/dev-null", "out/name-too-long"}, EXITED),
+    ("waves-pcap-unwritable", "issue 12 item 5 (run.cpp): an unwritable --waves or --pcap exits 1",
+     {"waves/proc", "waves/directory", "waves/under-file", "pcap/proc", "pcap/directory", "pcap/under-file"}, EXITED),
+    ("scenario-directory", "issue 12 item 5 (config.cpp): a directory as scenario file, a libstdc++ message",
+     {"path/directory-yaml"}, EXITED | {"stderr lines"}),
+    ("yaml-duplicate-keys", "issue 12 item 5 (config.cpp): a YAML key given twice, the last silently wins",
+     {"yaml/dup-nested-dotted", "yaml/dup-dotted", "yaml/dup-nested-map", "yaml/dup-scenario", "yaml/dup-seed",
+      "yaml/dup-params"}, EXITED),
+    ("waves-window-alone", "issue 12 item 5 (main.cpp): --waves-window without --waves is accepted",
+     {"window/without-waves"}, EXITED),
+    # Found by this test, in the same files:
+    ("newline-in-value", "config.cpp: the error line quotes the value (or yaml-cpp's message) as is, a line "
+     "break in it makes two lines", "line-break", {"stderr lines"}),
+    ("yaml-non-scalar-key", "config.cpp: a YAML key that is a list or map is 'yaml-cpp: ... bad conversion', exit 1",
+     {"yaml/complex-key", "yaml/map-key", "yaml/complex-top-key"}, EXITED),
+    ("bench-nan", "main.cpp: CLI::Range lets NaN through (bench fec --ber nan runs, then fails)",
+     {"misuse/bench-fec-ber-nan"}, EXITED),
+    ("yaml-alias-bomb", "config.cpp: YAML aliases are expanded into parameters before any is refused: "
+     "9^9 from 800 bytes exhaust memory or time", {"yaml/alias-bomb"}, EXITED | {"timeout", "signal"}),
+]
+
+
+def quotes_a_line_break(case, err):
+    """One error whose message goes on over more lines: a value (or a YAML parser message)
+    quoted with the line break in it, from the command line or a file."""
+    lines = err.splitlines()
+    from_input = any("\n" in a for a in case.argv) or bool(case.files)
+    return from_input and len(lines) > 1 and lines[0].startswith("error: ") and not any(
+        re.match(r"(error|warning|info|fatal|failed)\b", l, re.I) for l in lines[1:])
+
+
+# ---------------------------------------------------------------------------------------------
+# What xysim declares
+
+class Param:
+    def __init__(self, key, kind, default, unit, lo=None, hi=None, choices=None):
+        self.key, self.kind, self.default, self.unit = key, kind, default, unit
+        self.lo, self.hi, self.choices = lo, hi, choices
+
+
+PARAM_LINE = re.compile(r"^(\S+)\s+(\S+)\s+(.*)$")
+RANGE = re.compile(r"^(.*?)\s*\[([^,\]]+),\s*([^\]]+)\]\s")
+
+
+def parse_params(text):
+    """`xysim params` columns: key, default (JSON), unit (may be empty or have spaces), allowed
+    ([lo, hi] or a|b|c), description."""
+    params = []
+    lines = text.splitlines()
+    if not lines or not lines[0].startswith("parameter"):
+        raise ValueError("no header")
+    for line in lines[1:]:
+        m = PARAM_LINE.match(line)
+        if not m:
+            raise ValueError(f"cannot read: {line!r}")
+        key, default, rest = m.groups()
+        if default.startswith('"'):
+            params.append(Param(key, "choice", default.strip('"'), "", choices=rest.split()[0].split("|")))
+        elif default in ("true", "false"):
+            params.append(Param(key, "bool", default, ""))
+        else:
+            r = RANGE.match(rest + " ")
+            if not r:
+                raise ValueError(f"no range: {line!r}")
+            unit, lo, hi = r.group(1).strip(), r.group(2), r.group(3)
+            if re.fullmatch(r"-?\d+", default) and re.fullmatch(r"-?\d+", lo) and re.fullmatch(r"-?\d+", hi):
+                params.append(Param(key, "int", int(default), unit, int(lo), int(hi)))
+            else:
+                params.append(Param(key, "real", float(default), unit, float(lo), float(hi)))
+    return params
+
+
+def discover(xysim):
+    out = subprocess.run([xysim, "scenarios"], capture_output=True, text=True, timeout=60, check=True).stdout
+    names = [line.split()[0] for line in out.splitlines() if line.strip()]
+    if not names:
+        raise ValueError("xysim scenarios listed nothing")
+    params = {}
+    for name in names:
+        text = subprocess.run([xysim, "params", name], capture_output=True, text=True, timeout=60, check=True).stdout
+        params[name] = parse_params(text)
+    return names, params
+
+
+# ---------------------------------------------------------------------------------------------
+# Values: (label, value, expect) with expect "bad" (must exit 2) or "any" (0, 1 or 2)
+
+ANY, BAD = "any", "bad"
+JUNK = [  # wrong for every type
+    ("empty", "", BAD), ("space", " ", BAD), ("word", "abc", BAD), ("yaml-null", "~", BAD),
+    ("null-word", "null", BAD), ("list", "[1, 2]", BAD), ("map", "{a: 1}", BAD),
+    ("newline", "1\n2", BAD), ("control-char", "\x01", BAD), ("escape-seq", "\x1b[31m1", BAD),
+    ("fullwidth-digit", "\uff15", BAD), ("arabic-digit", "\u0663", BAD), ("zero-width", "1\u200b", BAD),
+    ("long-word", "x" * 20000, BAD), ("shell-meta", "$(echo 1)", BAD), ("utf8-cjk", "\u4e94", BAD),
+]
+
+
+def capped(p, v):
+    cap = SIZE_CAPS.get(p.key)
+    return v if cap is None or v <= cap else type(v)(cap)
+
+
+def int_values(p):
+    lo, hi, d = p.lo, p.hi, capped(p, p.default)
+    unit = p.unit.split()[0] if p.unit else "us"
+    v = [("min", str(lo), ANY), ("max", str(capped(p, hi)), ANY), ("default", str(d), ANY),
+         ("below-min", str(lo - 1), BAD), ("above-max", str(hi + 1), BAD),
+         ("int64-max", "9223372036854775807", BAD), ("int64-max+1", "9223372036854775808", BAD),
+         ("2^64", "18446744073709551616", BAD), ("int64-min-1", "-9223372036854775809", BAD),
+         ("negative", "-1", BAD if lo > -1 else ANY), ("hex", hex(d), ANY), ("plus", f"+{d}", ANY),
+         ("leading-space", f" {d}", ANY), ("trailing-space", f"{d} ", ANY), ("leading-zero", f"0{d}", ANY),
+         ("fraction", f"{d}.5", BAD), ("real-form", f"{d}.0", BAD), ("exponent", "1e3", BAD),
+         ("unit-glued", f"{d}{unit}", BAD), ("us-glued", "5us", BAD), ("unit-spaced", f"{d} {unit}", BAD),
+         ("nan", "nan", BAD), ("inf", "inf", BAD), ("-inf", "-inf", BAD), ("1e308", "1e308", BAD),
+         ("bool-word", "true", BAD), ("thousands", "1,000", BAD), ("underscore", "1_000", BAD),
+         ("double-minus", "--1", BAD), ("long-digits", "9" * 10000, BAD),
+         ("long-zeros", "0" * 10000 + "1", ANY)]
+    return v + JUNK
+
+
+def real_values(p):
+    lo, hi, d = p.lo, p.hi, capped(p, p.default)
+    unit = p.unit.split()[0] if p.unit else "us"
+    v = [("min", repr(lo), ANY), ("max", repr(capped(p, hi)), ANY), ("default", repr(d), ANY),
+         ("below-min", repr(lo - max(1e-9, abs(lo) * 1e-6)), BAD), ("above-max", repr(hi * (1 + 1e-6) + 1e-9), BAD),
+         ("nan", "nan", BAD), ("NaN", "NaN", BAD), ("-nan", "-nan", BAD), ("inf", "inf", BAD),
+         ("-inf", "-inf", BAD), ("infinity", "Infinity", BAD), ("1e308", "1e308", BAD), ("1e309", "1e309", BAD),
+         ("-1e308", "-1e308", BAD), ("2^64", "18446744073709551616", BAD), ("underflow", "1e-400", ANY),
+         ("denormal", "4.9e-324", ANY), ("hex-float", "0x1p-2", ANY), ("plus", f"+{d!r}", ANY),
+         ("leading-space", f" {d!r}", ANY), ("trailing-space", f"{d!r} ", ANY),
+         ("unit-glued", f"{d!r}{unit}", BAD), ("us-glued", "5us", BAD), ("unit-spaced", f"{d!r} {unit}", BAD),
+         ("decimal-comma", "0,5", BAD), ("two-dots", "1.2.3", BAD), ("exponent-only", "e5", BAD),
+         ("dangling-exponent", "1e", BAD), ("dot", ".", BAD), ("minus", "-", BAD), ("bool-word", "true", BAD),
+         ("long-digits", "1" + "0" * 400, BAD), ("long-fraction", "0." + "0" * 10000 + "1", ANY)]
+    return v + JUNK
+
+
+def bool_values(p):
+    v = [(f"accepted-{w}", w, ANY) for w in ("true", "false", "1", "0", "yes", "no", "on", "off")]
+    v += [("capitalised", "True", ANY), ("upper", "TRUE", ANY), ("two", "2", BAD), ("minus-one", "-1", BAD),
+          ("maybe", "maybe", BAD), ("truncated", "tru", BAD), ("trailing-space", "true ", BAD),
+          ("fullwidth", "\uff54\uff52\uff55\uff45", BAD)]
+    return v + JUNK
+
+
+def choice_values(p):
+    v = [(f"option-{i}", c, ANY) for i, c in enumerate(p.choices)]
+    c = p.default
+    if c.upper() != c:
+        v.append(("upper", c.upper(), BAD))
+    v += [("trailing-space", c + " ", BAD), ("leading-space", " " + c, BAD), ("prefix", c[:-1], BAD),
+          ("suffix", c + "x", BAD), ("all-joined", "|".join(p.choices), BAD), ("two-lines", f"{c}\n{c}", BAD)]
+    return v + JUNK
+
+
+VALUES = {"int": int_values, "real": real_values, "bool": bool_values, "choice": choice_values}
+
+
+def valid_value(p):
+    return str(p.default) if p.kind != "real" else repr(p.default)
+
+
+# ---------------------------------------------------------------------------------------------
+# Cases
+
+class Case:
+    """argv with {d} for the case's directory; files: name -> bytes; dirs and links to make."""
+
+    def __init__(self, tag, argv, expect, mention=None, files=None, dirs=(), links=(), pool="all"):
+        self.tag, self.argv, self.expect, self.mention = tag, argv, expect, mention
+        self.files, self.dirs, self.links, self.pool = files or {}, list(dirs), list(links), pool
+        self.id = None
+
+
+def pinned(scenario, *more):
+    return ["run", scenario, "--set", f"sim.max_time_us={PIN_US}", *more, "--quiet"]
+
+
+def set_value_cases(names, params):
+    for s in names:
+        for p in params[s]:
+            for label, value, expect in VALUES[p.kind](p):
+                yield Case(f"set/{p.kind}/{label}", pinned(s, "--set", f"{p.key}={value}"), expect,
+                           mention=p.key if expect == BAD else None)
+
+
+def set_syntax_cases(names, params):
+    for s in names:
+        p = params[s][-1]
+        k, v = p.key, valid_value(p)
+        for label, arg, expect, mention in [
+                ("no-equals", k, BAD, k), ("empty-key", "=5", BAD, None), ("only-equals", "=", BAD, None),
+                ("empty", "", BAD, None), ("double-equals", f"{k}=={v}", BAD, k),
+                ("unknown-key", "no.such.key=1", BAD, "no.such.key"), ("unknown-child", f"{k}.x={v}", BAD, f"{k}.x"),
+                ("upper-key", f"{k.upper()}={v}", BAD, None), ("space-in-key", f"{k} ={v}", BAD, None),
+                ("trailing-dot", f"{k}.={v}", BAD, None), ("dots-only", "..=1", BAD, None),
+                ("unicode-key", "\u94fe\u8def.\u5ef6\u8fdf=1", BAD, None), ("long-key", "k" * 100000 + "=1", BAD, None),
+                ("newline-key", f"a\n{k}={v}", BAD, None)]:
+            yield Case(f"set-syntax/{label}", pinned(s, "--set", arg), expect, mention=mention)
+        yield Case("set-syntax/twice", pinned(s, "--set", f"{k}={v}", "--set", f"{k}={v}"), ANY)
+        bad = [x for x in VALUES[p.kind](p) if x[2] == BAD][0][1]
+        yield Case("set-syntax/bad-then-good", pinned(s, "--set", f"{k}={bad}", "--set", f"{k}={v}"), ANY)
+        yield Case("set-syntax/take-all", pinned(s, "--set", f"{k}={v}", f"{k}={v}"), ANY)
+        yield Case("set-syntax/equals-form", ["run", s, f"--set=sim.max_time_us={PIN_US}", "--quiet"], ANY)
+
+
+def yaml_quote(v):
+    return '"' + v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def nested(key, value, indent="  "):
+    parts = key.split(".")
+    out = ""
+    for i, part in enumerate(parts[:-1]):
+        out += f"{indent * (i + 1)}{part}:\n"
+    return out + f"{indent * len(parts)}{parts[-1]}: {value}\n"
+
+
+def yaml_file_cases(names, params, rng):
+    def case(tag, text, expect, mention=None, name="s.yaml", extra=()):
+        data = text.encode() if isinstance(text, str) else text
+        return Case(tag, ["run", "{d}/" + name, "--set", f"sim.max_time_us={PIN_US}", *extra, "--quiet"], expect,
+                    mention=mention, files={name: data})
+
+    for s in names:
+        ps = [p for p in params[s] if p.key != "sim.max_time_us"]  # the --set pin would override it
+        p = ps[rng.randrange(len(ps))]
+        q = ps[rng.randrange(len(ps))]
+        k, v = p.key, valid_value(p)
+        head = f"scenario: {s}\nseed: 3\n"
+        yield case("yaml/nested-valid", head + "params:\n" + nested(k, v), ANY)
+        yield case("yaml/dotted-valid", head + f"params:\n  {k}: {v}\n", ANY)
+        if q.key != k and q.key.split(".")[0] != k.split(".")[0]:
+            yield case("yaml/mixed-valid", head + "params:\n" + nested(k, v) + f"  {q.key}: {valid_value(q)}\n", ANY)
+        yield case("yaml/quoted-valid", head + f"params:\n  {k}: {yaml_quote(v)}\n", ANY)
+        if "." in k:
+            yield case("yaml/dup-nested-dotted", head + "params:\n" + nested(k, v) + f"  {k}: {v}\n", BAD)
+            first, rest = k.split(".", 1)
+            yield case("yaml/dup-nested-map", head + f"params:\n  {first}:\n    {rest}: {v}\n  {first}:\n    {rest}: {v}\n",
+                       BAD)
+        yield case("yaml/dup-dotted", head + f"params:\n  {k}: {v}\n  {k}: {v}\n", BAD)
+        yield case("yaml/dup-scenario", head + f"scenario: {s}\nparams:\n  {k}: {v}\n", BAD)
+        yield case("yaml/dup-seed", head + "seed: 4\n", BAD)
+        yield case("yaml/dup-params", head + f"params:\n  {k}: {v}\nparams:\n  {k}: {v}\n", BAD)
+        for label, value, expect in VALUES[p.kind](p):
+            if expect == BAD and label not in ("yaml-null", "list", "map"):
+                yield case(f"yaml/value-{label}", head + f"params:\n  {k}: {yaml_quote(value)}\n", BAD, mention=k)
+        yield case("yaml/list-value", head + f"params:\n  {k}: [{v}, {v}]\n", BAD, mention=k)
+        yield case("yaml/map-value", head + f"params:\n  {k}: {{x: {v}}}\n", BAD, mention=k)
+        yield case("yaml/null-value", head + f"params:\n  {k}: ~\n", BAD, mention=k)
+        yield case("yaml/empty-value", head + f"params:\n  {k}:\n", BAD, mention=k)
+        yield case("yaml/anchor-alias", head + f"params:\n  {k}: &v {v}\ndescription: *v\n", ANY)
+        yield case("yaml/alias-map", f"scenario: {s}\nparams: &p\n  {k}: {v}\ndescription: *p\n", ANY)
+        yield case("yaml/alias-undefined", head + f"params:\n  {k}: *nope\n", BAD)
+        yield case("yaml/alias-into-params", head + f"description: &m {{x: 1}}\nparams:\n  {k}: {v}\n  sub: *m\n", BAD)
+        yield case("yaml/merge-key", head + f"description: &m {{{k}: {v}}}\nparams:\n  <<: *m\n", ANY)
+        yield case("yaml/tag-str", head + f"params:\n  {k}: !!str {v}\n", ANY)
+        yield case("yaml/tag-custom", head + f"params:\n  {k}: !custom {v}\n", ANY)
+        yield case("yaml/tag-binary", head + f"params:\n  {k}: !!binary aGVsbG8=\n", ANY)
+        yield case("yaml/multi-document", head + f"params:\n  {k}: {v}\n---\nscenario: nope\n", ANY)
+        yield case("yaml/bom", "\ufeff" + head + f"params:\n  {k}: {v}\n", ANY)
+        yield case("yaml/crlf", (head + f"params:\n  {k}: {v}\n").replace("\n", "\r\n"), ANY)
+        yield case("yaml/nul-byte", (head + f"params:\n  {k}: {v}\n").encode().replace(b"\n", b"\n\0", 1), ANY)
+        yield case("yaml/invalid-utf8", head.encode() + b"params:\n  \xff\xfe: 1\n", BAD)
+        yield case("yaml/unknown-param", head + "params:\n  no.such.key: 1\n", BAD, mention="no.such.key")
+        yield case("yaml/unknown-top-key", head + "bogus: 1\n", BAD, mention="bogus")
+        yield case("yaml/long-key", head + "params:\n  " + "k" * 100000 + ": 1\n", BAD)
+        yield case("yaml/long-value", head + f"params:\n  {k}: " + "9" * 1000000 + "\n", BAD, mention=k)
+        yield case("yaml/value-newline", head + f"params:\n  {k}: \"{v}\\n{v}\"\n", BAD, mention=k)
+        yield case("yaml/params-list", head + f"params: [{k}, {v}]\n", BAD)
+        yield case("yaml/params-scalar", head + "params: 5\n", BAD)
+        yield case("yaml/params-null", head + "params: ~\n", ANY)
+        yield case("yaml/description-any", head + "description: [1, {a: b}, ~]\n", ANY)
+        yield case("yaml/complex-key", head + "params:\n  [a, b]: 1\n", BAD)
+        yield case("yaml/map-key", head + "params:\n  ? {a: 1}\n  : 2\n", BAD)
+        yield case("yaml/null-key", head + "params:\n  ~: 1\n", BAD)
+        yield case("yaml/complex-top-key", head + "? [scenario]\n: 1\n", BAD)
+        yield case("yaml/int-key", head + "params:\n  5: 1\n", BAD)
+        yield case("yaml/tab-indent", head + f"params:\n\t{k}: {v}\n", BAD)
+        yield case("yaml/unterminated-quote", head + f"params:\n  {k}: \"{v}\n", BAD)
+        yield case("yaml/bad-indent", head + f"params:\n    {k}: {v}\n  x: 1\n", BAD)
+        yield case("yaml/anchor-self", head + "params:\n  a: &x [*x]\n", BAD)
+        depth = 20000
+        yield case("yaml/deep-flow", head + "params: " + "{a: " * depth + "1" + "}" * depth + "\n", BAD)
+        yield case("yaml/deep-flow-list", head + "params:\n  a: " + "[" * depth + "]" * depth + "\n", BAD)
+        block = "".join("  " * (i + 1) + f"k{i}:\n" for i in range(2000)) + "  " * 2001 + "v: 1\n"
+        yield case("yaml/deep-block", head + "params:\n" + block, BAD)
+        # Aliases that expand: 6^6 leaves from a few hundred bytes, all unknown parameters.
+        laughs = "description:\n  l0: &l0 {a: 1, b: 1, c: 1, d: 1, e: 1, f: 1}\n"
+        for i in range(1, 6):
+            laughs += f"  l{i}: &l{i} {{a: *l{i-1}, b: *l{i-1}, c: *l{i-1}, d: *l{i-1}, e: *l{i-1}, f: *l{i-1}}}\n"
+        yield case("yaml/alias-expansion", head + laughs + "params:\n  x: *l5\n", BAD)
+        yield case("yaml/seed-negative", f"scenario: {s}\nseed: -1\n", BAD)
+        yield case("yaml/seed-2^64", f"scenario: {s}\nseed: 18446744073709551616\n", BAD)
+        yield case("yaml/seed-u64-max", f"scenario: {s}\nseed: 18446744073709551615\n", ANY)
+        yield case("yaml/seed-fraction", f"scenario: {s}\nseed: 1.5\n", BAD)
+        yield case("yaml/seed-exponent", f"scenario: {s}\nseed: 1e3\n", BAD)
+        yield case("yaml/seed-word", f"scenario: {s}\nseed: abc\n", BAD)
+        yield case("yaml/seed-null", f"scenario: {s}\nseed: ~\n", BAD)
+        yield case("yaml/seed-list", f"scenario: {s}\nseed: [1]\n", BAD)
+        yield case("yaml/seed-hex", f"scenario: {s}\nseed: 0x10\n", ANY)
+        yield case("yaml/scenario-list", f"scenario: [{s}]\n", BAD)
+        yield case("yaml/scenario-null", "scenario: ~\n", BAD)
+        yield case("yaml/scenario-unknown", "scenario: nope\n", BAD, mention="nope")
+        yield case("yaml/scenario-missing", "seed: 3\n", BAD)
+        yield case("path/yml-extension", head + f"params:\n  {k}: {v}\n", ANY, name="s.yml")
+        yield case("path/unicode-name", head, ANY, name="\u573a\u666f.yaml")
+        yield case("path/space-in-name", head, ANY, name="my scenario.yaml")
+    # The same with 9^9 leaves from 800 bytes: every one becomes a parameter before any is refused
+    # (8^8 took 12 s and 3.4 GB). The long campaign only.
+    bomb = "scenario: link-basic\ndescription:\n  l0: &l0 {" + ", ".join(f"{k}: 1" for k in "abcdefghi") + "}\n"
+    for i in range(1, 9):
+        bomb += f"  l{i}: &l{i} {{" + ", ".join(f"{k}: *l{i-1}" for k in "abcdefghi") + "}\n"
+    yield Case("yaml/alias-bomb", ["run", "{d}/bomb.yaml", "--quiet"], BAD,
+               files={"bomb.yaml": (bomb + "params:\n  x: *l8\n").encode()}, pool="long-only")
+    for label, text in [("empty", ""), ("comment-only", "# nothing\n"), ("document-marker", "---\n"),
+                        ("scalar-root", "link-basic\n"), ("list-root", "- scenario: link-basic\n"),
+                        ("null-root", "~\n"), ("flow-unclosed", "{scenario: link-basic\n")]:
+        yield case(f"yaml/{label}", text, BAD)
+    for i in range(8):
+        junk = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 4000)))
+        yield case("yaml/binary-junk", junk, BAD)
+    yield Case("path/upper-extension", ["run", "{d}/s.YAML", "--quiet"], BAD, files={"s.YAML": b"scenario: link-basic\n"})
+    yield Case("path/missing-yaml", ["run", "{d}/missing.yaml", "--quiet"], BAD, mention="missing.yaml")
+    yield Case("path/directory-yaml", ["run", "{d}/dir.yaml", "--quiet"], BAD, dirs=["dir.yaml"])
+    yield Case("path/directory-plain", ["run", "{d}", "--quiet"], BAD)
+    yield Case("path/symlink-loop", ["run", "{d}/loop.yaml", "--quiet"], BAD, links=[("loop.yaml", "loop.yaml")])
+    yield Case("path/dev-null", ["run", "/dev/null", "--quiet"], BAD)
+
+
+def mutated_yaml(names, params, rng):
+    alphabet = b":{}[]&*!|>-#'\"%@,?\t\n  \\~0123456789.e"
+    s = names[rng.randrange(len(names))]
+    p = params[s][rng.randrange(len(params[s]))]
+    base = bytearray(f"scenario: {s}\nseed: 3\nparams:\n".encode() + nested(p.key, valid_value(p)).encode())
+    for _ in range(rng.randrange(1, 9)):
+        at = rng.randrange(len(base) + 1)
+        op = rng.randrange(3)
+        if op == 0 and at < len(base):
+            del base[at]
+        elif op == 1 and at < len(base):
+            base[at] = alphabet[rng.randrange(len(alphabet))]
+        else:
+            base[at:at] = bytes([alphabet[rng.randrange(len(alphabet))]])
+    return Case("random/mutated-yaml", ["run", "{d}/m.yaml", "--set", f"sim.max_time_us={PIN_US}", "--quiet"], ANY,
+                files={"m.yaml": bytes(base)})
+
+
+def mixed_sets(names, params, rng):
+    """2-5 parameters of one scenario, each given any of its values, bad or not."""
+    s = names[rng.randrange(len(names))]
+    sets, expect = [], ANY
+    for _ in range(rng.randrange(2, 6)):
+        p = params[s][rng.randrange(len(params[s]))]
+        label, value, e = rng.choice(VALUES[p.kind](p))
+        sets += ["--set", f"{p.key}={value}"]
+        expect = BAD if e == BAD else expect
+    return Case("random/mixed-sets", pinned(s, *sets), expect)
+
+
+def in_range(p, rng):
+    if p.kind == "bool":
+        return rng.choice(["true", "false"])
+    if p.kind == "choice":
+        return rng.choice(p.choices)
+    lo, hi = p.lo, capped(p, p.hi)
+    pick = rng.randrange(4)
+    if pick < 2:
+        return str([lo, hi][pick]) if p.kind == "int" else repr(float([lo, hi][pick]))
+    if p.kind == "int":  # log-uniform, so that small values come up as often as large ones
+        v = int(round(2 ** rng.uniform(0, max(hi, 1).bit_length()))) - 1 + lo
+        return str(min(max(v, lo), hi))
+    v = lo + (hi - lo) * (rng.random() if pick == 2 else rng.random() ** 8)
+    return repr(min(max(v, lo), hi))
+
+
+def in_range_sets(names, params, rng):
+    """2-8 parameters of one scenario, each a value its range allows: the models' corners."""
+    s = names[rng.randrange(len(names))]
+    sets = []
+    for _ in range(rng.randrange(2, 9)):
+        p = params[s][rng.randrange(len(params[s]))]
+        if p.key != "sim.max_time_us":
+            sets += ["--set", f"{p.key}={in_range(p, rng)}"]
+    return Case("random/in-range-sets", pinned(s, *sets), ANY)
+
+
+def random_cases(names, params, rng, count):
+    makers = [mutated_yaml, mixed_sets, in_range_sets, in_range_sets]
+    return [makers[rng.randrange(len(makers))](names, params, rng) for _ in range(count)]
+
+
+def option_cases():
+    base = pinned("link-basic")
+    pcap = pinned("link-llr")
+    unwritable = [("proc", "/proc/nope/x"), ("under-file", "{d}/file/x")]
+    for label, path in [("proc", "/proc/nope"), ("regular-file", "{d}/file"), ("under-file", "{d}/file/sub"),
+                        ("dev-null", "/dev/null"), ("name-too-long", "{d}/" + "n" * 300)]:
+        yield Case(f"out/{label}", base + ["--out", path], BAD, files={"file": b"x"})
+    for label, path, expect in [("empty", "", ANY), ("fresh", "{d}/new/deeper", ANY), ("dot", ".", ANY),
+                                ("unicode", "{d}/\u7ed3\u679c", ANY)]:
+        yield Case(f"out/{label}", base + ["--out", path], expect)
+    for label, path in unwritable + [("directory", "{d}/w.vcd")]:
+        ext = "" if label == "directory" else ".fst"
+        yield Case(f"waves/{label}", base + ["--waves", path + ext], BAD, files={"file": b"x"}, dirs=["w.vcd"])
+    for label, path, expect in [("vcd", "{d}/w.vcd", ANY), ("fst", "{d}/w.fst", ANY), ("upper-extension", "{d}/w.VCD", ANY),
+                                ("no-extension", "{d}/w", BAD), ("double-extension", "{d}/w.vcd.txt", BAD),
+                                ("dev-null", "/dev/null", BAD), ("empty", "", ANY), ("only-extension", "{d}/.vcd", ANY)]:
+        yield Case(f"waves/{label}", base + ["--waves", path], expect)
+    for label, scope in [("empty", ""), ("junk", "no.such.scope"), ("unicode", "\u9876.\u5c42"), ("long", "s" * 50000)]:
+        yield Case(f"waves-scope/{label}", base + ["--waves", "{d}/w.vcd", "--waves-scope", scope], ANY)
+    for label, window, expect in [("ok", "0.5us:1us", ANY), ("reversed", "2us:1us", BAD), ("junk", "abc", BAD),
+                                  ("colon-only", ":", ANY), ("open-begin", ":1us", ANY), ("open-end", "1us:", ANY),
+                                  ("no-unit", "1:2", BAD), ("negative", "-1us:1us", BAD), ("nan", "nanus:1us", BAD),
+                                  ("inf", "infus:", BAD), ("huge", "1e308us:", BAD), ("three-parts", "1us:2us:3us", BAD),
+                                  ("unicode", "\uff11us:2us", BAD), ("long", "9" * 400 + "us:", BAD),
+                                  ("spaces", " 1 us : 2 us ", BAD), ("zero", "0:0", ANY)]:
+        yield Case(f"window/{label}", base + ["--waves", "{d}/w.vcd", "--waves-window", window], expect)
+    yield Case("window/without-waves", base + ["--waves-window", "10us:12us"], BAD)
+    for label, path in unwritable + [("directory", "{d}/p.pcap")]:
+        yield Case(f"pcap/{label}", pcap + ["--pcap", path], BAD, files={"file": b"x"}, dirs=["p.pcap"])
+    for label, path in [("ok", "{d}/p.pcap"), ("dev-full", "/dev/full"), ("empty", "")]:
+        yield Case(f"pcap/{label}", pcap + ["--pcap", path], ANY)
+    for label, scope in [("junk", "no.such"), ("unicode", "\u94fe"), ("empty", "")]:
+        yield Case(f"pcap-scope/{label}", pcap + ["--pcap", "{d}/p.pcap", "--pcap-scope", scope], ANY)
+    for label, seed, expect in [("negative", "-1", BAD), ("u64-max", "18446744073709551615", ANY),
+                                ("2^64", "18446744073709551616", BAD), ("huge", "1" * 30, BAD), ("exponent", "1e3", ANY),
+                                ("hex", "0x10", ANY), ("empty", "", BAD), ("word", "abc", BAD), ("fraction", "1.5", BAD),
+                                ("leading-space", " 7", ANY), ("plus", "+7", ANY), ("minus-zero", "-0", ANY),
+                                ("unicode", "\uff17", BAD), ("nan", "nan", BAD)]:
+        yield Case(f"seed/{label}", base + ["--seed", seed], expect, mention="--seed" if expect == BAD else None)
+    yield Case("seed/twice", base + ["--seed", "1", "--seed", "2"], ANY)
+    yield Case("seed/equals-form", base + ["--seed=5"], ANY)
+    misuse = [
+        ("no-arguments", [], BAD), ("unknown-subcommand", ["nope"], BAD), ("unknown-option", ["run", "--nope"], BAD),
+        ("extra-positional", pinned("link-basic", "extra"), BAD), ("option-missing-value-seed", ["run", "--seed"], BAD),
+        ("option-missing-value-out", ["run", "--out"], BAD), ("option-missing-value-set", ["run", "--set"], BAD),
+        ("option-missing-value-waves", ["run", "--waves"], BAD),
+        ("option-missing-value-window", ["run", "--waves-window"], BAD),
+        ("quiet-twice", base + ["--quiet"], ANY), ("double-dash", ["run", "--set", f"sim.max_time_us={PIN_US}",
+                                                                    "--quiet", "--", "link-basic"], ANY),
+        ("help", ["--help"], ANY), ("run-help", ["run", "--help"], ANY), ("short-help", ["-h"], ANY),
+        ("version", ["--version"], ANY), ("scenarios-extra", ["scenarios", "extra"], BAD),
+        ("params-unknown", ["params", "nope"], BAD), ("params-extra", ["params", "link-basic", "extra"], BAD),
+        ("params-empty", ["params", ""], ANY), ("run-empty-scenario", ["run", "", "--set", f"sim.max_time_us={PIN_US}",
+                                                                        "--quiet"], ANY),
+        ("run-dash", ["run", "-", "--quiet"], BAD), ("long-argument", ["run", "a" * 100000, "--quiet"], BAD),
+        ("bench-alone", ["bench"], BAD), ("bench-unknown", ["bench", "nope"], BAD),
+        ("bench-kernel-repeats-0", ["bench", "kernel", "--repeats", "0"], BAD),
+        ("bench-kernel-repeats-16", ["bench", "kernel", "--repeats", "16"], BAD),
+        ("bench-kernel-scale-0", ["bench", "kernel", "--scale", "0"], BAD),
+        ("bench-kernel-scale-nan", ["bench", "kernel", "--scale", "nan"], BAD),
+        ("bench-fec-seconds-nan", ["bench", "fec", "--seconds", "nan"], BAD),
+        ("bench-link-error-nan", ["bench", "link", "--frame-error", "nan"], BAD),
+        ("bench-switch-cycles-small", ["bench", "switch", "--cycles", "999"], BAD),
+        ("bench-kernel-one-style", ["bench", "kernel-one", "--style", "nope", "--blocks", "1", "--activity", "1",
+                                    "--cycles", "1"], BAD),
+        ("bench-kernel-one-tiny", ["bench", "kernel-one", "--style", "domain", "--blocks", "1", "--activity", "1",
+                                   "--cycles", "1"], ANY),
+        ("bench-kernel-one-missing", ["bench", "kernel-one", "--style", "domain"], BAD),
+    ]
+    for label, argv, expect in misuse:
+        yield Case(f"misuse/{label}", argv, expect)
+    # Accepted today: 3 s of codec benchmark, then a phy-loopback that fails. The long campaign only.
+    yield Case("misuse/bench-fec-ber-nan", ["bench", "fec", "--seconds", "0.01", "--ber", "nan"], BAD,
+               pool="long-only")
+
+
+def systematic_cases(names, params, rng):
+    pool = []
+    pool += set_value_cases(names, params)
+    pool += set_syntax_cases(names, params)
+    pool += yaml_file_cases(names, params, rng)
+    pool += option_cases()
+    return pool
+
+
+def pick(pool, count, rng, long_campaign):
+    """Stratified: every kind of case (tag) in turn, each kind's cases in a seeded order."""
+    groups = {}
+    for c in pool:
+        if long_campaign or c.pool != "long-only":
+            groups.setdefault(c.tag, []).append(c)
+    for g in groups.values():
+        rng.shuffle(g)
+    tags = sorted(groups)
+    rng.shuffle(tags)
+    picked, i = [], 0
+    while len(picked) < count and any(groups.values()):
+        g = groups[tags[i % len(tags)]]
+        if g:
+            picked.append(g.pop())
+        i += 1
+    return picked
+
+
+def campaign(names, params, seed, long_campaign, count):
+    """The systematic cases (every kind first), then random ones (a sixth of the whole)."""
+    rng = random.Random(seed)
+    randoms = count // 6 if long_campaign else count // 9
+    cases = pick(systematic_cases(names, params, rng), count - randoms, rng, long_campaign)
+    cases += random_cases(names, params, rng, count - len(cases))
+    for n, c in enumerate(cases):
+        c.id = n
+    return cases
+
+
+# ---------------------------------------------------------------------------------------------
+# Running and judging
+
+SANITIZER = re.compile(r"ERROR: (Address|Leak|Undefined)Sanitizer|runtime error: |Sanitizer:DEADLYSIGNAL")
+
+
+def uses_asan(xysim):
+    out = subprocess.run(["ldd", xysim], capture_output=True, text=True).stdout
+    return "libasan" in out
+
+
+def prepare(case, root):
+    d = os.path.join(root, f"case{case.id:05d}")
+    os.makedirs(d, exist_ok=True)
+    for name, data in case.files.items():
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(data)
+    for name in case.dirs:
+        os.makedirs(os.path.join(d, name), exist_ok=True)
+    for name, target in case.links:
+        os.symlink(target, os.path.join(d, name))
+    return d, [a.replace("{d}", d) for a in case.argv]
+
+
+def run_case(xysim, case, root, timeout, env, asan):
+    d, argv = prepare(case, root)
+
+    def limits():
+        os.setsid()
+        if not asan:  # ASan reserves terabytes of address space; it gets hard_rss_limit_mb instead
+            limit = MEMORY_LIMIT_MIB << 20
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    start = time.monotonic()
+    p = subprocess.Popen([xysim] + argv, cwd=d, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env, preexec_fn=limits)
+    try:
+        out, err = p.communicate(timeout=timeout)
+        rc = p.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        rc = None
+    return d, argv, rc, err.decode(errors="replace"), time.monotonic() - start
+
+
+def judge(case, rc, err):
+    bad = []
+    if rc is None:
+        bad.append("timeout")
+    elif rc < 0 or rc >= 128:
+        bad.append("signal")
+    elif rc not in (0, 1, 2):
+        bad.append(f"exit {rc}")
+    if SANITIZER.search(err):
+        bad.append("sanitizer report")
+    if rc == 2:
+        lines = err.splitlines()
+        if len(lines) != 1:
+            bad.append("stderr lines")
+        elif case.mention and case.mention not in lines[0]:
+            bad.append("error line lacks the key")
+    if case.expect == BAD and rc in (0, 1):
+        bad.append(f"bad input exited {rc}")
+    return bad
+
+
+def known_for(case, violations, err):
+    for name, where, tags, kinds in KNOWN:
+        matches = quotes_a_line_break(case, err) if tags == "line-break" else case.tag in tags
+        if matches and set(violations) <= kinds:
+            return name, where
+    return None
+
+
+def shown(xysim, argv):
+    return shlex.join([xysim] + argv)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("xysim")
+    ap.add_argument("--long", action="store_true", help="the long campaign (also XY_LONG=1)")
+    ap.add_argument("--cases", type=int, help=f"how many (default {SHORT_CASES}, long {LONG_CASES})")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--timeout", type=float, default=20.0, help="seconds a run may take")
+    ap.add_argument("--case", type=int, action="append", help="run only this case (repeatable)")
+    ap.add_argument("--list", action="store_true", help="list the cases, run nothing")
+    ap.add_argument("--strict", action="store_true", help="known defects fail the test too")
+    ap.add_argument("--keep", default="cli-fuzz-failures", help="where the files of failed cases are kept")
+    args = ap.parse_args()
+    long_campaign = args.long or bool(os.environ.get("XY_LONG"))
+    count = args.cases or (LONG_CASES if long_campaign else SHORT_CASES)
+    xysim = os.path.abspath(args.xysim)
+
+    names, params = discover(xysim)
+    cases = campaign(names, params, args.seed, long_campaign, count)
+    if args.case:
+        cases = [c for c in cases if c.id in args.case]
+    if args.list:
+        for c in cases:
+            print(f"{c.id:5d} {c.expect:3} {c.tag:40} {shown('xysim', c.argv)[:200]}")
+        return 0
+
+    asan = uses_asan(xysim)
+    env = dict(os.environ)
+    if asan:
+        extra = f"allocator_may_return_null=1:hard_rss_limit_mb={MEMORY_LIMIT_MIB}"
+        env["ASAN_OPTIONS"] = extra + (":" + env["ASAN_OPTIONS"] if env.get("ASAN_OPTIONS") else "")
+    shutil.rmtree(args.keep, ignore_errors=True)  # a previous run's failures
+    root = tempfile.mkdtemp(prefix="xysim-fuzz-")
+    start = time.monotonic()
+    failures, known, slowest = [], {}, (0.0, None)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            futures = {pool.submit(run_case, xysim, c, root, args.timeout, env, asan): c for c in cases}
+            for f in concurrent.futures.as_completed(futures):
+                c = futures[f]
+                d, argv, rc, err, secs = f.result()
+                slowest = max(slowest, (secs, c.id), key=lambda x: x[0])
+                violations = judge(c, rc, err)
+                if not violations:
+                    shutil.rmtree(d, ignore_errors=True)
+                    continue
+                k = known_for(c, violations, err)
+                if k and not args.strict:
+                    known.setdefault(k, []).append((c, argv, rc, err))
+                    continue
+                failures.append((c, d, argv, rc, err, violations, k))
+        os.makedirs(args.keep, exist_ok=True) if failures else None
+        for c, d, argv, rc, err, violations, k in sorted(failures, key=lambda x: x[0].id):
+            kept = os.path.abspath(os.path.join(args.keep, os.path.basename(d)))
+            shutil.rmtree(kept, ignore_errors=True)
+            shutil.move(d, kept)
+            argv = [a.replace(d, kept) for a in argv]
+            tail = err.strip().splitlines()
+            print(f"FAIL case {c.id} [{c.tag}] expected {'exit 2' if c.expect == BAD else 'exit 0, 1 or 2'}: "
+                  f"{', '.join(violations)} (exit {'timeout' if rc is None else rc})" + (f" — known: {k[0]}" if k else ""))
+            print(f"  command: {shown(xysim, argv)[:2000]}")
+            for name in c.files:
+                print(f"  file:    {os.path.join(kept, name)}")
+            print(f"  again:   {shlex.join([sys.argv[0], args.xysim, '--seed', str(args.seed), '--cases', str(count)] + (['--long'] if long_campaign else []) + ['--case', str(c.id)])}")
+            for line in tail[:6]:
+                print(f"  stderr:  {line[:300]}")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    for (name, where), hits in sorted(known.items()):
+        print(f"KNOWN {name}: {len(hits)} run(s) — {where}; e.g.")
+        for c, argv, rc, err in hits[:3]:
+            line = err.strip().splitlines()[0][:200] if err.strip() else ""
+            print(f"  case {c.id} [{c.tag}] exit {'timeout' if rc is None else rc}: {shown('xysim', argv)[:300]}"
+                  + (f"  ({line})" if line else ""))
+    secs = time.monotonic() - start
+    print(f"fuzz: {len(cases)} runs of {xysim} ({'long' if long_campaign else 'short'} campaign, seed {args.seed}, "
+          f"{'ASan' if asan else 'no sanitizer'}), {len(failures)} failed, "
+          f"{sum(len(h) for h in known.values())} known defects, {secs:.0f} s (slowest run {slowest[0]:.1f} s, case {slowest[1]})")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -82,8 +82,12 @@ std::string Config::load_yaml_file(const std::string& path, std::uint64_t* seed)
     throw ConfigError(fmt::format("{}: a scenario file is a map with keys scenario, seed, params", path));
   std::string scenario;
   std::map<std::string, std::string> seen;
+  std::map<std::string, std::string> top_keys;  // a key given twice is refused, as in params
   for (const auto& kv : root) {
     const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
+    if (const auto [it, fresh] = top_keys.emplace(key, origin_of(path, kv.first)); !fresh && !key.empty())
+      throw ConfigError(fmt::format("{}: '{}' given twice (also at {}); allowed: once", origin_of(path, kv.first), key,
+                                    it->second));
     if (key == "scenario" && kv.second.IsScalar()) {
       scenario = kv.second.Scalar();
     } else if (key == "seed" && kv.second.IsScalar()) {

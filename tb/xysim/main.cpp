@@ -14,6 +14,15 @@
 #include "tb/xysim/run.hpp"
 #include "xingyun/version.hpp"
 
+namespace {
+// An error is one line, whatever the value it quotes: line breaks in it are shown as \n.
+std::string one_line(std::string text) {
+  for (std::size_t at = 0; (at = text.find_first_of("\r\n", at)) != std::string::npos; at += 2)
+    text.replace(at, 1, text[at] == '\n' ? "\\n" : "\\r");
+  return text;
+}
+}  // namespace
+
 int sc_main(int argc, char** argv) {
   using namespace xy;
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
@@ -107,13 +116,13 @@ int sc_main(int argc, char** argv) {
       return rc ? rc : fec_mode_bench(argv[0], fec_ber, bench.repeats);
     }
   } catch (const ConfigError& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const std::invalid_argument& e) {  // e.g. a --waves file with an unknown extension
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << one_line(e.what()) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << one_line(e.what()) << "\n";
     return 1;
   }
   return 0;

@@ -16,6 +16,8 @@ std::string origin_of(const std::string& path, const YAML::Node& node) {
   return fmt::format("{}:{}", path, node.Mark().line + 1);
 }
 
+constexpr std::size_t kMaxParams = 100000;
+
 // `seen`: key -> where the file gave it, so that one given twice (nested and dotted) is refused.
 void flatten(const YAML::Node& node, const std::string& prefix, const std::string& path, Config& cfg,
              std::map<std::string, std::string>& seen) {
@@ -28,6 +30,10 @@ void flatten(const YAML::Node& node, const std::string& prefix, const std::strin
     }
   } else if (node.IsScalar()) {
     const std::string origin = origin_of(path, node);
+    // Aliases can make a small file expand into billions of parameters: refuse long before.
+    if (seen.size() >= kMaxParams)
+      throw ConfigError(fmt::format("{}: more than {} parameters (aliases expanding?); allowed: at most {}", path,
+                                    kMaxParams, kMaxParams));
     if (const auto [it, fresh] = seen.emplace(prefix, origin); !fresh)
       throw ConfigError(fmt::format("{}: parameter '{}' given twice (also at {}); allowed: once", origin, prefix,
                                     it->second));

@@ -1,4 +1,5 @@
 // xysim: the Xingyun driver. Exit status: 0 ok, 1 a check failed, 2 bad input.
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 
@@ -21,6 +22,14 @@ std::string one_line(std::string text) {
     text.replace(at, 1, text[at] == '\n' ? "\\n" : "\\r");
   return text;
 }
+
+// CLI::Range lets NaN through (every comparison with it is false): real options check this too.
+const CLI::Validator kNumber(
+    [](std::string& text) -> std::string {
+      const double v = std::strtod(text.c_str(), nullptr);
+      return std::isfinite(v) ? "" : "must be a finite number, not " + text;
+    },
+    "NUMBER");
 }  // namespace
 
 int sc_main(int argc, char** argv) {
@@ -56,7 +65,7 @@ int sc_main(int argc, char** argv) {
   auto* bench_cmd = app.add_subcommand("bench", "benchmarks");
   auto* kernel_cmd = bench_cmd->add_subcommand("kernel", "ClockDomain vs one SC_METHOD per block, in one run");
   kernel_cmd->add_option("--repeats", bench.repeats, "runs per configuration (median is reported)")->check(CLI::Range(1, 15));
-  kernel_cmd->add_option("--scale", bench.scale, "multiply the simulated cycles")->check(CLI::Range(0.01, 100.0));
+  kernel_cmd->add_option("--scale", bench.scale, "multiply the simulated cycles")->check(CLI::Range(0.01, 100.0) & kNumber);
   auto* one_cmd = bench_cmd->add_subcommand("kernel-one", "one configuration (used by 'bench kernel')");
   one_cmd->group("");  // internal
   one_cmd->add_option("--style", bench.style)->required()->check(CLI::IsMember({"domain", "method", "method-gated"}));
@@ -65,14 +74,14 @@ int sc_main(int argc, char** argv) {
   one_cmd->add_option("--cycles", bench.cycles)->required()->check(CLI::Range(1, 1000000000));
   double fec_seconds = 0.3, fec_ber = 1e-6;
   auto* fec_cmd = bench_cmd->add_subcommand("fec", "RS codec Gb/s per core; fast vs exact codec in phy-loopback");
-  fec_cmd->add_option("--seconds", fec_seconds, "time per codec measurement")->check(CLI::Range(0.01, 60.0));
-  fec_cmd->add_option("--ber", fec_ber, "pre-FEC BER of the fast/exact comparison")->check(CLI::Range(0.0, 0.01));
+  fec_cmd->add_option("--seconds", fec_seconds, "time per codec measurement")->check(CLI::Range(0.01, 60.0) & kNumber);
+  fec_cmd->add_option("--ber", fec_ber, "pre-FEC BER of the fast/exact comparison")->check(CLI::Range(0.0, 0.01) & kNumber);
   fec_cmd->add_option("--repeats", bench.repeats, "runs of each codec (median is reported)")->check(CLI::Range(1, 15));
   std::uint64_t link_frames = 200000;
   double link_error = 1e-4;
   auto* link_cmd = bench_cmd->add_subcommand("link", "one 800G link with LLR at full load: cycles/s, frames/s, memory");
   link_cmd->add_option("--frames", link_frames, "frames each way")->check(CLI::Range(1, 1000000000));
-  link_cmd->add_option("--frame-error", link_error, "chance a frame is corrupted")->check(CLI::Range(0.0, 0.5));
+  link_cmd->add_option("--frame-error", link_error, "chance a frame is corrupted")->check(CLI::Range(0.0, 0.5) & kNumber);
   std::uint64_t switch_cycles = 200000;
   auto* switch_cmd = bench_cmd->add_subcommand("switch", "a 64-port switch at 50 % and 100 % load: cycles/s, packets/s, memory");
   switch_cmd->add_option("--cycles", switch_cycles, "cycles of traffic")->check(CLI::Range(1000, 1000000000));

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fuzz test of the xysim command line and its YAML scenario files.
 
-    fuzz.py XYSIM [--long] [--cases N] [--seed S] [--jobs J] [--case ID] [--list] [--strict]
+    fuzz.py XYSIM [--long] [--cases N] [--seed S] [--jobs J] [--case ID] [--list]
 
 The cases come from what xysim declares: `xysim scenarios`, then `xysim params SCENARIO` for the
 key, type, default, unit and range of every parameter. Each is given wrong types, values out of
@@ -16,8 +16,7 @@ is bad for sure must exit 2, and for one bad parameter the line names it.
 Deterministic: the same seed and xysim give the same cases (stratified over the kinds of case,
 so the short campaign touches every kind). Short campaign by default (ctest Cli.fuzz), the long
 one with --long or XY_LONG=1. A run that breaks a rule is printed with the command that repeats
-it, its files kept under ./cli-fuzz-failures/; `--case ID` reruns one case. Defects known and
-being fixed elsewhere (KNOWN below) are reported but do not fail the test unless --strict.
+it, its files kept under ./cli-fuzz-failures/; `--case ID` reruns one case.
 """
 import argparse
 import concurrent.futures
@@ -51,44 +50,6 @@ SIZE_CAPS = {
     "allreduce.bytes": 1 << 20,
 }
 MEMORY_LIMIT_MIB = 4096
-
-# Defects known, in files being fixed elsewhere (tb/xysim/main.cpp, run.cpp, hw/kernel/config.cpp):
-# (name, what and where, the kinds of case, the violations allowed). A case with other violations
-# still fails.
-EXITED = {"bad input exited 0", "bad input exited 1"}
-KNOWN = [
-    ("seed-wraps", "issue 12 item 5 (main.cpp): --seed -1 is taken as 2^64-1; so are 2^64, 30 digits and ''",
-     {"seed/negative", "seed/2^64", "seed/huge", "seed/empty"}, EXITED),
-    ("out-after-run", "issue 12 item 5 (run.cpp): an --out that cannot be written fails after the run",
-     {"out/proc", "out/regular-file", "out/under-file", "out/dev-null", "out/name-too-long"}, EXITED),
-    ("waves-pcap-unwritable", "issue 12 item 5 (run.cpp): an unwritable --waves or --pcap exits 1",
-     {"waves/proc", "waves/directory", "waves/under-file", "pcap/proc", "pcap/directory", "pcap/under-file"}, EXITED),
-    ("scenario-directory", "issue 12 item 5 (config.cpp): a directory as scenario file, a libstdc++ message",
-     {"path/directory-yaml"}, EXITED | {"stderr lines"}),
-    ("yaml-duplicate-keys", "issue 12 item 5 (config.cpp): a YAML key given twice, the last silently wins",
-     {"yaml/dup-nested-dotted", "yaml/dup-dotted", "yaml/dup-nested-map", "yaml/dup-scenario", "yaml/dup-seed",
-      "yaml/dup-params"}, EXITED),
-    ("waves-window-alone", "issue 12 item 5 (main.cpp): --waves-window without --waves is accepted",
-     {"window/without-waves"}, EXITED),
-    # Found by this test, in the same files:
-    ("newline-in-value", "config.cpp: the error line quotes the value (or yaml-cpp's message) as is, a line "
-     "break in it makes two lines", "line-break", {"stderr lines"}),
-    ("yaml-non-scalar-key", "config.cpp: a YAML key that is a list or map is 'yaml-cpp: ... bad conversion', exit 1",
-     {"yaml/complex-key", "yaml/map-key", "yaml/complex-top-key"}, EXITED),
-    ("bench-nan", "main.cpp: CLI::Range lets NaN through (bench fec --ber nan runs, then fails)",
-     {"misuse/bench-fec-ber-nan"}, EXITED),
-    ("yaml-alias-bomb", "config.cpp: YAML aliases are expanded into parameters before any is refused: "
-     "9^9 from 800 bytes exhaust memory or time", {"yaml/alias-bomb"}, EXITED | {"timeout", "signal"}),
-]
-
-
-def quotes_a_line_break(case, err):
-    """One error whose message goes on over more lines: a value (or a YAML parser message)
-    quoted with the line break in it, from the command line or a file."""
-    lines = err.splitlines()
-    from_input = any("\n" in a for a in case.argv) or bool(case.files)
-    return from_input and len(lines) > 1 and lines[0].startswith("error: ") and not any(
-        re.match(r"(error|warning|info|fatal|failed)\b", l, re.I) for l in lines[1:])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -634,14 +595,6 @@ def judge(case, rc, err):
     return bad
 
 
-def known_for(case, violations, err):
-    for name, where, tags, kinds in KNOWN:
-        matches = quotes_a_line_break(case, err) if tags == "line-break" else case.tag in tags
-        if matches and set(violations) <= kinds:
-            return name, where
-    return None
-
-
 def shown(xysim, argv):
     return shlex.join([xysim] + argv)
 
@@ -656,7 +609,6 @@ def main():
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds a run may take")
     ap.add_argument("--case", type=int, action="append", help="run only this case (repeatable)")
     ap.add_argument("--list", action="store_true", help="list the cases, run nothing")
-    ap.add_argument("--strict", action="store_true", help="known defects fail the test too")
     ap.add_argument("--keep", default="cli-fuzz-failures", help="where the files of failed cases are kept")
     args = ap.parse_args()
     long_campaign = args.long or bool(os.environ.get("XY_LONG"))
@@ -680,7 +632,7 @@ def main():
     shutil.rmtree(args.keep, ignore_errors=True)  # a previous run's failures
     root = tempfile.mkdtemp(prefix="xysim-fuzz-")
     start = time.monotonic()
-    failures, known, slowest = [], {}, (0.0, None)
+    failures, slowest = [], (0.0, None)
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
             futures = {pool.submit(run_case, xysim, c, root, args.timeout, env, asan): c for c in cases}
@@ -692,20 +644,16 @@ def main():
                 if not violations:
                     shutil.rmtree(d, ignore_errors=True)
                     continue
-                k = known_for(c, violations, err)
-                if k and not args.strict:
-                    known.setdefault(k, []).append((c, argv, rc, err))
-                    continue
-                failures.append((c, d, argv, rc, err, violations, k))
+                failures.append((c, d, argv, rc, err, violations))
         os.makedirs(args.keep, exist_ok=True) if failures else None
-        for c, d, argv, rc, err, violations, k in sorted(failures, key=lambda x: x[0].id):
+        for c, d, argv, rc, err, violations in sorted(failures, key=lambda x: x[0].id):
             kept = os.path.abspath(os.path.join(args.keep, os.path.basename(d)))
             shutil.rmtree(kept, ignore_errors=True)
             shutil.move(d, kept)
             argv = [a.replace(d, kept) for a in argv]
             tail = err.strip().splitlines()
             print(f"FAIL case {c.id} [{c.tag}] expected {'exit 2' if c.expect == BAD else 'exit 0, 1 or 2'}: "
-                  f"{', '.join(violations)} (exit {'timeout' if rc is None else rc})" + (f" — known: {k[0]}" if k else ""))
+                  f"{', '.join(violations)} (exit {'timeout' if rc is None else rc})")
             print(f"  command: {shown(xysim, argv)[:2000]}")
             for name in c.files:
                 print(f"  file:    {os.path.join(kept, name)}")
@@ -714,16 +662,10 @@ def main():
                 print(f"  stderr:  {line[:300]}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    for (name, where), hits in sorted(known.items()):
-        print(f"KNOWN {name}: {len(hits)} run(s) — {where}; e.g.")
-        for c, argv, rc, err in hits[:3]:
-            line = err.strip().splitlines()[0][:200] if err.strip() else ""
-            print(f"  case {c.id} [{c.tag}] exit {'timeout' if rc is None else rc}: {shown('xysim', argv)[:300]}"
-                  + (f"  ({line})" if line else ""))
     secs = time.monotonic() - start
     print(f"fuzz: {len(cases)} runs of {xysim} ({'long' if long_campaign else 'short'} campaign, seed {args.seed}, "
           f"{'ASan' if asan else 'no sanitizer'}), {len(failures)} failed, "
-          f"{sum(len(h) for h in known.values())} known defects, {secs:.0f} s (slowest run {slowest[0]:.1f} s, case {slowest[1]})")
+          f"{secs:.0f} s (slowest run {slowest[0]:.1f} s, case {slowest[1]})")
     return 1 if failures else 0
 
 

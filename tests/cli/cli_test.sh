@@ -142,9 +142,10 @@ case "$case_name" in
   bad_cli_value)
     expect_bad_input "--seed" run --seed abc ;;
   bench_nan)
-    # CLI11's Range checks let NaN through; the benchmarks refuse it before running anything.
-    expect_bad_input "--scale nan" bench kernel --scale nan
-    expect_bad_input "--seconds nan" bench fec --seconds nan ;;
+    # CLI11's Range checks let NaN through; real options refuse it before running anything.
+    expect_bad_input "--scale: must be a finite number, not nan" bench kernel --scale nan
+    expect_bad_input "--seconds: must be a finite number, not nan" bench fec --seconds nan
+    expect_bad_input "must be a finite number, not inf" bench fec --ber inf ;;
   same_seed_same_results)
     "$xysim" run link-basic --seed 7 --out "$work/A" --quiet >/dev/null || fail "run A"
     "$xysim" run link-basic --seed 7 --out "$work/B" --quiet >/dev/null || fail "run B"

@@ -128,7 +128,7 @@ std::int64_t Config::integer(const std::string& key, std::int64_t def, const std
     std::size_t used = 0;
     bool ok = true;
     try {
-      value = std::stoll(g->value, &used, 0);
+      value = std::stoll(g->value, &used, 10);  // decimal: "010" is ten, not octal eight
     } catch (const std::exception&) {
       ok = false;
     }

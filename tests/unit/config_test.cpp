@@ -44,6 +44,14 @@ TEST(Config, OverridesAreParsedByType) {
   EXPECT_NO_THROW(c.check_all_used());
 }
 
+TEST(Config, IntegersAreDecimalWithLeadingZeros) {
+  Config c;
+  c.set_from_assignment("a.b=010");
+  c.set_from_assignment("a.h=0x10");
+  EXPECT_EQ(c.integer("a.b", 7, "cycles", 1, 100, "x"), 10);
+  EXPECT_THROW(c.integer("a.h", 7, "cycles", 1, 100, "x"), ConfigError);
+}
+
 TEST(Config, OutOfRangeNamesKeyValueAndRange) {
   Config c;
   c.set_from_assignment("link.latency_cycles=-3");

@@ -27,12 +27,10 @@ struct Capture {
   link::PcapWriter* writer = nullptr;  // null: no capture
   std::string scope;                   // only links whose name starts with this
   std::vector<std::string> links;      // every link offered, so a scope matching none is refused
-  std::size_t matched = 0;
+  bool takes(const std::string& link) const { return link.rfind(scope, 0) == 0; }
   link::PcapWriter* for_link(const std::string& name) {
     links.push_back(name);
-    if (!writer || name.rfind(scope, 0) != 0) return nullptr;
-    ++matched;
-    return writer;
+    return writer && takes(name) ? writer : nullptr;
   }
 };
 

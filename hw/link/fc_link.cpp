@@ -161,11 +161,11 @@ void FcReceiver::eval() {
     frames_received_.add();
     if (fc_ == FlowControl::kCbfc) {
       if (const std::uint32_t beyond = cbfc_.on_receive(vc, f->bytes))
-        overflow_.record(cbfc_overflow(name(), cbfc_, vc, f->bytes, beyond, now()), beyond, "credits");
+        overflow_.record(beyond, "credits", [&] { return cbfc_overflow(name(), cbfc_, vc, f->bytes, beyond, now()); });
     }
     if (fc_ == FlowControl::kPfc) {
       if (const std::uint32_t beyond = pfc_.on_receive(vc, f->bytes))
-        overflow_.record(pfc_overflow(name(), pfc_, vc, f->bytes, beyond, now()), beyond, "B");
+        overflow_.record(beyond, "B", [&] { return pfc_overflow(name(), pfc_, vc, f->bytes, beyond, now()); });
     }
     occupancy_[vc] += f->bytes;
     peak_[vc] = std::max(peak_[vc], occupancy_[vc]);

@@ -12,14 +12,14 @@ namespace xy::link {
 
 class OverflowLog {
  public:
-  // `first`: the overflow in words (port, priority or VC, cycle, occupancy, buffer); `beyond`:
-  // how much of the frame did not fit, in `unit`.
-  void record(const std::string& first, std::uint64_t beyond, const char* unit) {
-    if (frames_++ == 0) first_ = first, unit_ = unit;
+  // `beyond`: how much of the frame did not fit, in `unit`; `describe()` puts the overflow in
+  // words (port, priority or VC, cycle, occupancy, buffer), called for the first one only.
+  template <class Describe>
+  void record(std::uint64_t beyond, const char* unit, Describe describe) {
+    if (frames_++ == 0) first_ = describe(), unit_ = unit;
     worst_ = std::max(worst_, beyond);
   }
   bool empty() const { return frames_ == 0; }
-  std::uint64_t frames() const { return frames_; }
   std::string report() const {
     return empty() ? "" : fmt::format("{}; {} frames overflowed in all, the worst by {} {}", first_, frames_, worst_, unit_);
   }

@@ -29,11 +29,13 @@ void PortFlowControl::on_send(const Packet& p) {
 void PortFlowControl::on_arrive(const Packet& p) {
   if (mode_ == LinkFc::kCbfc) {
     if (const std::uint32_t beyond = cbfc_rx_.on_receive(p.vc, p.bytes))
-      overflow_.record(link::cbfc_overflow(name(), cbfc_rx_, p.vc, p.bytes, beyond, now()), beyond, "credits");
+      overflow_.record(beyond, "credits",
+                       [&] { return link::cbfc_overflow(name(), cbfc_rx_, p.vc, p.bytes, beyond, now()); });
   }
   if (mode_ == LinkFc::kPfc) {
     if (const std::uint32_t beyond = pfc_rx_.on_receive(p.vc, p.bytes))
-      overflow_.record(link::pfc_overflow(name(), pfc_rx_, p.vc, p.bytes, beyond, now()), beyond, "B");
+      overflow_.record(beyond, "B",
+                       [&] { return link::pfc_overflow(name(), pfc_rx_, p.vc, p.bytes, beyond, now()); });
   }
   wake_next();  // a threshold or an update may be due
 }

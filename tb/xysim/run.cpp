@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -61,12 +62,12 @@ void check_writable_dir(const std::string& dir) {
 
 // --pcap on a scenario: at least one link must take the capture.
 void check_capture(const Capture& capture, const std::string& scenario) {
-  if (!capture.writer || capture.matched) return;
-  if (capture.links.empty())
+  const auto& links = capture.links;
+  if (!capture.writer || std::any_of(links.begin(), links.end(), [&](const auto& l) { return capture.takes(l); })) return;
+  if (links.empty())
     throw ConfigError(fmt::format("--pcap: scenario {} has no link whose frames can be captured", scenario));
-  std::string links;
-  for (const auto& l : capture.links) links += (links.empty() ? "" : ", ") + l;
-  throw ConfigError(fmt::format("--pcap-scope '{}' matches none of this scenario's links: {}", capture.scope, links));
+  throw ConfigError(fmt::format("--pcap-scope '{}' matches none of this scenario's links: {}", capture.scope,
+                                fmt::join(links, ", ")));
 }
 
 void write_file(const std::filesystem::path& path, const std::string& text) {
@@ -104,7 +105,7 @@ RunResult run_scenario(const RunOptions& options) {
       throw ConfigError(fmt::format("--pcap '{}': cannot open the file for writing", options.pcap));
     }
   }
-  RunContext ctx{config, stats, waves, seed, Capture{pcap.get(), options.pcap_scope, {}, 0}};
+  RunContext ctx{config, stats, waves, seed, Capture{pcap.get(), options.pcap_scope, {}}};
   const SimParams sim(config);
   std::unique_ptr<Testbench> tb = scenario.build(ctx);
   config.check_all_used();

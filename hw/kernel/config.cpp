@@ -18,7 +18,14 @@ std::string origin_of(const std::string& path, const YAML::Node& node) {
 
 constexpr std::size_t kMaxParams = 100000;
 
-// `seen`: key -> where the file gave it, so that one given twice (nested and dotted) is refused.
+// Where a file gave each key: one given twice (nested and dotted, say) is refused.
+void note_once(std::map<std::string, std::string>& seen, const std::string& what, const std::string& key,
+               const std::string& origin) {
+  if (const auto [it, fresh] = seen.emplace(key, origin); !fresh)
+    throw ConfigError(fmt::format("{}: {}'{}' given twice (also at {}); allowed: once", origin, what, key, it->second));
+}
+
+// `seen`: see note_once.
 void flatten(const YAML::Node& node, const std::string& prefix, const std::string& path, Config& cfg,
              std::map<std::string, std::string>& seen) {
   if (node.IsMap()) {
@@ -34,9 +41,7 @@ void flatten(const YAML::Node& node, const std::string& prefix, const std::strin
     if (seen.size() >= kMaxParams)
       throw ConfigError(fmt::format("{}: more than {} parameters (aliases expanding?); allowed: at most {}", path,
                                     kMaxParams, kMaxParams));
-    if (const auto [it, fresh] = seen.emplace(prefix, origin); !fresh)
-      throw ConfigError(fmt::format("{}: parameter '{}' given twice (also at {}); allowed: once", origin, prefix,
-                                    it->second));
+    note_once(seen, "parameter ", prefix, origin);
     cfg.set(prefix, node.Scalar(), origin);
   } else {
     throw ConfigError(fmt::format("{}: parameter '{}' must be a single value or a map of parameters",
@@ -88,12 +93,10 @@ std::string Config::load_yaml_file(const std::string& path, std::uint64_t* seed)
     throw ConfigError(fmt::format("{}: a scenario file is a map with keys scenario, seed, params", path));
   std::string scenario;
   std::map<std::string, std::string> seen;
-  std::map<std::string, std::string> top_keys;  // a key given twice is refused, as in params
+  std::map<std::string, std::string> top_keys;
   for (const auto& kv : root) {
     const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
-    if (const auto [it, fresh] = top_keys.emplace(key, origin_of(path, kv.first)); !fresh && !key.empty())
-      throw ConfigError(fmt::format("{}: '{}' given twice (also at {}); allowed: once", origin_of(path, kv.first), key,
-                                    it->second));
+    if (!key.empty()) note_once(top_keys, "", key, origin_of(path, kv.first));
     if (key == "scenario" && kv.second.IsScalar()) {
       scenario = kv.second.Scalar();
     } else if (key == "seed" && kv.second.IsScalar()) {

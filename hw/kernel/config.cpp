@@ -189,6 +189,14 @@ std::string Config::choice(const std::string& key, const std::string& def, const
   return value;
 }
 
+std::string Config::text(const std::string& key, const std::string& def, const std::string& description) {
+  std::string value = def;
+  if (const Given* g = given(key)) value = g->value;
+  if (value.empty()) throw ConfigError(fmt::format("{} = '': must not be empty", key));
+  declare({key, "text", "", "", description, def, value});
+  return value;
+}
+
 std::string Config::implementation(const std::string& key, const std::vector<std::string>& allowed,
                                    const std::string& description) {
   const std::string value = choice(key, allowed.at(0), allowed, description);

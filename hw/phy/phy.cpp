@@ -29,16 +29,17 @@ Cycle ns_to_cycles(double ns, Time period) {
 
 }  // namespace
 
-PhyParams PhyParams::declare(Config& c, const std::string& prefix) {
+PhyParams PhyParams::declare(Config& c, const std::string& prefix, int default_lanes) {
   PhyParams p;
   const std::string k = prefix + ".";
   p.fec = c.choice(k + "fec", "rs544", {"rs544", "rs272", "none"},
                    "FEC: KP4 RS(544,514), low-latency RS(272,257+1), or none (CRC only)");
-  p.lanes = static_cast<int>(c.integer(k + "lanes", 4, "lanes", 1, 8, "SerDes lanes of the port: 1, 2, 4 or 8"));
+  p.lanes = static_cast<int>(c.integer(k + "lanes", default_lanes, "lanes", 1, 8, "SerDes lanes of the port: 1, 2, 4 or 8"));
   if (p.lanes != 1 && p.lanes != 2 && p.lanes != 4 && p.lanes != 8)
     throw ConfigError(fmt::format("{}lanes = {}: must be 1, 2, 4 or 8", k, p.lanes));
-  p.interleave = static_cast<int>(
-      c.integer(k + "interleave", 1, "codewords", 1, 2, "codewords interleaved symbol by symbol over the lanes"));
+  // By default the fewest codewords whose group fills whole cycles (rs272 on 8 lanes takes 2).
+  p.interleave = static_cast<int>(c.integer(k + "interleave", p.with_fec(p.fec).interleave, "codewords", 1, 2,
+                                            "codewords interleaved symbol by symbol over the lanes"));
   p.lane_gbps = c.real(k + "lane_gbps", 106.25, "Gb/s", 1, 1000, "line rate of one lane (53.125 GBd PAM4)");
   p.fast = c.choice(k + "codec", "fast", {"fast", "exact"},
                     "exact: encode and decode every codeword; fast: only those the channel touched (same results)") ==
@@ -52,11 +53,10 @@ PhyParams PhyParams::declare(Config& c, const std::string& prefix) {
         c.real(k + d.mode + ".decoder_ns", d.dec, "ns", 0, 100000, "decoder pipeline after the codeword is complete"),
         period);
   }
-  const double pma_tx = c.real(k + "pma_tx_ns", 10, "ns", 0, 100000, "TX PMA/SerDes latency (check)");
-  const double pma_rx = c.real(k + "pma_rx_ns", 10, "ns", 0, 100000, "RX PMA/SerDes latency incl. DSP (check)");
-  const double cable = c.real(k + "cable_m", 2, "m", 0, 1000, "cable length; 5 ns per metre");
+  p.pma_tx_ns = c.real(k + "pma_tx_ns", 10, "ns", 0, 100000, "TX PMA/SerDes latency (check)");
+  p.pma_rx_ns = c.real(k + "pma_rx_ns", 10, "ns", 0, 100000, "RX PMA/SerDes latency incl. DSP (check)");
   p.max_skew_ns = c.real(k + "max_skew_ns", 1, "ns", 0, 1000, "worst skew between lanes, removed by the deskew buffer");
-  p.path_cycles = ns_to_cycles(pma_tx + 5 * cable + pma_rx + p.max_skew_ns, period);
+  p.set_cable(c.real(k + "cable_m", 2, "m", 0, 1000, "cable length; 5 ns per metre"));
   p.cdr_lock_cycles = ns_to_cycles(c.real(k + "cdr_lock_us", 1, "us", 0, 1e6, "link-up time: CDR lock") * 1000, period);
   const double down_at = c.real(k + "link_down_at_us", 0, "us", 0, 1e9, "link flap: when the link goes down");
   const double down_for = c.real(k + "link_down_us", 0, "us", 0, 1e9, "link flap: how long it stays down; 0 = no flap");
@@ -86,6 +86,17 @@ PhyParams PhyParams::declare(Config& c, const std::string& prefix) {
 }
 
 Time PhyParams::period() const { return period_from_mhz(lane_gbps * 1000 / kLaneBitsPerCycle); }
+PhyParams PhyParams::with_fec(const std::string& mode) const {
+  PhyParams q = *this;
+  q.fec = mode;
+  q.interleave = mode == "rs272" && 2720 % (kLaneBitsPerCycle * lanes) ? 2 : 1;
+  return q;
+}
+
+void PhyParams::set_cable(double metres) {
+  cable_m = metres;
+  path_cycles = ns_to_cycles(pma_tx_ns + 5 * cable_m + pma_rx_ns + max_skew_ns, period());
+}
 int PhyParams::n() const { return fec == "rs544" ? 544 : fec == "rs272" ? 272 : 514; }
 int PhyParams::k() const { return fec == "rs544" ? 514 : fec == "rs272" ? 258 : 514; }
 int PhyParams::t() const { return fec == "rs544" ? 15 : fec == "rs272" ? 7 : 0; }
@@ -129,7 +140,7 @@ struct PhyLink::Impl {
   void make_symbols(CodewordGroup::Word& w);
   void distribute_errors(CodewordGroup& g);
   void decode(CodewordGroup& g);
-  void deliver_frames();
+  void deliver_frames(Cycle group_sent, Cycle group_arrived);
 
   std::string name;
   PhyParams p;
@@ -222,6 +233,7 @@ void PhyLink::Impl::tx_eval() {
   if (in && in->can_pop() && tx_blocks.size() < room && clock.now() >= p.cdr_lock_cycles) {
     Packet* f = in->pop();
     f->injected = clock.time_of(clock.now());
+    f->advance(kStageSerialize, f->injected);
     const std::uint64_t first = tx_block_end;
     const std::size_t before = tx_blocks.size();
     std::vector<Block66> blocks;
@@ -236,6 +248,11 @@ void PhyLink::Impl::tx_eval() {
   if (clock.now() == next_send && !stopped) {
     CodewordGroup* g = make_group();
     g->sent = clock.now();
+    for (auto& f : frames)  // the frames whose last block this group carries leave the PCS now
+      if (!f.sent && f.end_block <= tx_block_base) {
+        f.sent = true;
+        f.packet->advance(kStageFecEncode, clock.time_of(g->sent));
+      }
     g->lost = g->sent >= p.down_from && g->sent < p.down_until;
     line.push(g);
     ++groups_sent;
@@ -384,7 +401,7 @@ void PhyLink::Impl::decode(CodewordGroup& g) {
   }
 }
 
-void PhyLink::Impl::deliver_frames() {
+void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
   const std::uint64_t have = rx_block_base + rx_blocks.size();
   while (!frames.empty() && frames.front().end_block <= have) {
     const FrameRecord f = frames.front();
@@ -397,17 +414,17 @@ void PhyLink::Impl::deliver_frames() {
       bad = bad || rx_blocks[from + i].second;
     }
     const bool ok = decode_frame(frame_blocks.data(), count, frame_bytes);
-    Packet* o = pool.acquire();
-    o->id = f.packet->id;
-    o->src = f.packet->src;
-    o->dst = f.packet->dst;
-    o->created = f.packet->created;
-    o->injected = f.packet->injected;
-    o->phantom = false;
-    o->payload = ok ? frame_bytes : f.packet->payload;  // undecodable: keep the length, mark it
+    Packet* o = f.packet;
+    if (ok) o->payload.swap(frame_bytes);  // undecodable: keep the length, mark it
     o->bytes = static_cast<std::uint32_t>(o->payload.size());
     o->bad = bad || !ok;
-    pool.release(f.packet);
+    // Its last codeword group: encoded, through PMA and cable to the RX's first bit, gathered
+    // there (arrived), decoded (now).
+    const Cycle sent = group_sent, first_bit = sent + p.encoder_cycles() + p.path_cycles;
+    o->advance(kStagePmaCable, clock.time_of(sent + p.encoder_cycles()));
+    o->advance(kStageFecAccumulate, clock.time_of(first_bit));
+    o->advance(kStageFecDecode, clock.time_of(group_arrived));
+    o->advance(kStageMacRx, clock.time_of(clock.now()));
     rx_out.push_back(o);
   }
   // Drop the blocks no frame still needs.
@@ -422,13 +439,14 @@ void PhyLink::Impl::rx_eval() {
   const Cycle now = clock.now();
   while (line.can_pop()) {
     CodewordGroup* g = line.pop();
+    g->arrived = now;
     decoding.emplace_back(now + p.decoder_cycles(), g);
   }
   while (!decoding.empty() && decoding.front().first <= now) {
     CodewordGroup* g = decoding.front().second;
     decoding.pop_front();
     decode(*g);
-    deliver_frames();
+    deliver_frames(g->sent, g->arrived);
     const Cycle first_bit_at_rx = g->sent + p.encoder_cycles() + p.path_cycles;
     last_fec_latency = now - first_bit_at_rx;
     free_groups.push_back(g);

@@ -44,11 +44,13 @@ struct PhyParams {
   Cycle down_from = 0, down_until = 0;  // a link flap: dark, then CDR relock; empty = none
   Cycle am_period_groups = 0, am_cycles = 0;
   ErrorModelSpec errors;
-  double max_skew_ns = 0;
+  double max_skew_ns = 0, pma_tx_ns = 0, pma_rx_ns = 0, cable_m = 0;
 
   // Declares the parameters under `prefix` (e.g. "phy") and checks them together.
-  static PhyParams declare(Config& config, const std::string& prefix);
+  static PhyParams declare(Config& config, const std::string& prefix, int default_lanes = 4);
   Time period() const;           // datapath clock period
+  void set_cable(double metres);  // and path_cycles with it (5 ns per metre)
+  PhyParams with_fec(const std::string& mode) const;  // another FEC mode, its default interleave
   int n() const;                 // symbols per codeword
   int k() const;                 // message symbols per codeword (with the pad symbol of rs272)
   int blocks_per_codeword() const;  // 66b blocks carried by one codeword
@@ -63,6 +65,7 @@ struct PhyParams {
 struct CodewordGroup {
   std::uint64_t index = 0;
   Cycle sent = 0;     // TX cycle its first bit entered the line
+  Cycle arrived = 0;  // RX cycle its last bit was in
   bool lost = false;  // sent while the link was down: nothing usable arrives
   struct Word {
     std::vector<std::uint8_t> message;    // transcoded, scrambled message bits as sent
@@ -78,12 +81,13 @@ struct CodewordGroup {
 struct FrameRecord {
   Packet* packet;
   std::uint64_t first_block, end_block;  // [first, end): start .. terminate
+  bool sent = false;                     // the group with its last block is on the line
 };
 
 class PhyLink {
  public:
-  // Frames come in on `in` and leave on `out` (new packets from `pool`, marked bad when an
-  // uncorrectable codeword carried any part of them); the originals are released.
+  // Frames come in on `in` and leave on `out` (marked bad when an uncorrectable codeword carried
+  // any part of them), with the PHY's stages added to their stage times.
   PhyLink(const std::string& name, const PhyParams& params, Clock& clock, Stats& stats, std::uint64_t seed,
           const std::string& random_stream, Channel<Packet*>* in, Channel<Packet*>* out, PacketPool& pool);
   ~PhyLink();

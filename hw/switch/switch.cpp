@@ -152,6 +152,7 @@ struct Switch::Impl {
       while (in[i]->can_pop()) {
         Packet* pk = in[i]->pop();
         pk->injected = clock.time_of(now);
+        pk->advance(kStageSwitch, pk->injected);
         received.add();
         if (monitors[i]) monitors[i]->on_arrive(*pk);
         Entry e{pk, i, -1, pk->bytes, pk->vc, static_cast<std::uint32_t>((pk->bytes + p.cell_bytes - 1) / p.cell_bytes),
@@ -302,6 +303,7 @@ struct Switch::Impl {
       latency.record(e.tx_at - e.head);
       forwarded_.add();
       releasing[o].push_back({e.tx_at + e.beats, e});
+      e.packet->advance(kStageCrossing, clock.time_of(now));
       if (out[o]) out[o]->push(e.packet);
       else dropped.push_back(e.packet);
     }

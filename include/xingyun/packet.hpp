@@ -3,6 +3,7 @@
 // modelled. Flits are small values that point at their packet, so moving one allocates nothing.
 // Packets come from a PacketPool that recycles them (payload capacity included).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -10,6 +11,24 @@
 #include "xingyun/units.hpp"
 
 namespace xy {
+
+// The stages of a frame's path through Lingyun ports and switches (docs/lingyun.md). Each block
+// a frame passes closes the stage it was in and opens the next (Packet::advance), so a frame's
+// stage times add up to its journey from its first port on.
+enum Stage : std::uint8_t {
+  kStageSource,         // not yet in a port: not counted
+  kStageMacTx,          // MAC/LLR TX: waiting for the line, replays
+  kStageSerialize,      // PCS: into codewords until the one with its last block is sent
+  kStageFecEncode,      // encoder pipeline
+  kStagePmaCable,       // PMA TX, cable, PMA RX, deskew
+  kStageFecAccumulate,  // the RX gathering the codeword group
+  kStageFecDecode,      // decoder pipeline
+  kStageMacRx,          // FCS check, LLR, in-order delivery
+  kStageCrossing,       // async FIFOs between the PHY clock and the core clocks
+  kStageSwitch,         // switch core: pipeline, queueing, flow-control wait
+  kStages
+};
+const char* stage_name(Stage s);
 
 struct Packet {
   std::uint64_t id = 0;
@@ -19,9 +38,19 @@ struct Packet {
   bool phantom = true;               // true: `payload` is unused, only `bytes` counts
   bool bad = false;                  // marked on the way (uncorrectable FEC codeword, bad FCS)
   bool ecn_ce = false;               // ECN "congestion experienced", set by a switch's RED marking
+  bool control = false;              // a link's own message (LLR ACK/NACK, credit update, pause)
   Time created = 0;                  // when the generator made it
   Time injected = 0;                 // when its head entered the first channel
   std::vector<std::uint8_t> payload; // `bytes` long when !phantom
+  std::array<Time, kStages> stage_time{};  // per stage, summed over the hops crossed
+  Time stage_since = 0;
+  Stage stage = kStageSource;
+
+  void advance(Stage next, Time now) {
+    if (stage != kStageSource) stage_time[stage] += now - stage_since;
+    stage = next;
+    stage_since = now;
+  }
 };
 
 struct Flit {
@@ -46,6 +75,9 @@ class PacketPool {
     p->payload.clear();  // keeps capacity
     p->bad = false;
     p->ecn_ce = false;
+    p->control = false;
+    p->stage_time = {};
+    p->stage = kStageSource;
     free_.push_back(p);
   }
   std::size_t allocated() const { return store_.size(); }

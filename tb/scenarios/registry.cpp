@@ -1,5 +1,6 @@
 #include "tb/scenarios/link.hpp"
 #include "tb/scenarios/link_basic.hpp"
+#include "tb/scenarios/lingyun.hpp"
 #include "tb/scenarios/olink.hpp"
 #include "tb/scenarios/phy.hpp"
 #include "tb/scenarios/switch.hpp"
@@ -22,6 +23,7 @@ const std::vector<Scenario>& scenarios() {
       olink_latency_scenario(),
       olink_fast_scenario(),
       olink_alltoall_scenario(),
+      lingyun_fec_llr_scenario(),
   };
   return all;
 }

@@ -32,7 +32,7 @@ TEST(PhyParams, BadValuesNameTheKey) {
   EXPECT_THROW(params({"phy.errors.ber=1"}), ConfigError);
   EXPECT_THROW(params({"phy.fec=rs999"}), ConfigError);
   try {
-    params({"phy.fec=rs272", "phy.lanes=8"});
+    params({"phy.fec=rs272", "phy.lanes=8", "phy.interleave=1"});  // the default there is 2
     FAIL();
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("phy.interleave = 2"), std::string::npos);

@@ -1,0 +1,433 @@
+#include "hw/lingyun/port.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace xy::lingyun {
+namespace {
+
+Cycle to_cycles(double ns, Time period) {
+  return static_cast<Cycle>(std::ceil(ns * kNs / static_cast<double>(period) - 1e-9));
+}
+
+}  // namespace
+
+PortParams PortParams::declare(Config& c, int vcs) {
+  PortParams p;
+  p.phy = phy::PhyParams::declare(c, "port", 8);
+  p.llr = c.flag("port.llr", true, "LLR on every hop: frames with a bad FCS are replayed by the sender port");
+  const std::string fc = c.choice("port.fc", "cbfc", {"cbfc", "pfc", "none"}, "link flow control of every port");
+  p.fc = fc == "cbfc" ? PortFcMode::kCbfc : fc == "pfc" ? PortFcMode::kPfc : PortFcMode::kNone;
+  const Time phy_period = p.phy.period();
+  auto& l = p.llr_config;
+  l.seq_bits = static_cast<int>(c.integer("llr.seq_bits", 20, "bits", 4, 22, "sequence number width"));
+  l.window = 1u << (l.seq_bits - 1);
+  l.replay_timer_cycles =
+      to_cycles(c.real("llr.replay_timer_ns", 2000, "ns", 1, 1e9, "replay when no ACK progress this long"), phy_period);
+  l.nack_timer_cycles =
+      to_cycles(c.real("llr.nack_timer_ns", 1000, "ns", 1, 1e9, "re-send a NACK after this long without progress"), phy_period);
+  l.ack_timer_cycles =
+      to_cycles(c.real("llr.ack_timer_ns", 100, "ns", 1, 1e9, "ACK this long after the first unacknowledged frame"), phy_period);
+  l.ack_every = static_cast<int>(c.integer("llr.ack_every", 8, "frames", 1, 1 << 20, "frames per cumulative ACK"));
+  l.replay_limit = static_cast<int>(c.integer("llr.replay_limit", 3, "replays", 0, 1000, "replays without progress before FLUSH"));
+  p.max_replay_buffer_bytes = static_cast<std::uint64_t>(c.integer(
+      "llr.max_replay_buffer_bytes", 4 << 20, "bytes", 1024, 1ll << 40, "the largest replay buffer a port has"));
+  p.max_frame_bytes = static_cast<std::uint32_t>(c.integer("port.max_frame_bytes", 9216, "bytes", 64, 9216,
+                                                           "largest frame the ports carry (sizes buffers)"));
+  auto& cb = p.cbfc;
+  cb.vcs = vcs;
+  p.cbfc_buffer_credits = static_cast<std::uint32_t>(c.integer(
+      "cbfc.buffer_credits", 0, "credits", 0, 1 << 19, "receive buffer per VC; 0 = sized per link: twice the credit loop"));
+  p.cbfc_update_ns = c.real("cbfc.update_timer_ns", 500, "ns", 1, 1e9, "CF_Update this long after credits were freed");
+  p.cbfc_refresh_ns = c.real("cbfc.refresh_ns", 2622, "ns", 1, 1e9, "re-send a CF_Update this often (its loss is repaired)");
+  p.cbfc_resync_ns = c.real("cbfc.resync_us", 256, "us", 0.001, 1e9, "CC_Update period (frees the credits of lost frames)") * 1000;
+  auto& pf = p.pfc;
+  pf.priorities = vcs;
+  pf.line_gbps = p.line_gbps();
+  pf.buffer_bytes = static_cast<std::uint32_t>(c.integer("pfc.buffer_bytes", 262144, "bytes", 1024, 1 << 30, "ingress allowance per priority"));
+  pf.headroom_bytes = static_cast<std::uint32_t>(c.integer("pfc.headroom_bytes", 65536, "bytes", 0, 1 << 30, "above XOFF"));
+  pf.xoff_bytes = static_cast<std::uint32_t>(c.integer("pfc.xoff_bytes", 196608, "bytes", 1, 1 << 30, "XOFF threshold"));
+  pf.xon_bytes = static_cast<std::uint32_t>(c.integer("pfc.xon_bytes", 131072, "bytes", 0, 1 << 30, "XON threshold"));
+  if (p.fc == PortFcMode::kPfc) pf.validate("pfc");
+  return p;
+}
+
+// Cycles of the PHY clock a frame of `bytes` takes from one MAC to the other at zero load:
+// serialisation, encoder, path, codeword group, decoder.
+Time PortParams::one_way(double cable_m, std::uint32_t bytes) const {
+  phy::PhyParams q = phy;
+  q.set_cable(cable_m);
+  const Cycle frame = (bytes + 24 + 5 * q.lanes - 1) / (5 * q.lanes);
+  return (frame + q.encoder_cycles() + q.path_cycles + 2 * q.group_cycles() + q.decoder_cycles()) * q.period();
+}
+
+std::string PortParams::reach_problem(double cable_m) const {
+  // Round trip of the credit or ACK loop: a largest frame out, a control message back, the MACs
+  // and FIFOs at both ends (a few cycles each, counted as 20 ns).
+  const Time loop = one_way(cable_m, max_frame_bytes) + one_way(cable_m, 64) + 20 * kNs;
+  if (llr) {
+    const double bytes = line_gbps() / 8 * (static_cast<double>(loop + llr_config.ack_timer_cycles * phy.period()) / kNs) +
+                         2.0 * max_frame_bytes;
+    if (bytes > static_cast<double>(max_replay_buffer_bytes))
+      return fmt::format("LLR over {} m needs a {:.2f} MB replay buffer (line rate x loop + 2 frames), above "
+                         "llr.max_replay_buffer_bytes = {}",
+                         cable_m, bytes / 1e6, max_replay_buffer_bytes);
+  }
+  if (fc == PortFcMode::kCbfc) {
+    link::CbfcConfig cb = cbfc;
+    const std::uint64_t need = link::required_buffer_credits(cb, line_gbps(), loop, max_frame_bytes);
+    if (cbfc_buffer_credits ? need > cbfc_buffer_credits : 2 * need >= (std::uint64_t{1} << (cb.counter_bits - 1)))
+      return fmt::format("CBFC over {} m needs {} credits of {} B per VC for the credit loop, {}", cable_m, need,
+                         cb.credit_bytes,
+                         cbfc_buffer_credits ? fmt::format("above cbfc.buffer_credits = {}", cbfc_buffer_credits)
+                                             : "beyond what its counters can track");
+  }
+  return "";
+}
+
+PortParams PortParams::for_link(double cable_m) const {
+  PortParams p = *this;
+  p.phy.set_cable(cable_m);
+  const Time loop = one_way(cable_m, max_frame_bytes) + one_way(cable_m, 64) + 20 * kNs;
+  p.llr_config.replay_buffer_bytes = static_cast<std::uint64_t>(
+      std::ceil(line_gbps() / 8 * (static_cast<double>(loop + llr_config.ack_timer_cycles * phy.period()) / kNs))) +
+      2ull * max_frame_bytes;
+  const std::uint64_t need = link::required_buffer_credits(cbfc, line_gbps(), loop, max_frame_bytes);
+  p.cbfc.buffer_credits.assign(cbfc.vcs, cbfc_buffer_credits ? cbfc_buffer_credits : static_cast<std::uint32_t>(2 * need));
+  return p;
+}
+
+// --- PortFc ---
+
+PortFc::PortFc(std::string name, const PortParams& p, Time core_period, Stats& stats)
+    : Core(std::move(name)), mode_(p.fc), fifo_frames_(p.fifo_frames),
+      cbfc_tx_([&] {
+        link::CbfcConfig cb = p.cbfc;
+        cb.update_timer_cycles = to_cycles(p.cbfc_update_ns, core_period);
+        cb.refresh_cycles = to_cycles(p.cbfc_refresh_ns, core_period);
+        cb.resync_period_cycles = to_cycles(p.cbfc_resync_ns, core_period);
+        return cb;
+      }()),
+      cbfc_rx_(cbfc_tx_.config()), pfc_tx_(p.pfc, core_period), pfc_rx_(p.pfc, core_period),
+      xoffs_(stats.counter(this->name() + ".pfc.xoff", "frames", "pause frames with a non-zero pause time sent upstream")),
+      cf_updates_(stats.counter(this->name() + ".cbfc.cf_updates", "updates", "CF_Updates sent upstream")),
+      cc_updates_(stats.counter(this->name() + ".cbfc.cc_updates", "updates", "CC_Updates sent downstream")),
+      held_(stats.counter(this->name() + ".held_cycles", "cycles",
+                          "cycles the core feeding this port had a frame that flow control held back")) {}
+
+void PortFc::connect(Channel<Packet*>* to_mac, Channel<FcMessage>* out, Channel<FcMessage>* in, Core* upstream) {
+  to_mac_ = to_mac;
+  out_ = out;
+  in_ = in;
+  upstream_ = upstream;
+}
+
+bool PortFc::can_send(const Packet& p) const {
+  bool fc_ok = true;
+  if (mode_ == PortFcMode::kCbfc) fc_ok = cbfc_tx_.can_send(p.vc, p.bytes);
+  if (mode_ == PortFcMode::kPfc) fc_ok = !pfc_tx_.paused(p.vc, now());
+  if (!fc_ok && last_held_ != now()) {
+    last_held_ = now();
+    held_.add();
+  }
+  // Room in the FIFO to the MAC; a switch egress may have a frame or two scheduled beyond it
+  // (its egress and tx_mac lead), which the FIFO holds: a soft limit, never a loss.
+  return fc_ok && to_mac_->in_flight() < fifo_frames_;
+}
+
+void PortFc::on_send(const Packet& p) {
+  if (mode_ == PortFcMode::kCbfc) cbfc_tx_.on_send(p.vc, p.bytes);
+}
+
+void PortFc::on_arrive(const Packet& p) {
+  if (mode_ == PortFcMode::kCbfc) {
+    if (const std::uint32_t beyond = cbfc_rx_.on_receive(p.vc, p.bytes))
+      overflow_.record(beyond, "credits", [&] { return link::cbfc_overflow(name(), cbfc_rx_, p.vc, p.bytes, beyond, now()); });
+  } else if (mode_ == PortFcMode::kPfc) {
+    if (const std::uint32_t beyond = pfc_rx_.on_receive(p.vc, p.bytes))
+      overflow_.record(beyond, "B", [&] { return link::pfc_overflow(name(), pfc_rx_, p.vc, p.bytes, beyond, now()); });
+  }
+  wake_next();
+}
+
+void PortFc::on_depart(std::uint32_t bytes, std::uint8_t vc) {
+  if (mode_ == PortFcMode::kCbfc) cbfc_rx_.on_drain(vc, bytes);
+  if (mode_ == PortFcMode::kPfc) pfc_rx_.on_drain(vc, bytes);
+  wake_next();
+}
+
+void PortFc::eval() {
+  bool woke_upstream = false;
+  while (in_ && in_->can_pop()) {
+    const FcMessage m = in_->pop();
+    if (m.credit && m.credit->kind == link::CreditUpdate::kCf) cbfc_tx_.on_cf_update(m.credit->vc, m.credit->counters[0]);
+    if (m.credit && m.credit->kind == link::CreditUpdate::kCc)
+      for (std::size_t vc = 0; vc < m.credit->counters.size() && vc < static_cast<std::size_t>(cbfc_rx_.config().vcs); ++vc)
+        cbfc_rx_.on_cc_update(static_cast<int>(vc), m.credit->counters[vc]);
+    if (m.pause) pfc_tx_.on_pause(*m.pause, now());
+    woke_upstream = true;
+  }
+  if (woke_upstream && upstream_) upstream_->wake_next();
+  if (mode_ == PortFcMode::kCbfc) {
+    while (auto cf = cbfc_rx_.poll(now())) {
+      cf_updates_.add();
+      outbox_.push_back({std::move(cf), std::nullopt});
+    }
+    if (auto cc = cbfc_tx_.poll(now())) {
+      cc_updates_.add();
+      outbox_.push_back({std::move(cc), std::nullopt});
+    }
+  } else if (mode_ == PortFcMode::kPfc) {
+    while (auto pause = pfc_rx_.poll(now())) {
+      if (pause->quanta[0] || pause->enable_vector > 1) xoffs_.add();
+      outbox_.push_back({std::nullopt, pause});
+    }
+  }
+  if (!outbox_.empty() && out_->can_push()) {
+    out_->push(std::move(outbox_.front()));
+    outbox_.pop_front();
+  }
+}
+
+void PortFc::commit() {
+  Cycle next = ~Cycle{0};
+  if (mode_ == PortFcMode::kCbfc) next = std::min(cbfc_rx_.next_timer(), cbfc_tx_.next_timer());
+  if (mode_ == PortFcMode::kPfc) {
+    next = pfc_rx_.next_timer();
+    for (int prio = 0; prio < pfc_rx_.config().priorities; ++prio)
+      if (pfc_tx_.paused(prio, now()) && upstream_) upstream_->wake_at(pfc_tx_.paused_until(prio));
+  }
+  if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
+  set_busy(!outbox_.empty());
+}
+
+std::string PortFc::held_back() const {
+  std::string out;
+  for (int vc = 0; vc < cbfc_rx_.config().vcs; ++vc) {
+    if (mode_ == PortFcMode::kCbfc && cbfc_tx_.credits_available(vc) * cbfc_tx_.config().credit_bytes < 9216 &&
+        cbfc_tx_.in_use(vc) > 0)
+      out += fmt::format("{}VC {}: {} of {} credits available", out.empty() ? "" : "; ", vc,
+                         cbfc_tx_.credits_available(vc), cbfc_tx_.config().buffer_credits[vc]);
+    if (mode_ == PortFcMode::kPfc && vc < pfc_rx_.config().priorities && pfc_tx_.paused(vc, now()))
+      out += fmt::format("{}priority {} paused", out.empty() ? "" : "; ", vc);
+  }
+  return out;
+}
+
+// --- PortMac ---
+
+PortMac::PortMac(std::string name, const PortParams& params, Channel<Packet*>& from_core, Channel<Packet*>& to_core,
+                 Channel<FcMessage>& fc_from_core, Channel<FcMessage>& fc_to_core, Channel<Packet*>& to_phy,
+                 Channel<Packet*>& from_phy, PacketPool& pool, Stats& stats)
+    : Core(std::move(name)), p_(params), tx_(std::make_unique<link::LlrTx>(params.llr_config)),
+      rx_(std::make_unique<link::LlrRx>(params.llr_config)), from_core_(from_core), to_core_(to_core),
+      fc_from_core_(fc_from_core), fc_to_core_(fc_to_core), to_phy_(to_phy), from_phy_(from_phy), pool_(pool),
+      sent_(stats.counter(this->name() + ".frames_sent", "frames", "data frames handed to the PHY, replays included")),
+      replayed_(stats.counter(this->name() + ".llr.replayed_frames", "frames", "frames sent again by LLR")),
+      controls_(stats.counter(this->name() + ".control_frames", "frames", "LLR and flow-control messages sent")),
+      bad_data_(stats.counter(this->name() + ".rx.bad_fcs_data", "frames", "data frames received with a bad FCS")),
+      bad_control_(stats.counter(this->name() + ".rx.bad_fcs_control", "frames", "control frames received with a bad FCS")),
+      lost_(stats.counter(this->name() + ".rx.lost", "frames", "data frames with a bad FCS and no LLR: lost on this hop")),
+      delivered_(stats.counter(this->name() + ".rx.delivered", "frames", "data frames handed to the core")) {
+  if (!p_.llr) tx_->on_control({link::LlrControl::kAck, 0}, 0);  // straight to ADVANCE, nothing kept
+}
+
+Packet* PortMac::wire_frame(std::vector<std::uint8_t>& bytes, const Packet* header) {
+  Packet* w = pool_.acquire();
+  if (header) {
+    w->id = header->id;
+    w->src = header->src;
+    w->dst = header->dst;
+    w->vc = header->vc;
+    w->ecn_ce = header->ecn_ce;
+    w->created = header->created;
+    w->stage_time = header->stage_time;
+    w->stage = header->stage;
+    w->stage_since = header->stage_since;
+    w->phantom = header->phantom;  // what the core handed in; the wire itself always has bytes
+  } else {
+    w->control = true;
+    w->phantom = false;
+  }
+  w->payload.swap(bytes);
+  w->bytes = static_cast<std::uint32_t>(w->payload.size());
+  return w;
+}
+
+void PortMac::send(Packet* wire) { to_phy_.push(wire); }
+
+bool PortMac::transmit() {
+  if (!to_phy_.can_push()) return false;
+  std::optional<link::LlrControl> control = p_.llr ? rx_->poll(now()) : std::nullopt;
+  if (!control && p_.llr) control = tx_->poll_control();
+  if (control) {
+    encode_llr(*control, scratch_);
+    controls_.add();
+    send(wire_frame(scratch_));
+    return true;
+  }
+  if (fc_from_core_.can_pop()) {
+    encode_fc(fc_from_core_.pop(), scratch_);
+    controls_.add();
+    send(wire_frame(scratch_));
+    return true;
+  }
+  if (auto replay = p_.llr ? tx_->next_replay(now()) : std::nullopt) {
+    Packet* copy = pool_.acquire();
+    *copy = *replay->first;
+    replayed_.add();
+    sent_.add();
+    send(copy);
+    return true;
+  }
+  if (from_core_.can_pop() && tx_->can_accept(from_core_.peek()->bytes + kDataHeaderBytes)) {
+    Packet* frame = from_core_.pop();
+    frame->advance(kStageMacTx, clock().time_of(now()));
+    std::uint32_t seq = 0;
+    if (p_.llr) {
+      encode_data(*frame, 0, scratch_);  // the sequence number is patched in below
+      Packet* kept = wire_frame(scratch_, frame);
+      seq = tx_->accept(kept, now());
+      for (int i = 0; i < 3; ++i) kept->payload[1 + i] = static_cast<std::uint8_t>(seq >> (8 * i));
+      reseal(kept->payload);
+      Packet* copy = pool_.acquire();
+      *copy = *kept;
+      send(copy);
+    } else {
+      encode_data(*frame, 0, scratch_);
+      send(wire_frame(scratch_, frame));
+    }
+    pool_.release(frame);
+    sent_.add();
+    return true;
+  }
+  return false;
+}
+
+void PortMac::receive() {
+  while (from_phy_.can_pop()) {
+    Packet* w = from_phy_.pop();
+    const Received r = parse(w->payload);
+    const bool ok = r.fcs_ok && !w->bad;  // a frame an uncorrectable codeword carried arrives damaged
+    if (!ok) {
+      // Unreadable; counted by what it was (the model's truth, which the MAC could not know).
+      (w->control ? bad_control_ : bad_data_).add();
+      if (!w->control && p_.llr) rx_->on_frame(0, false, now());
+      else if (!w->control) lost_.add();
+      pool_.release(w);
+      continue;
+    }
+    if (r.kind != WireKind::kData) {
+      if (r.llr) {
+        if (r.llr->kind == link::LlrControl::kInit) rx_->on_control(*r.llr, now());
+        else tx_->on_control(*r.llr, now());
+      }
+      if (r.fc) fc_inbox_.push_back(*r.fc);
+      pool_.release(w);
+      continue;
+    }
+    const auto verdict = p_.llr ? rx_->on_frame(r.seq, true, now()) : link::LlrReceiver::Verdict::kDeliver;
+    if (verdict == link::LlrReceiver::Verdict::kDeliver) {
+      unwrap_data(w->payload, *w);
+      deliver_.push_back(w);
+    } else {
+      pool_.release(w);
+    }
+  }
+}
+
+void PortMac::eval() {
+  receive();
+  if (p_.llr) tx_->tick(now());
+  transmit();
+  for (Packet* k : tx_->released()) pool_.release(k);
+  tx_->released().clear();
+  if (!deliver_.empty() && to_core_.can_push()) {
+    Packet* f = deliver_.front();
+    deliver_.pop_front();
+    delivered_.add();
+    f->advance(kStageCrossing, clock().time_of(now()));
+    to_core_.push(f);
+  }
+  if (!fc_inbox_.empty() && fc_to_core_.can_push()) {
+    fc_to_core_.push(std::move(fc_inbox_.front()));
+    fc_inbox_.pop_front();
+  }
+}
+
+void PortMac::commit() {
+  Cycle next = p_.llr ? std::min(tx_->next_timer(), rx_->next_timer()) : ~Cycle{0};
+  if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
+  const bool more = tx_->state() == link::LlrTxState::kReplay || from_core_.ready_by(now() + 1) ||
+                    fc_from_core_.ready_by(now() + 1);
+  set_busy(!deliver_.empty() || !fc_inbox_.empty() || more);
+}
+
+bool PortMac::idle() const { return tx_->kept() == 0 && deliver_.empty() && fc_inbox_.empty(); }
+
+// --- PortLink ---
+
+struct PortLink::Side {
+  std::unique_ptr<Channel<Packet*>> tx, rx;
+  std::unique_ptr<Channel<FcMessage>> fc_out, fc_in;
+  std::unique_ptr<PortFc> fc;
+  std::unique_ptr<PortMac> mac;
+};
+
+PortLink::PortLink(const std::string (&side_names)[2], const PortParams& params, double cable_m, Clock& phy_clock,
+                   Clock& core0, Clock& core1, Stats& stats, std::uint64_t seed, PacketPool& pool)
+    : name_(side_names[0] + " - " + side_names[1]), side_names_{side_names[0], side_names[1]},
+      p_(params.for_link(cable_m)) {
+  Clock* cores[2] = {&core0, &core1};
+  const ChannelSpec phy_channel{1, 2, 1, 2};
+  for (int s = 0; s < 2; ++s) {
+    to_phy_[s] = std::make_unique<Channel<Packet*>>(side_names[s] + ".to_phy", phy_clock, phy_channel);
+    from_phy_[s] = std::make_unique<Channel<Packet*>>(side_names[s] + ".from_phy", phy_clock, ChannelSpec{});
+  }
+  for (int s = 0; s < 2; ++s) {
+    const std::string& side = side_names[s];
+    auto& x = sides_[s] = std::make_unique<Side>();
+    Clock& core = *cores[s];
+    x->tx = std::make_unique<Channel<Packet*>>(side + ".tx_fifo", core, phy_clock, ChannelSpec{});
+    x->rx = std::make_unique<Channel<Packet*>>(side + ".rx_fifo", phy_clock, core, ChannelSpec{1, 0, 1, 2});
+    x->fc_out = std::make_unique<Channel<FcMessage>>(side + ".fc_out", core, phy_clock, ChannelSpec{});
+    x->fc_in = std::make_unique<Channel<FcMessage>>(side + ".fc_in", phy_clock, core, ChannelSpec{});
+    x->fc = std::make_unique<PortFc>(side + ".fc", p_, core.period(), stats);
+    core.attach(*x->fc);
+    // Side s sends on PHY direction s and receives on direction 1 - s.
+    x->mac = std::make_unique<PortMac>(side + ".mac", p_, *x->tx, *x->rx, *x->fc_out, *x->fc_in, *to_phy_[s],
+                                       *from_phy_[1 - s], pool, stats);
+    phy_clock.attach(*x->mac);
+  }
+  for (int s = 0; s < 2; ++s) {
+    phy_[s] = std::make_unique<phy::PhyLink>(side_names[s] + ".phy", p_.phy, phy_clock, stats, seed,
+                                              side_names[s] + ".phy", to_phy_[s].get(), from_phy_[s].get(), pool);
+    to_phy_[s]->connect(sides_[s]->mac.get(), &phy_[s]->tx_core());
+    from_phy_[s]->connect(&phy_[s]->rx_core(), sides_[1 - s]->mac.get());
+  }
+  for (int s = 0; s < 2; ++s) {
+    Side& x = *sides_[s];
+    x.fc->connect(x.tx.get(), x.fc_out.get(), x.fc_in.get(), nullptr);
+    x.fc_out->connect(x.fc.get(), x.mac.get());
+    x.fc_in->connect(x.mac.get(), x.fc.get());
+  }
+}
+
+PortLink::~PortLink() = default;
+
+void PortLink::attach(int side, Core* feeder, Core* taker) {
+  Side& x = *sides_[side];
+  x.tx->connect(feeder, x.mac.get());
+  x.rx->connect(x.mac.get(), taker);
+  x.fc->connect(x.tx.get(), x.fc_out.get(), x.fc_in.get(), feeder);
+}
+
+Channel<Packet*>& PortLink::tx(int side) { return *sides_[side]->tx; }
+Channel<Packet*>& PortLink::rx(int side) { return *sides_[side]->rx; }
+PortFc& PortLink::fc(int side) { return *sides_[side]->fc; }
+PortMac& PortLink::mac(int side) { return *sides_[side]->mac; }
+phy::PhyLink& PortLink::phy(int from_side) { return *phy_[from_side]; }
+
+}  // namespace xy::lingyun

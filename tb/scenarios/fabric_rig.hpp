@@ -1,0 +1,97 @@
+// A fabric of composed Lingyun ASICs (hw/lingyun/fabric.hpp) with a generic traffic host on every
+// endpoint port: the rig of lingyun-fec-llr, switch-uniform on a topology and `bench lingyun`.
+// Each host sends to the other endpoints of its plane and checks what it receives (order,
+// length, per source); every frame's latency and its stage times are recorded on arrival.
+#pragma once
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "hw/lingyun/fabric.hpp"
+#include "tb/scenarios/switch_rig.hpp"
+#include "xingyun/clock_domain.hpp"
+
+namespace xy {
+
+struct FabricRig {
+  std::unique_ptr<ClockDomain> core, phy;
+  std::unique_ptr<lingyun::Fabric> fabric;
+  std::vector<std::vector<std::vector<Scoreboard>>> boards;  // per plane (endpoint port), [dst][src]
+  std::vector<std::unique_ptr<Host>> hosts;
+  LatencyHistogram* latency = nullptr;  // frame created -> arrived, in core cycles
+  std::array<Time, kStages> stage_time{};
+  std::uint64_t arrivals = 0, bytes_arrived = 0;
+
+  // `name`: the rig's prefix (top, top.rs544...); `domain`: a unique suffix for its clocks.
+  FabricRig(const std::string& name, const std::string& domain, const lingyun::Topology& t,
+            const sw::SwitchParams& sp, const lingyun::PortParams& pp, const Host::Traffic& traffic, Stats& stats,
+            PacketPool& pool, const RunContext& ctx, bool spray = false) {
+    core = std::make_unique<ClockDomain>(("core_" + domain).c_str(), sp.period());
+    phy = std::make_unique<ClockDomain>(("phy_" + domain).c_str(), pp.phy.period());
+    Clock& clock = core->clock();
+    fabric = std::make_unique<lingyun::Fabric>(name, t, sp, pp, clock, phy->clock(), clock, stats, ctx.seed, pool, spray);
+    latency = &stats.histogram(name + ".latency", clock.period(), "frame made at the host to frame at its destination");
+    const int n = fabric->endpoints();
+    int planes = 0;
+    for (int e = 0; e < n; ++e) planes = std::max(planes, fabric->ports_of(e));
+    boards.assign(planes, std::vector<std::vector<Scoreboard>>(n, std::vector<Scoreboard>(n)));
+    for (int e = 0; e < n; ++e)
+      for (int k = 0; k < fabric->ports_of(e); ++k) {
+        const std::string host = fmt::format("{}.{}.host{}", name, t.nodes[t.endpoints()[e]].name, k);
+        hosts.push_back(std::make_unique<Host>(host, e, n, sp.port_bytes_per_cycle(), traffic, ctx.rng(host),
+                                               fabric->to_fabric(e, k), fabric->from_fabric(e, k), pool, boards[k]));
+        Host& h = *hosts.back();
+        clock.attach(h);
+        fabric->attach(e, k, &h);
+        h.gate_by(&fabric->gate(e, k));
+        if (traffic.load > 0) h.wake_at(0);
+        lingyun::PortFc& fc = fabric->gate(e, k);
+        h.on_arrival = [this, &clock, &fc](const Packet& p, Time now) {
+          fc.on_arrive(p);  // the host takes every frame at once: its receive buffer drains
+          fc.on_depart(p.bytes, p.vc);
+          latency->record((now - p.created) / clock.period());
+          for (int s = 0; s < kStages; ++s) stage_time[s] += p.stage_time[s];
+          stage_time[p.stage] += now - p.stage_since;  // the stage it ends in (the FIFO to the host)
+          ++arrivals;
+          bytes_arrived += p.bytes;
+        };
+      }
+  }
+  std::uint64_t sent() const {
+    std::uint64_t s = 0;
+    for (const auto& h : hosts) s += h->sent();
+    return s;
+  }
+  std::uint64_t received() const {
+    std::uint64_t s = 0;
+    for (const auto& h : hosts) s += h->received();
+    return s;
+  }
+  std::string error() const {
+    for (const auto& h : hosts)
+      if (!h->error().empty()) return h->error();
+    return fabric->overflow();
+  }
+  // Frames missing at their destination: lost on links without LLR, flushed by LLR or dropped by
+  // a switch.
+  std::uint64_t missing() const {
+    std::uint64_t m = 0;
+    for (const auto& plane : boards)
+      for (const auto& row : plane)
+        for (const auto& b : row) m += b.outstanding() + b.lost();
+    return m;
+  }
+  // Sums of a counter over every port (`suffix` after top.<node>.port<k>).
+  std::uint64_t port_sum(const Stats& stats, const std::string& suffix) const {
+    std::uint64_t n = 0;
+    for (const auto& l : fabric->links())
+      for (int side = 0; side < 2; ++side)
+        if (const Counter* c = stats.find_counter(l->side_name(side) + suffix)) n += c->value();
+    return n;
+  }
+};
+
+}  // namespace xy

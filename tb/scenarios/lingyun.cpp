@@ -1,0 +1,174 @@
+// lingyun-fec-llr (claims C2 + C4): the seed's reason for a light FEC with LLR. Hosts on a
+// leaf-spine path (host -> leaf -> spine -> leaf -> host, every hop a composed Lingyun port) send
+// to each other at the same pre-FEC BER, for three port designs side by side: KP4 RS(544,514)
+// without LLR (frames its FEC cannot correct are lost, for end-to-end recovery to repair), the
+// light RS(272,257+1) with LLR, and no FEC with LLR. Latency percentiles, goodput, replays per
+// hop, and the frames lost after link recovery, each traced to the codewords that failed.
+#include <cmath>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "tb/scenarios/fabric_rig.hpp"
+#include "tb/scenarios/lingyun.hpp"
+
+namespace xy {
+namespace {
+
+struct Design {
+  const char* name;
+  const char* fec;
+  bool llr;
+};
+constexpr Design kDesigns[] = {{"rs544", "rs544", false}, {"rs272_llr", "rs272", true}, {"none_llr", "none", true}};
+
+class LingyunFecLlr : public Testbench {
+ public:
+  explicit LingyunFecLlr(RunContext& ctx) : stats_(ctx.stats) {
+    Config& c = ctx.config;
+    sw::SwitchParams sp = sw::SwitchParams::declare(c, "switch");
+    const lingyun::PortParams base = lingyun::PortParams::declare(c, sp.vcs);
+    Host::Traffic traffic;
+    traffic.load = c.real("traffic.load", 0.5, "fraction", 0.001, 1, "offered load of each host, fraction of its line");
+    traffic.min_bytes = static_cast<std::uint32_t>(c.integer("traffic.min_bytes", 64, "bytes", 64, 9216, "smallest frame"));
+    traffic.max_bytes = static_cast<std::uint32_t>(c.integer("traffic.max_bytes", 1500, "bytes", 64, 9216, "largest frame"));
+    if (traffic.min_bytes > traffic.max_bytes)
+      throw ConfigError(fmt::format("traffic.min_bytes = {} is above traffic.max_bytes = {}: must be <=",
+                                    traffic.min_bytes, traffic.max_bytes));
+    load_ = traffic.load;
+    traffic_us_ = c.real("traffic.us", 20, "us", 0.01, 1e6, "how long the hosts send");
+    traffic.stop_at = static_cast<Cycle>(traffic_us_ * kUs / static_cast<double>(sp.period()));
+    const double cable = c.real("topology.cable_m", 2, "m", 0, 1e6, "host to leaf cable");
+    const double spine_cable = c.real("topology.spine_cable_m", 10, "m", 0, 1e6, "leaf to spine cable");
+    const lingyun::Topology t = lingyun::Topology::leaf_spine(2, 2, 1, 1, cable, spine_cable);
+    for (const Design& d : kDesigns) {
+      lingyun::PortParams pp = base;
+      pp.phy = base.phy.with_fec(d.fec);
+      pp.llr = d.llr;
+      runs_.push_back({&d, std::make_unique<FabricRig>(std::string("top.") + d.name, d.name, t, sp, pp, traffic, stats_,
+                                                       pool_, ctx)});
+    }
+    summary_line_ = runs_.front().rig->fabric->summary();
+    stop_ = traffic.stop_at;
+  }
+
+  bool done() const override {
+    for (const auto& r : runs_) {
+      const FabricRig& g = *r.rig;
+      if (g.core->clock().now() < stop_ || g.received() + g.fabric->frames_lost_on_links() < g.sent()) return false;
+    }
+    return true;
+  }
+  std::uint64_t progress() const override {
+    std::uint64_t n = 0;
+    for (const auto& r : runs_) n += r.rig->received() + r.rig->fabric->frames_lost_on_links();
+    return n;
+  }
+  void check() const override {
+    for (const auto& r : runs_) {
+      const FabricRig& g = *r.rig;
+      if (std::string e = g.error(); !e.empty()) throw CheckFailure(fmt::format("{}: {}", r.design->name, e));
+      // Every frame that did not arrive is one a link lost and counted (no LLR) or LLR flushed.
+      if (g.missing() != g.fabric->frames_lost_on_links() + g.fabric->drops())
+        throw CheckFailure(fmt::format("{}: {} frames missing, {} lost on links and counted, {} dropped by switches",
+                                       r.design->name, g.missing(), g.fabric->frames_lost_on_links(), g.fabric->drops()));
+      // Every frame the MACs rejected was damaged by the PHY: flagged by a failed codeword, or
+      // (miscorrected) caught by the FCS alone; so at least as many as the PHY flagged.
+      const Figures f = figures(r);
+      if (f.bad_fcs < f.phy_bad)
+        throw CheckFailure(fmt::format("{}: the PHYs delivered {} frames marked bad but the MACs saw only {} bad FCS",
+                                       r.design->name, f.phy_bad, f.bad_fcs));
+    }
+  }
+
+  nlohmann::json summary() const override {
+    nlohmann::json s;
+    s["topology"] = summary_line_;
+    for (const auto& r : runs_) {
+      const Figures f = figures(r);
+      const FabricRig& g = *r.rig;
+      const double ns = to_ns(g.core->clock().period());
+      const Time elapsed = g.core->clock().time_of(g.core->clock().now());
+      s[r.design->name] = {
+          {"fec", r.design->fec},
+          {"llr", r.design->llr},
+          {"frames_sent", g.sent()},
+          {"frames_delivered", g.received()},
+          {"latency_p50_ns", g.latency->quantile(0.5) * ns},
+          {"latency_p99_ns", g.latency->quantile(0.99) * ns},
+          {"latency_p999_ns", g.latency->quantile(0.999) * ns},
+          {"goodput_gbps", elapsed ? g.bytes_arrived * 8.0 / (static_cast<double>(elapsed) / kNs) : 0.0},
+          {"pre_fec_ber_measured", f.line_bits ? static_cast<double>(f.bit_errors) / static_cast<double>(f.line_bits) : 0.0},
+          {"uncorrectable_codewords", f.uncorrectable},
+          {"frames_marked_bad_by_phy", f.phy_bad},
+          {"frames_bad_fcs", f.bad_fcs},
+          {"llr_replays", f.replays},
+          {"llr_replays_per_hop", f.replays / static_cast<double>(2 * g.fabric->links().size())},
+          {"llr_replayed_frames", f.replayed_frames},
+          {"frames_lost_after_link_recovery", g.fabric->frames_lost_on_links()},
+      };
+    }
+    s["figures"] = {{"measured", "latency percentiles, goodput, BER, codeword and frame counts, replays"},
+                    {"configured", "pre-FEC BER (port.errors.ber), load, cables, pipelines"}};
+    return s;
+  }
+
+  std::string report() const override {
+    const nlohmann::json s = summary();
+    std::string out = fmt::format("  {}\n  BER {:g}, {} us of traffic at load {}\n", summary_line_, ber(), traffic_us_,
+                                  load());
+    out += fmt::format("  {:<10} {:>9} {:>9} {:>10} {:>9} {:>13} {:>9} {:>8} {:>6}\n", "design", "p50 ns", "p99 ns",
+                       "p99.9 ns", "Gb/s", "uncorrectable", "bad FCS", "replays", "lost");
+    for (const auto& r : runs_) {
+      const auto& d = s[r.design->name];
+      out += fmt::format("  {:<10} {:>9.1f} {:>9.1f} {:>10.1f} {:>9.1f} {:>13} {:>9} {:>8} {:>6}\n", r.design->name,
+                         d["latency_p50_ns"].get<double>(), d["latency_p99_ns"].get<double>(),
+                         d["latency_p999_ns"].get<double>(), d["goodput_gbps"].get<double>(),
+                         d["uncorrectable_codewords"].get<std::uint64_t>(), d["frames_bad_fcs"].get<std::uint64_t>(),
+                         d["llr_replays"].get<std::uint64_t>(), d["frames_lost_after_link_recovery"].get<std::uint64_t>());
+    }
+    return out;
+  }
+
+ private:
+  struct Run {
+    const Design* design;
+    std::unique_ptr<FabricRig> rig;
+  };
+  struct Figures {
+    std::uint64_t uncorrectable = 0, phy_bad = 0, bad_fcs = 0, replays = 0, replayed_frames = 0, line_bits = 0,
+                  bit_errors = 0;
+  };
+  Figures figures(const Run& r) const {
+    const FabricRig& g = *r.rig;
+    Figures f;
+    f.uncorrectable = g.port_sum(stats_, ".phy.fec.uncorrectable_codewords");
+    f.phy_bad = g.port_sum(stats_, ".phy.frames_bad");
+    f.bad_fcs = g.port_sum(stats_, ".mac.rx.bad_fcs_data") + g.port_sum(stats_, ".mac.rx.bad_fcs_control");
+    f.replayed_frames = g.port_sum(stats_, ".mac.llr.replayed_frames");
+    f.line_bits = g.port_sum(stats_, ".phy.line_bits");
+    f.bit_errors = g.port_sum(stats_, ".phy.pre_fec_bit_errors");
+    for (const auto& l : g.fabric->links())
+      for (int side = 0; side < 2; ++side) f.replays += const_cast<lingyun::PortLink&>(*l).mac(side).llr_tx().replays();
+    return f;
+  }
+  double ber() const { return runs_.front().rig->fabric->links().front()->params().phy.errors.ber; }
+  double load() const { return load_; }
+
+  Stats& stats_;
+  PacketPool pool_;
+  std::vector<Run> runs_;
+  std::string summary_line_;
+  double traffic_us_ = 0, load_ = 0;
+  Cycle stop_ = 0;
+};
+
+}  // namespace
+
+Scenario lingyun_fec_llr_scenario() {
+  return {"lingyun-fec-llr",
+          "claims C2+C4: KP4 without LLR vs light FEC + LLR vs no FEC + LLR on a leaf-spine path, same BER",
+          [](RunContext& ctx) { return std::make_unique<LingyunFecLlr>(ctx); }};
+}
+
+}  // namespace xy

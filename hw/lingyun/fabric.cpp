@@ -48,6 +48,7 @@ Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::Sw
   for (int n : t_.switches()) {
     sw::SwitchParams sp = switch_params;
     sp.ports = t_.nodes[n].ports;
+    sp.lat.rx_mac = sp.lat.tx_mac = 0;  // the ports' MACs are modelled, not a switch stage
     std::vector<Channel<Packet*>*> in(sp.ports, nullptr), out(sp.ports, nullptr);
     for (int p = 0; p < static_cast<int>(at_switch[n].size()); ++p) {
       auto [link, side] = at_switch[n][p];

@@ -159,7 +159,7 @@ Topology Topology::declare(Config& c, int default_endpoints) {
     if (which == "dual-plane") t = dual_plane(endpoints, cable);
     if (which == "leaf-spine") {
       const int leaves = static_cast<int>(c.integer("topology.leaves", 2, "switches", 1, 1024, "leaf switches"));
-      const int spines = static_cast<int>(c.integer("topology.spines", 2, "switches", 1, 1024, "spine switches"));
+      const int spines = static_cast<int>(c.integer("topology.spines", 1, "switches", 1, 1024, "spine switches"));
       const double ratio = c.real("topology.oversubscription", 1, "", 0.01, 1024, "leaf down ports / up ports");
       const double spine_cable = c.real("topology.spine_cable_m", 10, "m", 0, 1e6, "leaf to spine cable");
       t = leaf_spine(endpoints, leaves, spines, ratio, cable, spine_cable);

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "hw/lingyun/fabric.hpp"
 #include "hw/switch/switch.hpp"
 #include "tb/olink/gpu.hpp"
 #include "tlm/olink/endpoint.hpp"
@@ -194,6 +195,64 @@ olink::StreamSpec declare_streams(Config& c, const std::string& prefix, std::int
   return spec;
 }
 
+// An OLink fabric of composed Lingyun ports (hw/lingyun): GPUs on `topology`, the switches'
+// core clock for GPUs and switches alike, the GPU NIC's stages from the preset. Every frame's
+// stage times are summed per direction: requests (arriving at GPU 1) and responses (at GPU 0).
+struct ComposedFabric {
+  std::string name;
+  Time period = 0;
+  EndpointParams ep;
+  sw::SwitchParams sp;
+  std::unique_ptr<ClockDomain> core, phy;
+  std::unique_ptr<lingyun::Fabric> fabric;
+  std::vector<std::unique_ptr<OlinkEndpoint>> endpoints;
+  std::array<Time, kStages> path[2]{};  // 0: request, 1: response
+  std::uint64_t frames[2]{};
+};
+
+std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::string& fec, const lingyun::Topology& t,
+                                              const sw::SwitchParams& base, const lingyun::PortParams& port,
+                                              PacketPool& pool, RunContext& ctx) {
+  auto f = std::make_unique<ComposedFabric>();
+  f->name = pr.name;
+  f->sp = base;
+  f->period = base.period();
+  const std::string k = std::string("olink.") + pr.name + ".";
+  const auto cycles = [&](const char* key, double def, const char* what) {
+    const double ns = ctx.config.real(k + key, def, "ns", 0, 1e6, what);
+    return static_cast<Cycle>(std::llround(ns * kNs / static_cast<double>(f->period)));
+  };
+  f->ep.gpus = static_cast<std::uint32_t>(t.endpoints().size());
+  f->ep.width = base.port_bytes_per_cycle();
+  f->ep.memory_width = f->ep.width;
+  f->ep.egress = cycles("egress_ns", pr.egress, "GPU NIC: transaction to frame on the line");
+  f->ep.ingress = cycles("ingress_ns", pr.ingress, "GPU NIC: frame in to transaction");
+  f->ep.memory = cycles("memory_ns", pr.memory, "HBM access at the target");
+  lingyun::PortParams pp = port;
+  pp.phy = port.phy.with_fec(fec);
+  f->core = std::make_unique<ClockDomain>(("olink_" + f->name).c_str(), f->period);
+  f->phy = std::make_unique<ClockDomain>(("olink_" + f->name + "_phy").c_str(), pp.phy.period());
+  Clock& clock = f->core->clock();
+  const std::string prefix = "top." + f->name;
+  f->fabric = std::make_unique<lingyun::Fabric>(prefix, t, base, pp, clock, f->phy->clock(), clock, ctx.stats, ctx.seed,
+                                                pool, false);
+  for (std::uint32_t g = 0; g < f->ep.gpus; ++g) {
+    f->endpoints.push_back(std::make_unique<OlinkEndpoint>(fmt::format("{}_gpu{}", f->name, g).c_str(), g, f->ep, clock,
+                                                           f->fabric->to_fabric(g, 0), f->fabric->from_fabric(g, 0),
+                                                           pool, ctx.stats));
+    f->fabric->attach(static_cast<int>(g), 0, &f->endpoints.back()->core());
+    ComposedFabric* fp = f.get();
+    lingyun::PortFc& fc = f->fabric->gate(static_cast<int>(g), 0);
+    f->endpoints.back()->attach_port(&fc, &fc, [fp, g](const Packet& p, Time now) {
+      const int dir = g == 0 ? 1 : 0;  // GPU 0 issues the loads, GPU 1 answers them
+      for (int s = 0; s < kStages; ++s) fp->path[dir][s] += p.stage_time[s];
+      fp->path[dir][p.stage] += now - p.stage_since;  // the FIFO into the NIC
+      ++fp->frames[dir];
+    });
+  }
+  return f;
+}
+
 class OlinkLatency : public Testbench {
  public:
   explicit OlinkLatency(RunContext& ctx) : stats_(ctx.stats) {
@@ -201,20 +260,38 @@ class OlinkLatency : public Testbench {
     bytes_ = static_cast<std::uint32_t>(c.integer("olink.bytes", 64, "bytes", 8, 256, "bytes per load"));
     loads_ = static_cast<int>(c.integer("olink.loads", 20, "loads", 1, 100000, "loads per fabric, one at a time"));
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
+    // The OLink fabrics are composed Lingyun ports and switches; the comparators stay presets.
+    const lingyun::Topology topology = lingyun::Topology::declare(c, 2);
+    const lingyun::PortParams port = lingyun::PortParams::declare(c, base.vcs);
     for (const Preset& pr : kPresets) {
       Measured m;
-      m.fabric = make_fabric(pr, 2, base, pool_, ctx);
-      Fabric& f = *m.fabric;
+      std::string name;
+      OlinkEndpoint* ends[2];
+      Time period;
+      if (std::string(pr.name).rfind("olink-", 0) == 0) {
+        m.composed = make_composed(pr, std::string(pr.name).substr(6), topology, base, port, pool_, ctx);
+        name = m.composed->name;
+        ends[0] = m.composed->endpoints[0].get();
+        ends[1] = m.composed->endpoints[1].get();
+        period = m.composed->period;
+        summary_line_ = m.composed->fabric->summary();
+      } else {
+        m.fabric = make_fabric(pr, 2, base, pool_, ctx);
+        name = m.fabric->name;
+        ends[0] = m.fabric->endpoints[0].get();
+        ends[1] = m.fabric->endpoints[1].get();
+        period = m.fabric->period;
+      }
       std::vector<Access> program;
       for (int i = 0; i < loads_; ++i) program.push_back({Access::kLoad, olink::uva(1, 4096 + 64 * i), bytes_, 0});
       // One load at a time, each issued when the last has returned: every one sees an idle
       // fabric. The first starts on a clock edge, as every later one does. GPU 1 only serves.
-      m.gpu = std::make_unique<GpuInitiator>(fmt::format("{}_initiator", f.name).c_str(), program,
-                                             to_sc_time(1000 * f.period));
-      m.gpu->socket.bind(f.endpoints[0]->socket);
-      m.idle = std::make_unique<GpuInitiator>(fmt::format("{}_gpu1_initiator", f.name).c_str(), std::vector<Access>{},
+      m.gpu = std::make_unique<GpuInitiator>(fmt::format("{}_initiator", name).c_str(), program,
+                                             to_sc_time(1000 * period));
+      m.gpu->socket.bind(ends[0]->socket);
+      m.idle = std::make_unique<GpuInitiator>(fmt::format("{}_gpu1_initiator", name).c_str(), std::vector<Access>{},
                                               sc_core::SC_ZERO_TIME);
-      m.idle->socket.bind(f.endpoints[1]->socket);
+      m.idle->socket.bind(ends[1]->socket);
       runs_.push_back(std::move(m));
     }
   }
@@ -230,86 +307,199 @@ class OlinkLatency : public Testbench {
     return n;
   }
   void check() const override {
-    for (const auto& m : runs_)
+    for (const auto& m : runs_) {
+      for (const auto& r : m.gpu->results())
+        if (r.status != tlm::TLM_OK_RESPONSE) throw CheckFailure(name(m) + ": a load failed");
+      if (m.composed) {
+        // Every load crossed the fabric once each way, and its stages fit inside it.
+        const ComposedFabric& f = *m.composed;
+        const auto loads = m.gpu->results().size();
+        if (f.frames[0] != loads || f.frames[1] != loads)
+          throw CheckFailure(fmt::format("{}: {} loads but {} request and {} response frames arrived", f.name, loads,
+                                         f.frames[0], f.frames[1]));
+        if (loads && mean_load(m) + 1e-9 < sum_path(f, 0) + sum_path(f, 1))
+          throw CheckFailure(fmt::format("{}: the stages of the paths add up to more than the load took", f.name));
+        continue;
+      }
+      const Fabric& f = *m.fabric;
       for (const auto& r : m.gpu->results()) {
-        const Fabric& f = *m.fabric;
-        if (r.status != tlm::TLM_OK_RESPONSE) throw CheckFailure(f.name + ": a load failed");
         const Cycle measured = from_sc_time(r.latency) / f.period;
         if (measured != total(f))
           throw CheckFailure(fmt::format("{}: load took {} cycles, the stages add up to {}", f.name, measured, total(f)));
       }
+    }
   }
   nlohmann::json summary() const override {
     nlohmann::json s;
+    if (!summary_line_.empty()) s["topology"] = summary_line_;
     for (const auto& m : runs_) {
-      const Fabric& f = *m.fabric;
-      const double ns = to_ns(f.period);
-      nlohmann::json stages = nlohmann::json::object();
-      for (const auto& [name, cycles] : breakdown(f)) stages[name + "_ns"] = cycles * ns;
+      nlohmann::json stages = nlohmann::json::object(), provenance = nlohmann::json::object();
+      for (const auto& st : breakdown(m)) {
+        stages[st.name + "_ns"] = st.ns;
+        provenance[st.name + "_ns"] = st.provenance;
+      }
       // A run stopped before its first load returned has no latency to report.
-      const nlohmann::json load = m.gpu->results().empty()
-                                      ? nlohmann::json(nullptr)
-                                      : nlohmann::json(to_ns(from_sc_time(m.gpu->results().back().latency)));
-      s[f.name] = {{"load_latency_ns", load}, {"one_way_ns", one_way(f) * ns}, {"breakdown", stages}};
+      const bool none = m.gpu->results().empty();
+      s[name(m)] = {{"load_latency_ns", none ? nlohmann::json(nullptr) : nlohmann::json(mean_load(m))},
+                    {"one_way_ns", none ? nlohmann::json(nullptr) : nlohmann::json(one_way(m))},
+                    {"breakdown", stages},
+                    {"provenance", provenance},
+                    {"composed", m.composed != nullptr}};
+    }
+    // Claim C1: OLink one way about 1.2 us, NVLink-class 0.1-0.2 us, a 10x gap.
+    const auto& kp4 = s["olink-rs544"], & nv = s["nvlink-class"];
+    if (!kp4["load_latency_ns"].is_null() && !nv["load_latency_ns"].is_null()) {
+      const double load = kp4["load_latency_ns"].get<double>(), one = kp4["one_way_ns"].get<double>();
+      s["claim_c1"] = {{"seed_one_way_ns", 1200},
+                       {"closer_to_seed", std::abs(one - 1200) < std::abs(load - 1200) ? "one_way" : "round_trip"},
+                       {"olink_over_nvlink_load", load / nv["load_latency_ns"].get<double>()},
+                       {"ten_x_gap_met", load / nv["load_latency_ns"].get<double>() >= 10}};
     }
     return s;
   }
   std::string report() const override {
     const nlohmann::json s = summary();
-    std::string out = fmt::format("  {}-byte remote load, one at a time, one switch\n  {:<22}", bytes_, "stage (ns)");
-    for (const auto& m : runs_) out += fmt::format(" {:>13}", m.fabric->name);
-    out += "\n";
-    for (const auto& [name, cycles] : breakdown(*runs_.front().fabric)) {
-      out += fmt::format("  {:<22}", name);
-      for (const auto& m : runs_) out += fmt::format(" {:>13.1f}", s[m.fabric->name]["breakdown"][name + "_ns"].get<double>());
+    std::string out = fmt::format("  {}-byte remote load, one at a time\n", bytes_);
+    if (!summary_line_.empty()) out += "  OLink fabrics: " + summary_line_ + "\n";
+    // Composed fabrics first (measured), then the comparators (configured presets).
+    for (bool composed : {true, false}) {
+      const Measured* first = nullptr;
+      for (const auto& m : runs_)
+        if ((m.composed != nullptr) == composed && !first) first = &m;
+      if (!first) continue;
+      out += fmt::format("  {:<30}", composed ? "stage (ns), composed ports" : "stage (ns), presets");
+      for (const auto& m : runs_)
+        if ((m.composed != nullptr) == composed) out += fmt::format(" {:>13}", name(m));
+      out += "\n";
+      for (const auto& st : breakdown(*first)) {
+        out += fmt::format("  {:<30}", st.name + (st.provenance == "measured" ? "" : " *"));
+        for (const auto& m : runs_)
+          if ((m.composed != nullptr) == composed)
+            out += fmt::format(" {:>13.1f}", s[name(m)]["breakdown"][st.name + "_ns"].get<double>());
+        out += "\n";
+      }
+    }
+    out += "  (* configured or derived from configuration; the rest measured from timestamps)\n";
+    for (const char* row : {"load_latency_ns", "one_way_ns"}) {
+      out += fmt::format("  {:<30}", row == std::string("load_latency_ns") ? "load, measured (mean)" : "one way (request)");
+      for (const auto& m : runs_) {
+        const auto& v = s[name(m)][row];
+        out += v.is_null() ? fmt::format(" {:>13}", "-") : fmt::format(" {:>13.1f}", v.get<double>());
+      }
       out += "\n";
     }
-    out += fmt::format("  {:<22}", "load, measured");
-    for (const auto& m : runs_) {
-      const auto& load = s[m.fabric->name]["load_latency_ns"];
-      out += load.is_null() ? fmt::format(" {:>13}", "-") : fmt::format(" {:>13.1f}", load.get<double>());
-    }
-    out += fmt::format("\n  {:<22}", "one way (request)");
-    for (const auto& m : runs_) out += fmt::format(" {:>13.1f}", s[m.fabric->name]["one_way_ns"].get<double>());
-    return out + "\n";
+    if (s.contains("claim_c1"))
+      out += fmt::format("  C1: the seed's 1.2 us is closest to OLink's {}; OLink/NVLink-class load = {:.1f}x: 10x {}\n",
+                         s["claim_c1"]["closer_to_seed"].get<std::string>() == "one_way" ? "one-way time" : "round trip",
+                         s["claim_c1"]["olink_over_nvlink_load"].get<double>(),
+                         s["claim_c1"]["ten_x_gap_met"].get<bool>() ? "met" : "not met");
+    return out;
   }
 
  private:
   struct Measured {
-    std::unique_ptr<Fabric> fabric;
+    std::unique_ptr<Fabric> fabric;             // a preset: constant-delay links
+    std::unique_ptr<ComposedFabric> composed;   // composed Lingyun ports
     std::unique_ptr<GpuInitiator> gpu, idle;
   };
+  struct StageNs {
+    std::string name;
+    double ns;
+    std::string provenance;  // measured | configured | derived (from codeword size and lane rate)
+  };
+  static std::string name(const Measured& m) { return m.composed ? m.composed->name : m.fabric->name; }
   static Cycle beats(const Fabric& f, std::uint32_t payload) {
     return (olink::kEthernetHeaderBytes + olink::kHeaderBytes + payload + olink::kFcsBytes + f.width - 1) / f.width - 1;
   }
-  // The stages of a load in cycles, in order.
-  std::vector<std::pair<std::string, Cycle>> breakdown(const Fabric& f) const {
+  double mean_load(const Measured& m) const {
+    double sum = 0;
+    for (const auto& r : m.gpu->results()) sum += to_ns(from_sc_time(r.latency));
+    return m.gpu->results().empty() ? 0 : sum / static_cast<double>(m.gpu->results().size());
+  }
+  static double path_ns(const ComposedFabric& f, int dir, int stage) {
+    return f.frames[dir] ? to_ns(f.path[dir][stage]) / static_cast<double>(f.frames[dir]) : 0;
+  }
+  static double sum_path(const ComposedFabric& f, int dir) {
+    double sum = 0;
+    for (int st = kStageMacTx; st < kStages; ++st) sum += path_ns(f, dir, st);
+    return sum;
+  }
+  static const char* provenance(int stage) {
+    switch (stage) {
+      case kStageFecEncode: case kStagePmaCable: case kStageFecDecode: return "configured";
+      case kStageFecAccumulate: return "derived";
+      default: return "measured";
+    }
+  }
+  // The stages of a load, in order, in ns.
+  std::vector<StageNs> breakdown(const Measured& m) const {
+    std::vector<StageNs> out;
+    if (m.composed) {
+      const ComposedFabric& f = *m.composed;
+      const double ns = to_ns(f.period);
+      const Cycle data = (bytes_ + f.ep.width - 1) / f.ep.width;
+      double sum = 0;
+      const auto add = [&](std::string n, double v, const char* p) {
+        out.push_back({std::move(n), v, p});
+        sum += v;
+      };
+      add("gpu_egress", f.ep.egress * ns, "configured");
+      for (int st = kStageMacTx; st < kStages; ++st)
+        add(std::string("request.") + stage_name(static_cast<Stage>(st)), path_ns(f, 0, st), provenance(st));
+      add("gpu_ingress_target", f.ep.ingress * ns, "configured");
+      add("memory", (f.ep.memory + data) * ns, "configured");
+      add("gpu_egress_target", f.ep.egress * ns, "configured");
+      for (int st = kStageMacTx; st < kStages; ++st)
+        add(std::string("response.") + stage_name(static_cast<Stage>(st)), path_ns(f, 1, st), provenance(st));
+      add("gpu_ingress", f.ep.ingress * ns, "configured");
+      // The rest: the clock edge a load starts on, and the NICs waiting for a frame's tail.
+      out.push_back({"endpoint_other", m.gpu->results().empty() ? 0.0 : mean_load(m) - sum, "measured"});
+      return out;
+    }
+    const Fabric& f = *m.fabric;
+    const double ns = to_ns(f.period);
     const Cycle data = (bytes_ + f.width - 1) / f.width;
-    return {{"entry", 1},
-            {"gpu_egress", f.egress},
-            {"links_request", 2 * f.link},
-            {"switch_request", f.switch_cycles()},
-            {"frame_tail_request", beats(f, 0)},
-            {"gpu_ingress_target", f.ingress},
-            {"memory", f.memory + data},
-            {"gpu_egress_target", f.egress},
-            {"links_response", 2 * f.link},
-            {"switch_response", f.switch_cycles()},
-            {"frame_tail_response", beats(f, bytes_)},
-            {"gpu_ingress", f.ingress}};
+    const std::pair<const char*, Cycle> stages[] = {{"entry", 1},
+                                                    {"gpu_egress", f.egress},
+                                                    {"links_request", 2 * f.link},
+                                                    {"switch_request", f.switch_cycles()},
+                                                    {"frame_tail_request", beats(f, 0)},
+                                                    {"gpu_ingress_target", f.ingress},
+                                                    {"memory", f.memory + data},
+                                                    {"gpu_egress_target", f.egress},
+                                                    {"links_response", 2 * f.link},
+                                                    {"switch_response", f.switch_cycles()},
+                                                    {"frame_tail_response", beats(f, bytes_)},
+                                                    {"gpu_ingress", f.ingress}};
+    for (const auto& [n, cycles] : stages) out.push_back({n, cycles * ns, "configured"});
+    return out;
   }
   Cycle total(const Fabric& f) const {
     Cycle t = 0;
-    for (const auto& [name, cycles] : breakdown(f)) t += cycles;
+    for (const auto& st : breakdown_cycles(f)) t += st;
     return t;
   }
-  Cycle one_way(const Fabric& f) const { return f.egress + 2 * f.link + f.switch_cycles() + beats(f, 0) + f.ingress; }
+  std::vector<Cycle> breakdown_cycles(const Fabric& f) const {
+    const Cycle data = (bytes_ + f.width - 1) / f.width;
+    return {1, f.egress, 2 * f.link, f.switch_cycles(), beats(f, 0), f.ingress, f.memory + data,
+            f.egress, 2 * f.link, f.switch_cycles(), beats(f, bytes_), f.ingress};
+  }
+  // GPU 0's NIC to GPU 1's NIC, the NIC pipelines included.
+  double one_way(const Measured& m) const {
+    if (m.composed) {
+      const ComposedFabric& f = *m.composed;
+      return (f.ep.egress + f.ep.ingress) * to_ns(f.period) + sum_path(f, 0);
+    }
+    const Fabric& f = *m.fabric;
+    return to_ns(f.period) * static_cast<double>(f.egress + 2 * f.link + f.switch_cycles() + beats(f, 0) + f.ingress);
+  }
 
   Stats& stats_;
   std::uint32_t bytes_ = 64;
   int loads_ = 20;
   PacketPool pool_;
   std::vector<Measured> runs_;
+  std::string summary_line_;
 };
 
 // olink-alltoall (claim C11): every GPU streams Stores to every other (an MoE all-to-all) with

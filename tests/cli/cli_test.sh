@@ -141,6 +141,19 @@ case "$case_name" in
     echo "ok: $total frames, $bad bad FCS = $corrupted corrupted on purpose, none malformed" ;;
   bad_cli_value)
     expect_bad_input "--seed" run --seed abc ;;
+  bad_topology)
+    # A topology that cannot be built is refused before the run, naming the file and line.
+    printf 'switches:\n  sw0: {ports: 4}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0}\n  - {a: e1, b: sw9}\n' >"$work/t.yaml"
+    expect_bad_input "t.yaml:6: link b = 'sw9': no switch or endpoint of that name" run olink-latency --set topology="$work/t.yaml"
+    printf 'switches:\n  sw0: {ports: 1}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0}\n  - {a: e1, b: sw0}\n' >"$work/t.yaml"
+    expect_bad_input "t.yaml:6: switch sw0 has 1 ports" run olink-latency --set topology="$work/t.yaml"
+    printf 'switches:\n  sw0: {ports: 4}\n  sw1: {ports: 4}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0}\n  - {a: e1, b: sw1}\n' >"$work/t.yaml"
+    expect_bad_input "disconnected: no path from e0 to e1" run olink-latency --set topology="$work/t.yaml"
+    printf 'switches:\n  sw0: {ports: 4}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0, cable_m: 20000}\n  - {a: e1, b: sw0}\n' >"$work/t.yaml"
+    expect_bad_input "t.yaml:5: link e0 - sw0: LLR over 20000 m needs" run olink-latency --set topology="$work/t.yaml"
+    printf 'switches:\n  sw0: {ports: 4}\nendpoints: 2\nlinks: [\n' >"$work/t.yaml"
+    expect_bad_input "YAML syntax error" run olink-latency --set topology="$work/t.yaml"
+    expect_bad_input "no such file" run olink-latency --set topology="$work/none.yaml" ;;
   bench_nan)
     # CLI11's Range checks let NaN through; real options refuse it before running anything.
     expect_bad_input "--scale: must be a finite number, not nan" bench kernel --scale nan

@@ -25,6 +25,10 @@ struct OlinkEndpoint::Nic : Core {
     std::vector<std::uint8_t> frame;
   };
 
+  sw::EgressGate* gate = nullptr;
+  sw::IngressMonitor* monitor = nullptr;
+  std::function<void(const Packet&, Time)> on_arrival;
+
   Nic(const std::string& name, std::uint32_t gpu_id, const EndpointParams& p, Clock& clock_, Channel<Packet*>& to,
       Channel<Packet*>& from, PacketPool& pool_, Stats& stats, OlinkEndpoint& shell_)
       : Core(name), gpu(gpu_id), params(p), to_fabric(to), from_fabric(from), pool(pool_), shell(shell_),
@@ -59,6 +63,11 @@ struct OlinkEndpoint::Nic : Core {
     const Cycle now_c = now();
     while (from_fabric.can_pop()) {  // the frame is taken once its last byte (and FCS) is in
       Packet* p = from_fabric.pop();
+      if (monitor) {
+        monitor->on_arrive(*p);
+        monitor->on_depart(p->bytes, p->vc);
+      }
+      if (on_arrival) on_arrival(*p, clock().time_of(now_c));
       inbox.push_back({now_c + (p->bytes + params.width - 1) / params.width - 1 + params.ingress, p->payload});
       pool.release(p);
     }
@@ -80,8 +89,10 @@ struct OlinkEndpoint::Nic : Core {
     const bool answer = !answers.empty() && answers.front().at <= now_c;
     const bool request = !outbox.empty() && outbox.front().at <= now_c;
     std::deque<Timed>& next = answer && (!request || !answered_last) ? answers : outbox;
+    Packet probe;  // what flow control is asked about: the frame's length and VC
+    if (!next.empty()) probe.bytes = static_cast<std::uint32_t>(next.front().frame.size()) + kFcsBytes;
     if (!next.empty() && next.front().at <= now_c && line_bytes < (now_c + 1) * params.width &&
-        to_fabric.can_push()) {
+        to_fabric.can_push() && (!gate || gate->can_send(probe))) {
       Packet* p = pool.acquire();
       p->payload = std::move(next.front().frame);
       next.pop_front();
@@ -91,6 +102,7 @@ struct OlinkEndpoint::Nic : Core {
       p->dst = decode(p->payload)->dst;
       p->src = gpu;
       p->created = clock().time_of(now_c);
+      if (gate) gate->on_send(*p);
       to_fabric.push(p);
       line_bytes = std::max<std::uint64_t>(line_bytes, now_c * params.width) + p->bytes + kPreambleGapBytes;
     }
@@ -173,6 +185,12 @@ OlinkEndpoint::OlinkEndpoint(const sc_core::sc_module_name& name, std::uint32_t 
 OlinkEndpoint::~OlinkEndpoint() = default;
 
 Core& OlinkEndpoint::core() { return *nic_; }
+void OlinkEndpoint::attach_port(sw::EgressGate* gate, sw::IngressMonitor* monitor,
+                                std::function<void(const Packet&, Time)> on_arrival) {
+  nic_->gate = gate;
+  nic_->monitor = monitor;
+  nic_->on_arrival = std::move(on_arrival);
+}
 void OlinkEndpoint::poke(std::uint64_t offset, const std::uint8_t* data, std::uint32_t bytes) { nic_->memory.write(offset, data, bytes); }
 void OlinkEndpoint::peek(std::uint64_t offset, std::uint8_t* data, std::uint32_t bytes) const { nic_->memory.read(offset, data, bytes); }
 

@@ -23,6 +23,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -32,6 +33,7 @@
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "hw/switch/switch.hpp"
 #include "tlm/olink/memory.hpp"
 #include "tlm/olink/olink.hpp"
 #include "tlm/olink/response_queue.hpp"
@@ -66,6 +68,11 @@ class OlinkEndpoint : public sc_core::sc_module {
                 Channel<Packet*>& to_fabric, Channel<Packet*>& from_fabric, PacketPool& pool, Stats& stats);
   ~OlinkEndpoint() override;
   Core& core();
+  // On a flow-controlled port (a Lingyun port): frames go only when `gate` allows, and every
+  // frame taken in is reported to `monitor` (the NIC's receive buffer drains at once) and to
+  // `on_arrival` (with its arrival time), before the NIC takes it apart.
+  void attach_port(sw::EgressGate* gate, sw::IngressMonitor* monitor,
+                   std::function<void(const Packet&, Time)> on_arrival);
 
   // This GPU's memory, for set-up and checks.
   void poke(std::uint64_t offset, const std::uint8_t* data, std::uint32_t bytes);

@@ -1,0 +1,84 @@
+// The composed Lingyun system: one frame's stage times against arithmetic written here, and the
+// seed's FEC + LLR claim's bookkeeping (every replay traced to a damaged frame, nothing lost).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/hw/run_quiet.hpp"
+
+namespace xy {
+namespace {
+
+constexpr double kLaneGbps = 106.25;
+constexpr int kLanes = 8;
+constexpr double kPhyCycleNs = 40 / kLaneGbps;  // 40 bits a lane a cycle
+
+double stage(const nlohmann::json& fabric, const std::string& name) {
+  return fabric["breakdown"][name + "_ns"].get<double>();
+}
+
+// A load's request crosses two hops (GPU 0 -> switch -> GPU 1): each stage sums both.
+TEST(LingyunPort, EveryStageOfARequestMatchesTheArithmeticOfItsHop) {
+  const RunResult r = testing::run_quiet("olink-latency", {"olink.loads=3"});
+  ASSERT_EQ(r.failure, "");
+  for (const char* fabric : {"olink-rs544", "olink-rs272"}) {
+    const auto& f = r.results["summary"][fabric];
+    const bool kp4 = std::string(fabric) == "olink-rs544";
+    SCOPED_TRACE(fabric);
+    // A codeword group is 5440 bits either way (one RS(544,514) word, or two interleaved
+    // RS(272,258) words on 8 lanes): the RX gathers it at 8 x 106.25 Gb/s.
+    // (Within 1e-4 ns: clock periods are whole femtoseconds.)
+    EXPECT_NEAR(stage(f, "request.fec_accumulate"), 2 * 5440 / (kLanes * kLaneGbps), 1e-4);
+    // PMA TX 10 ns + 2 m of cable at 5 ns/m + PMA RX 10 ns + 1 ns of lane skew, rounded up to a cycle.
+    EXPECT_NEAR(stage(f, "request.pma_cable"), 2 * 31.0, 2 * kPhyCycleNs);
+    EXPECT_GE(stage(f, "request.pma_cable"), 2 * 31.0);
+    EXPECT_NEAR(stage(f, "request.fec_decode"), 2 * (kp4 ? 50.0 : 25.0), 2 * kPhyCycleNs);
+    EXPECT_NEAR(stage(f, "request.fec_encode"), 2 * (kp4 ? 5.0 : 3.0), 2 * kPhyCycleNs);
+    // The frame waits for the codeword group that carries its last block: at most one group
+    // (17 cycles) plus its own blocks; a frame always waits for some of its bits.
+    EXPECT_GT(stage(f, "request.serialize"), 0);
+    EXPECT_LE(stage(f, "request.serialize"), 2 * (17 + 4) * kPhyCycleNs);
+    // Measured figures carry their provenance.
+    EXPECT_EQ(f["provenance"]["request.serialize_ns"], "measured");
+    EXPECT_EQ(f["provenance"]["request.pma_cable_ns"], "configured");
+  }
+}
+
+// 5 ns per metre: 100 m cables on both hops of a request.
+TEST(LingyunPort, LongerCablesAddFiveNanosecondsAMetreToEveryHop) {
+  const RunResult r = testing::run_quiet("olink-latency", {"olink.loads=3", "topology.cable_m=100"});
+  ASSERT_EQ(r.failure, "");
+  const auto& f = r.results["summary"]["olink-rs544"];
+  EXPECT_NEAR(stage(f, "request.pma_cable"), 2 * (10 + 100 * 5.0 + 10 + 1), 2 * kPhyCycleNs);
+  EXPECT_NEAR(stage(f, "response.pma_cable"), 2 * (10 + 100 * 5.0 + 10 + 1), 2 * kPhyCycleNs);
+}
+
+TEST(LingyunPort, OlinkLatencyRunsOnALeafSpineWithThreeSwitchesOnThePath) {
+  const RunResult r = testing::run_quiet("olink-latency", {"olink.loads=2", "topology=leaf-spine"});
+  ASSERT_EQ(r.failure, "");
+  const auto& f = r.results["summary"]["olink-rs544"];
+  // Four hops each way now: four codeword groups gathered per direction.
+  EXPECT_NEAR(stage(f, "request.fec_accumulate"), 4 * 5440 / (kLanes * kLaneGbps), 1e-4);
+}
+
+TEST(LingyunFecLlr, AtBer1e5EveryBadFrameIsOneThePhyDamagedAndLlrLosesNothing) {
+  const RunResult r = testing::run_quiet("lingyun-fec-llr", {"port.errors.ber=1e-5", "traffic.us=10"});
+  ASSERT_EQ(r.failure, "");
+  const auto& s = r.results["summary"];
+  for (const char* d : {"rs272_llr", "none_llr"}) {
+    SCOPED_TRACE(d);
+    EXPECT_EQ(s[d]["frames_lost_after_link_recovery"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(s[d]["frames_delivered"], s[d]["frames_sent"]);
+  }
+  for (const char* d : {"rs544", "rs272_llr", "none_llr"})
+    EXPECT_EQ(s[d]["frames_bad_fcs"], s[d]["frames_marked_bad_by_phy"]) << d;
+  // Without FEC a 5140-bit codeword survives 1e-5 with probability (1 - 1e-5)^5140: about 5 %
+  // fail, so frames are damaged and replayed.
+  EXPECT_GT(s["none_llr"]["llr_replays"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(s["none_llr"]["frames_bad_fcs"].get<std::uint64_t>(), 0u);
+  const double ber = s["none_llr"]["pre_fec_ber_measured"].get<double>();
+  EXPECT_NEAR(ber, 1e-5, 2e-6);
+}
+
+}  // namespace
+}  // namespace xy

@@ -24,9 +24,11 @@ bool PortFlowControl::can_send(const Packet& p) const {
 
 void PortFlowControl::on_send(const Packet& p) {
   if (mode_ == LinkFc::kCbfc) cbfc_tx_.on_send(p.vc, p.bytes);
+  ++frames_sent_;
 }
 
 void PortFlowControl::on_arrive(const Packet& p) {
+  ++frames_arrived_;
   if (mode_ == LinkFc::kCbfc) {
     if (const std::uint32_t beyond = cbfc_rx_.on_receive(p.vc, p.bytes))
       overflow_.record(beyond, "credits",
@@ -57,12 +59,16 @@ void PortFlowControl::eval() {
   while (!in_flight_.empty() && in_flight_.front().at <= now()) {
     const Message m = in_flight_.front();
     in_flight_.pop_front();
-    if (m.credit && m.credit->kind == link::CreditUpdate::kCf) cbfc_tx_.on_cf_update(m.credit->vc, m.credit->counters[0]);
-    if (m.credit && m.credit->kind == link::CreditUpdate::kCc)
-      for (std::size_t vc = 0; vc < m.credit->counters.size(); ++vc)
-        cbfc_rx_.on_cc_update(static_cast<int>(vc), m.credit->counters[vc]);
+    if (m.credit) cbfc_tx_.on_cf_update(m.credit->vc, m.credit->counters[0]);
     if (m.pause) pfc_tx_.on_pause(*m.pause, now());
     if (upstream_) upstream_->wake_next();
+  }
+  // A CC_Update behind frames still on their way waits for them (on_arrive wakes us).
+  while (!cc_in_flight_.empty() && cc_in_flight_.front().at <= now() &&
+         frames_arrived_ >= cc_in_flight_.front().after_frames) {
+    const link::CreditUpdate& cc = cc_in_flight_.front().update;
+    for (std::size_t vc = 0; vc < cc.counters.size(); ++vc) cbfc_rx_.on_cc_update(static_cast<int>(vc), cc.counters[vc]);
+    cc_in_flight_.pop_front();
   }
   if (mode_ == LinkFc::kCbfc) {
     while (auto cf = cbfc_rx_.poll(now())) {
@@ -71,7 +77,7 @@ void PortFlowControl::eval() {
     }
     if (auto cc = cbfc_tx_.poll(now())) {
       cc_updates_.add();
-      in_flight_.push_back({now() + latency_, std::move(cc), std::nullopt});
+      cc_in_flight_.push_back({now() + latency_, frames_sent_, std::move(*cc)});
     }
   } else if (mode_ == LinkFc::kPfc) {
     while (auto pause = pfc_rx_.poll(now())) {
@@ -84,6 +90,8 @@ void PortFlowControl::eval() {
 void PortFlowControl::commit() {
   Cycle next = ~Cycle{0};
   if (!in_flight_.empty()) next = in_flight_.front().at;
+  if (!cc_in_flight_.empty() && frames_arrived_ >= cc_in_flight_.front().after_frames)
+    next = std::min(next, cc_in_flight_.front().at);
   if (mode_ == LinkFc::kCbfc) next = std::min({next, cbfc_rx_.next_timer(), cbfc_tx_.next_timer()});
   if (mode_ == LinkFc::kPfc) {
     next = std::min(next, pfc_rx_.next_timer());

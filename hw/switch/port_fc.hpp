@@ -6,6 +6,9 @@
 // Cycle contract: a control message produced in cycle t takes effect at the other end in cycle
 // t + latency; a pause holds from then for its quanta (converted to cycles, rounded up). The
 // upstream core is woken when a credit update or an XON arrives or a pause runs out.
+// A CC_Update travels in order with the data frames of the link: it takes effect no earlier than
+// the arrival of the last frame it counts (a switch egress counts a frame when it schedules it,
+// well before its first byte is on the wire; the link here loses no frames).
 // Abstracted: control messages do not take data bandwidth on the reverse link.
 #pragma once
 #include <cstdint>
@@ -46,7 +49,7 @@ class PortFlowControl : public Core, public EgressGate, public IngressMonitor {
  private:
   struct Message {
     Cycle at;
-    std::optional<link::CreditUpdate> credit;  // kCf to the sender, kCc to the receiver
+    std::optional<link::CreditUpdate> credit;  // a CF_Update to the sender
     std::optional<link::PauseFrame> pause;
   };
   LinkFc mode_;
@@ -58,6 +61,13 @@ class PortFlowControl : public Core, public EgressGate, public IngressMonitor {
   Cycle latency_;
   Core* upstream_ = nullptr;
   std::deque<Message> in_flight_;
+  struct CcMessage {
+    Cycle at;
+    std::uint64_t after_frames;  // frames sent before it: it follows them on the link
+    link::CreditUpdate update;
+  };
+  std::deque<CcMessage> cc_in_flight_;
+  std::uint64_t frames_sent_ = 0, frames_arrived_ = 0;
   link::OverflowLog overflow_;
   Counter &xoffs_, &cf_updates_, &cc_updates_;
 };

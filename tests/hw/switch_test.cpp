@@ -137,5 +137,17 @@ TEST(SwitchIncast, PfcPausesSpreadUpstreamWhileCbfcSendsNoPauseAndNeitherDrops) 
   EXPECT_LT(s["pfc"]["victim_Gbps"].get<double>(), 400.0);           // the victim shares the paused link
 }
 
+// The CC_Update timer is 256,000 cycles (164 us): a 300 us window (350 us run) has one per link,
+// sent while frames counted in it are still on their way (a switch egress counts a frame when it
+// schedules it, 140 cycles before its first byte is on the wire). Had it overtaken them, their
+// credits would be freed twice, and a full buffer overflows (it did: cbfc-admit into S2, cycle
+// 351,178, "the sender sent without credits").
+TEST(SwitchIncast, ACreditResyncWhileFramesAreOnTheirWayFreesNothingTwice) {
+  const RunResult r = testing::run_quiet("switch-incast", {"incast.measure_us=300"});
+  EXPECT_EQ(r.failure, "");  // no credit overflow anywhere
+  for (const char* link : {"top.cbfc.s2.in0", "top.cbfc-admit.s2.in0", "top.cbfc-admit.s3.in0"})
+    EXPECT_GE(r.results["stats"][std::string(link) + ".cbfc.cc_updates"]["value"].get<std::uint64_t>(), 1u) << link;
+}
+
 }  // namespace
 }  // namespace xy

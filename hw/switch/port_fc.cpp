@@ -14,17 +14,33 @@ PortFlowControl::PortFlowControl(std::string name, LinkFc mode, const link::Cbfc
       latency_(latency),
       xoffs_(stats.counter(this->name() + ".pfc.xoff", "frames", "pause frames with a non-zero pause time")),
       cf_updates_(stats.counter(this->name() + ".cbfc.cf_updates", "updates", "CF_Updates sent upstream")),
-      cc_updates_(stats.counter(this->name() + ".cbfc.cc_updates", "updates", "CC_Updates sent downstream")) {}
+      cc_updates_(stats.counter(this->name() + ".cbfc.cc_updates", "updates", "CC_Updates sent downstream")) {
+  const auto vcs = static_cast<std::size_t>(std::max({1, cbfc.vcs, pfc.priorities}));
+  held_since_.assign(vcs, ~Cycle{0});
+  held_closed_.assign(vcs, 0);
+}
 
 bool PortFlowControl::can_send(const Packet& p) const {
-  if (mode_ == LinkFc::kCbfc) return cbfc_tx_.can_send(p.vc, p.bytes);
-  if (mode_ == LinkFc::kPfc) return !pfc_tx_.paused(p.vc, now());
-  return true;
+  bool ok = true;
+  if (mode_ == LinkFc::kCbfc) ok = cbfc_tx_.can_send(p.vc, p.bytes);
+  if (mode_ == LinkFc::kPfc) ok = !pfc_tx_.paused(p.vc, now());
+  if (!ok && p.vc < held_since_.size() && held_since_[p.vc] == ~Cycle{0}) held_since_[p.vc] = now();
+  return ok;
 }
 
 void PortFlowControl::on_send(const Packet& p) {
   if (mode_ == LinkFc::kCbfc) cbfc_tx_.on_send(p.vc, p.bytes);
   ++frames_sent_;
+  if (p.vc < held_since_.size() && held_since_[p.vc] != ~Cycle{0}) {
+    held_closed_[p.vc] += now() - held_since_[p.vc];
+    held_since_[p.vc] = ~Cycle{0};
+  }
+}
+
+std::uint64_t PortFlowControl::held_cycles(int vc) const {
+  if (vc < 0 || vc >= static_cast<int>(held_since_.size())) return 0;
+  const Cycle since = held_since_[vc];
+  return held_closed_[vc] + (since == ~Cycle{0} ? 0 : now() - since);
 }
 
 void PortFlowControl::on_arrive(const Packet& p) {

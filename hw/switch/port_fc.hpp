@@ -10,10 +10,18 @@
 // the arrival of the last frame it counts (a switch egress counts a frame when it schedules it,
 // well before its first byte is on the wire; the link here loses no frames).
 // Abstracted: control messages do not take data bandwidth on the reverse link.
+//
+// Back-pressure as the upstream sender feels it, per VC (the same measure for CBFC and PFC):
+// a hold starts at the first can_send() this link refuses for a VC (CBFC: fewer credits
+// available than the frame costs; PFC: its priority paused) and ends at the on_send() of that
+// VC's next frame. held_cycles() adds up those holds; it is exact as long as the upstream asks
+// again whenever it could send (a switch egress asks every cycle its line is free, a host
+// whenever this link wakes it). With no flow control nothing is ever refused.
 #pragma once
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <vector>
 
 #include "hw/link/cbfc.hpp"
 #include "hw/link/overflow.hpp"
@@ -44,6 +52,10 @@ class PortFlowControl : public Core, public EgressGate, public IngressMonitor {
   void eval() override;
   void commit() override;
   std::uint64_t xoffs() const { return xoffs_.value(); }
+  // Cycles the upstream had a frame of `vc` held by this link's flow control, up to now (a hold
+  // still open counts up to now).
+  std::uint64_t held_cycles(int vc) const;
+  int vcs() const { return static_cast<int>(held_since_.size()); }
   std::string overflow() const { return overflow_.report(); }  // "" unless the buffer overflowed
 
  private:
@@ -69,6 +81,10 @@ class PortFlowControl : public Core, public EgressGate, public IngressMonitor {
   std::deque<CcMessage> cc_in_flight_;
   std::uint64_t frames_sent_ = 0, frames_arrived_ = 0;
   link::OverflowLog overflow_;
+  // Per VC: where the open hold began (~0: none), cycles of closed holds. Changed by can_send(),
+  // a query, because a refusal is the event that starts a hold.
+  mutable std::vector<Cycle> held_since_;
+  std::vector<std::uint64_t> held_closed_;
   Counter &xoffs_, &cf_updates_, &cc_updates_;
 };
 

@@ -14,19 +14,37 @@ PortFlowControl::PortFlowControl(std::string name, LinkFc mode, const link::Cbfc
       latency_(latency),
       xoffs_(stats.counter(this->name() + ".pfc.xoff", "frames", "pause frames with a non-zero pause time")),
       cf_updates_(stats.counter(this->name() + ".cbfc.cf_updates", "updates", "CF_Updates sent upstream")),
-      cc_updates_(stats.counter(this->name() + ".cbfc.cc_updates", "updates", "CC_Updates sent downstream")) {}
+      cc_updates_(stats.counter(this->name() + ".cbfc.cc_updates", "updates", "CC_Updates sent downstream")) {
+  const auto vcs = static_cast<std::size_t>(std::max({1, cbfc.vcs, pfc.priorities}));
+  held_since_.assign(vcs, ~Cycle{0});
+  held_closed_.assign(vcs, 0);
+}
 
 bool PortFlowControl::can_send(const Packet& p) const {
-  if (mode_ == LinkFc::kCbfc) return cbfc_tx_.can_send(p.vc, p.bytes);
-  if (mode_ == LinkFc::kPfc) return !pfc_tx_.paused(p.vc, now());
-  return true;
+  bool ok = true;
+  if (mode_ == LinkFc::kCbfc) ok = cbfc_tx_.can_send(p.vc, p.bytes);
+  if (mode_ == LinkFc::kPfc) ok = !pfc_tx_.paused(p.vc, now());
+  if (!ok && p.vc < held_since_.size() && held_since_[p.vc] == ~Cycle{0}) held_since_[p.vc] = now();
+  return ok;
 }
 
 void PortFlowControl::on_send(const Packet& p) {
   if (mode_ == LinkFc::kCbfc) cbfc_tx_.on_send(p.vc, p.bytes);
+  ++frames_sent_;
+  if (p.vc < held_since_.size() && held_since_[p.vc] != ~Cycle{0}) {
+    held_closed_[p.vc] += now() - held_since_[p.vc];
+    held_since_[p.vc] = ~Cycle{0};
+  }
+}
+
+std::uint64_t PortFlowControl::held_cycles(int vc) const {
+  if (vc < 0 || vc >= static_cast<int>(held_since_.size())) return 0;
+  const Cycle since = held_since_[vc];
+  return held_closed_[vc] + (since == ~Cycle{0} ? 0 : now() - since);
 }
 
 void PortFlowControl::on_arrive(const Packet& p) {
+  ++frames_arrived_;
   if (mode_ == LinkFc::kCbfc) {
     if (const std::uint32_t beyond = cbfc_rx_.on_receive(p.vc, p.bytes))
       overflow_.record(beyond, "credits",
@@ -57,12 +75,16 @@ void PortFlowControl::eval() {
   while (!in_flight_.empty() && in_flight_.front().at <= now()) {
     const Message m = in_flight_.front();
     in_flight_.pop_front();
-    if (m.credit && m.credit->kind == link::CreditUpdate::kCf) cbfc_tx_.on_cf_update(m.credit->vc, m.credit->counters[0]);
-    if (m.credit && m.credit->kind == link::CreditUpdate::kCc)
-      for (std::size_t vc = 0; vc < m.credit->counters.size(); ++vc)
-        cbfc_rx_.on_cc_update(static_cast<int>(vc), m.credit->counters[vc]);
+    if (m.credit) cbfc_tx_.on_cf_update(m.credit->vc, m.credit->counters[0]);
     if (m.pause) pfc_tx_.on_pause(*m.pause, now());
     if (upstream_) upstream_->wake_next();
+  }
+  // A CC_Update behind frames still on their way waits for them (on_arrive wakes us).
+  while (!cc_in_flight_.empty() && cc_in_flight_.front().at <= now() &&
+         frames_arrived_ >= cc_in_flight_.front().after_frames) {
+    const link::CreditUpdate& cc = cc_in_flight_.front().update;
+    for (std::size_t vc = 0; vc < cc.counters.size(); ++vc) cbfc_rx_.on_cc_update(static_cast<int>(vc), cc.counters[vc]);
+    cc_in_flight_.pop_front();
   }
   if (mode_ == LinkFc::kCbfc) {
     while (auto cf = cbfc_rx_.poll(now())) {
@@ -71,7 +93,7 @@ void PortFlowControl::eval() {
     }
     if (auto cc = cbfc_tx_.poll(now())) {
       cc_updates_.add();
-      in_flight_.push_back({now() + latency_, std::move(cc), std::nullopt});
+      cc_in_flight_.push_back({now() + latency_, frames_sent_, std::move(*cc)});
     }
   } else if (mode_ == LinkFc::kPfc) {
     while (auto pause = pfc_rx_.poll(now())) {
@@ -84,6 +106,8 @@ void PortFlowControl::eval() {
 void PortFlowControl::commit() {
   Cycle next = ~Cycle{0};
   if (!in_flight_.empty()) next = in_flight_.front().at;
+  if (!cc_in_flight_.empty() && frames_arrived_ >= cc_in_flight_.front().after_frames)
+    next = std::min(next, cc_in_flight_.front().at);
   if (mode_ == LinkFc::kCbfc) next = std::min({next, cbfc_rx_.next_timer(), cbfc_tx_.next_timer()});
   if (mode_ == LinkFc::kPfc) {
     next = std::min(next, pfc_rx_.next_timer());

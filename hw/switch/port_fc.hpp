@@ -6,11 +6,22 @@
 // Cycle contract: a control message produced in cycle t takes effect at the other end in cycle
 // t + latency; a pause holds from then for its quanta (converted to cycles, rounded up). The
 // upstream core is woken when a credit update or an XON arrives or a pause runs out.
+// A CC_Update travels in order with the data frames of the link: it takes effect no earlier than
+// the arrival of the last frame it counts (a switch egress counts a frame when it schedules it,
+// well before its first byte is on the wire; the link here loses no frames).
 // Abstracted: control messages do not take data bandwidth on the reverse link.
+//
+// Back-pressure as the upstream sender feels it, per VC (the same measure for CBFC and PFC):
+// a hold starts at the first can_send() this link refuses for a VC (CBFC: fewer credits
+// available than the frame costs; PFC: its priority paused) and ends at the on_send() of that
+// VC's next frame. held_cycles() adds up those holds; it is exact as long as the upstream asks
+// again whenever it could send (a switch egress asks every cycle its line is free, a host
+// whenever this link wakes it). With no flow control nothing is ever refused.
 #pragma once
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <vector>
 
 #include "hw/link/cbfc.hpp"
 #include "hw/link/overflow.hpp"
@@ -41,12 +52,16 @@ class PortFlowControl : public Core, public EgressGate, public IngressMonitor {
   void eval() override;
   void commit() override;
   std::uint64_t xoffs() const { return xoffs_.value(); }
+  // Cycles the upstream had a frame of `vc` held by this link's flow control, up to now (a hold
+  // still open counts up to now).
+  std::uint64_t held_cycles(int vc) const;
+  int vcs() const { return static_cast<int>(held_since_.size()); }
   std::string overflow() const { return overflow_.report(); }  // "" unless the buffer overflowed
 
  private:
   struct Message {
     Cycle at;
-    std::optional<link::CreditUpdate> credit;  // kCf to the sender, kCc to the receiver
+    std::optional<link::CreditUpdate> credit;  // a CF_Update to the sender
     std::optional<link::PauseFrame> pause;
   };
   LinkFc mode_;
@@ -58,7 +73,18 @@ class PortFlowControl : public Core, public EgressGate, public IngressMonitor {
   Cycle latency_;
   Core* upstream_ = nullptr;
   std::deque<Message> in_flight_;
+  struct CcMessage {
+    Cycle at;
+    std::uint64_t after_frames;  // frames sent before it: it follows them on the link
+    link::CreditUpdate update;
+  };
+  std::deque<CcMessage> cc_in_flight_;
+  std::uint64_t frames_sent_ = 0, frames_arrived_ = 0;
   link::OverflowLog overflow_;
+  // Per VC: where the open hold began (~0: none), cycles of closed holds. Changed by can_send(),
+  // a query, because a refusal is the event that starts a hold.
+  mutable std::vector<Cycle> held_since_;
+  std::vector<std::uint64_t> held_closed_;
   Counter &xoffs_, &cf_updates_, &cc_updates_;
 };
 

@@ -1,6 +1,8 @@
 // PHY scenarios and the PHY link, one simulation per process.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "hw/phy/phy.hpp"
 #include "tests/hw/run_quiet.hpp"
 #include "xingyun/clock_domain.hpp"
@@ -95,6 +97,23 @@ TEST(PhyLink, FastAndExactCodecsGiveIdenticalResults) {
   EXPECT_LT(stats.find_counter("top.fast.fec.decoded_codewords")->value(), 20000u);  // it skipped clean ones
 }
 
+// The codeword error ratio on this channel, written out here rather than taken from the model
+// (phy::codeword_error_ratio): random errors at bit error ratio `ber` hit PAM4 symbols, each of
+// which errs with probability 2 ber and then flips one of its two bits (Gray code: a slip to the
+// neighbouring level), so that the bit error ratio is ber. A 10-bit RS symbol spans 5 PAM4
+// symbols, so it is wrong with q = 1 - (1 - 2 ber)^5; a codeword of n symbols fails when more than
+// t are wrong: P = 1 - sum_{j=0..t} C(n, j) q^j (1 - q)^(n - j).
+// (Independent bit errors, q = 1 - (1 - ber)^10, would give ratios under 1 % lower here: a
+// model that drew bits, not PAM4 symbols, would still pass; one with a wrong n or t would not.)
+double expected_cer(int n, int t, double ber) {
+  const double q = 1 - std::pow(1 - 2 * ber, 5);
+  double ok = 0;
+  for (int j = 0; j <= t; ++j)
+    ok += std::exp(std::lgamma(n + 1.0) - std::lgamma(j + 1.0) - std::lgamma(n - j + 1.0) + j * std::log(q) +
+                   (n - j) * std::log1p(-q));
+  return 1 - ok;
+}
+
 TEST(PhyFecCurve, AtLeastFourPointsPerModeAgreeWithTheBinomialFormula) {
   const RunResult r = run("phy-fec-curve", {});
   ASSERT_EQ(r.failure, "");
@@ -103,9 +122,36 @@ TEST(PhyFecCurve, AtLeastFourPointsPerModeAgreeWithTheBinomialFormula) {
     EXPECT_GE(m["points_agreeing_with_100_failures"].get<int>(), 4) << mode;
     EXPECT_GT(m["fec_latency_ns"].get<double>(), 0) << mode;
   }
-  // The light code corrects less: at the same target error ratio it needs a cleaner channel.
-  EXPECT_LT(r.results["summary"]["rs272"]["curve"][0]["pre_fec_ber"].get<double>(),
-            r.results["summary"]["rs544"]["curve"][0]["pre_fec_ber"].get<double>());
+  // Every measured point against the ratio computed above from the code's n and t: KP4 RS(544,514)
+  // corrects 15 symbols, RS(272,257) (one pad symbol: 258 message symbols) 7, no FEC fails on any
+  // error among the 514 symbols' 5140 bits. The failed count of a point is binomial(N, P): its
+  // standard deviation is sqrt(N P (1 - P)); within 4.5 of them a correct model fails this check
+  // with probability under 7e-6 per point (normal tail; about 150 failures per point make the
+  // normal approximation good), 1e-4 for the 15 points together.
+  const struct {
+    const char* mode;
+    int n, t;
+  } codes[] = {{"rs544", 544, 15}, {"rs272", 272, 7}, {"none", 514, 0}};
+  for (const auto& code : codes) {
+    for (const auto& pt : r.results["summary"][code.mode]["curve"]) {
+      const double ber = pt["pre_fec_ber"].get<double>();
+      const double n = pt["codewords"].get<double>(), failed = pt["failed_codewords"].get<double>();
+      const double p = expected_cer(code.n, code.t, ber);
+      EXPECT_NEAR(failed, n * p, 4.5 * std::sqrt(n * p * (1 - p))) << code.mode << " at BER " << ber;
+    }
+  }
+  // The light code corrects less, from the measurements alone: the failure ratio only grows with
+  // the BER, so an RS(272) point at a lower BER than an RS(544) point that still fails more often
+  // (beyond both points' 95 % intervals) shows RS(272) is worse at that RS(544) point's BER.
+  const auto& rs544 = r.results["summary"]["rs544"]["curve"];
+  const auto& rs272 = r.results["summary"]["rs272"]["curve"];
+  int orderings = 0;
+  for (const auto& strong : rs544)
+    for (const auto& light : rs272)
+      if (light["pre_fec_ber"].get<double>() <= strong["pre_fec_ber"].get<double>() &&
+          light["ci95_low"].get<double>() > strong["ci95_high"].get<double>())
+        ++orderings;
+  EXPECT_GE(orderings, 1);
 }
 
 }  // namespace

@@ -117,7 +117,7 @@ case "$case_name" in
   llr_rtl_window)
     expect_bad_input "the RTL twins (llr.impl=rtl) keep at most" run link-llr --set llr.impl=rtl --set link.recovery=e2e --quiet ;;
   olink_gpu_rate)
-    expect_bad_input "olink.olink-rs544.gpu_gbps = 3001" run olink-latency --set olink.olink-rs544.gpu_gbps=3001 --quiet ;;
+    expect_bad_input "olink.olink-rs544.gpu_gbps = 3001" run olink-alltoall --set olink.olink-rs544.gpu_gbps=3001 --quiet ;;
   olink_write_too_big)
     expect_bad_input "alltoall.bytes = '2000000'" run olink-alltoall --set alltoall.bytes=2000000 --quiet
     expect_bad_input "fast.bytes_per_gpu = 65536: less than one write" \

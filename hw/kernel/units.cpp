@@ -1,5 +1,4 @@
 #include "xingyun/units.hpp"
-#include "xingyun/packet.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -41,13 +40,6 @@ std::string format_time(Time t) {
   if (t >= kMs) return fmt::format("{:.3f} ms", static_cast<double>(t) / kMs);
   if (t >= kUs) return fmt::format("{:.3f} us", static_cast<double>(t) / kUs);
   return fmt::format("{:.3f} ns", static_cast<double>(t) / kNs);
-}
-
-const char* stage_name(Stage s) {
-  static const char* const names[kStages] = {"source",          "mac_tx",     "serialize", "fec_encode",
-                                             "pma_cable",       "fec_accumulate", "fec_decode", "mac_rx",
-                                             "clock_crossing",  "switch"};
-  return names[s];
 }
 
 }  // namespace xy

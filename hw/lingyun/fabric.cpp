@@ -21,7 +21,7 @@ Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::Sw
     if (std::string why = port_params.reach_problem(l.cable_m); !why.empty())
       throw ConfigError(fmt::format("{}: link {} - {}: {}", l.where, t_.nodes[l.a].name, t_.nodes[l.b].name, why));
   const std::vector<int> ends = t_.endpoints();
-  std::vector<int> endpoint_of(t_.nodes.size(), -1), switch_of(t_.nodes.size(), -1);
+  std::vector<int> endpoint_of(t_.nodes.size(), -1);
   for (std::size_t e = 0; e < ends.size(); ++e) endpoint_of[ends[e]] = static_cast<int>(e);
   endpoint_ports_.resize(ends.size());
   // Links first (their channels), then each switch on its ports' channels.
@@ -108,8 +108,10 @@ std::string Fabric::summary() const {
 
 std::string Fabric::overflow() const {
   for (const auto& l : links_)
-    for (int s = 0; s < 2; ++s)
+    for (int s = 0; s < 2; ++s) {
       if (std::string o = l->fc(s).overflow(); !o.empty()) return o;
+      if (std::string o = l->fc(s).counted_beyond(l->fc(1 - s)); !o.empty()) return o;
+    }
   return "";
 }
 

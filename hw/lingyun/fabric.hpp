@@ -38,7 +38,8 @@ class Fabric {
   const std::vector<std::unique_ptr<sw::Switch>>& switches() const { return switches_; }
   // One line: switches, endpoints, links, ports, bisection bandwidth, longest path.
   std::string summary() const;
-  // "" unless a flow-control buffer overflowed somewhere (the first one found).
+  // "" unless a flow-control buffer overflowed or a CBFC receiver counted credits its sender never
+  // consumed (the first one found).
   std::string overflow() const;
   std::uint64_t drops() const;  // packets the switches dropped, all reasons
   void recycle_drops(PacketPool& pool);

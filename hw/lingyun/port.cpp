@@ -46,16 +46,18 @@ PortParams PortParams::declare(Config& c, int vcs) {
   auto& pf = p.pfc;
   pf.priorities = vcs;
   pf.line_gbps = p.line_gbps();
-  pf.buffer_bytes = static_cast<std::uint32_t>(c.integer("pfc.buffer_bytes", 262144, "bytes", 1024, 1 << 30, "ingress allowance per priority"));
-  pf.headroom_bytes = static_cast<std::uint32_t>(c.integer("pfc.headroom_bytes", 65536, "bytes", 0, 1 << 30, "above XOFF"));
-  pf.xoff_bytes = static_cast<std::uint32_t>(c.integer("pfc.xoff_bytes", 196608, "bytes", 1, 1 << 30, "XOFF threshold"));
-  pf.xon_bytes = static_cast<std::uint32_t>(c.integer("pfc.xon_bytes", 131072, "bytes", 0, 1 << 30, "XON threshold"));
+  pf.buffer_bytes = 262144;
+  pf.headroom_bytes = 65536;
+  pf.xoff_bytes = 196608;
+  pf.xon_bytes = 131072;
+  pf.declare_thresholds(c);
   if (p.fc == PortFcMode::kPfc) pf.validate("pfc");
   return p;
 }
 
-// Cycles of the PHY clock a frame of `bytes` takes from one MAC to the other at zero load:
-// serialisation, encoder, path, codeword group, decoder.
+// A frame of `bytes` from one MAC to the other at zero load: serialisation (the line takes
+// 5 bytes a lane a cycle, with 24 bytes of preamble, FCS and gap), encoder, path, two codeword
+// groups (the frame's and the gathering at the RX), decoder.
 Time PortParams::one_way(double cable_m, std::uint32_t bytes) const {
   phy::PhyParams q = phy;
   q.set_cable(cable_m);
@@ -63,24 +65,27 @@ Time PortParams::one_way(double cable_m, std::uint32_t bytes) const {
   return (frame + q.encoder_cycles() + q.path_cycles + 2 * q.group_cycles() + q.decoder_cycles()) * q.period();
 }
 
+// The credit or ACK loop: a largest frame out, a control message back, the MACs and FIFOs at
+// both ends (a few cycles each, counted as 20 ns).
+Time PortParams::loop(double cable_m) const {
+  return one_way(cable_m, max_frame_bytes) + one_way(cable_m, 64) + 20 * kNs;
+}
+
+std::uint64_t PortParams::replay_buffer_bytes(double cable_m) const {
+  const Time t = loop(cable_m) + llr_config.ack_timer_cycles * phy.period();
+  return static_cast<std::uint64_t>(std::ceil(line_gbps() / 8 * static_cast<double>(t) / kNs)) + 2ull * max_frame_bytes;
+}
+
 std::string PortParams::reach_problem(double cable_m) const {
-  // Round trip of the credit or ACK loop: a largest frame out, a control message back, the MACs
-  // and FIFOs at both ends (a few cycles each, counted as 20 ns).
-  const Time loop = one_way(cable_m, max_frame_bytes) + one_way(cable_m, 64) + 20 * kNs;
-  if (llr) {
-    const double bytes = line_gbps() / 8 * (static_cast<double>(loop + llr_config.ack_timer_cycles * phy.period()) / kNs) +
-                         2.0 * max_frame_bytes;
-    if (bytes > static_cast<double>(max_replay_buffer_bytes))
-      return fmt::format("LLR over {} m needs a {:.2f} MB replay buffer (line rate x loop + 2 frames), above "
-                         "llr.max_replay_buffer_bytes = {}",
-                         cable_m, bytes / 1e6, max_replay_buffer_bytes);
-  }
+  if (llr && replay_buffer_bytes(cable_m) > max_replay_buffer_bytes)
+    return fmt::format("LLR over {} m needs a {:.2f} MB replay buffer (line rate x loop + 2 frames), above "
+                       "llr.max_replay_buffer_bytes = {}",
+                       cable_m, replay_buffer_bytes(cable_m) / 1e6, max_replay_buffer_bytes);
   if (fc == PortFcMode::kCbfc) {
-    link::CbfcConfig cb = cbfc;
-    const std::uint64_t need = link::required_buffer_credits(cb, line_gbps(), loop, max_frame_bytes);
-    if (cbfc_buffer_credits ? need > cbfc_buffer_credits : 2 * need >= (std::uint64_t{1} << (cb.counter_bits - 1)))
+    const std::uint64_t need = link::required_buffer_credits(cbfc, line_gbps(), loop(cable_m), max_frame_bytes);
+    if (cbfc_buffer_credits ? need > cbfc_buffer_credits : 2 * need >= (std::uint64_t{1} << (cbfc.counter_bits - 1)))
       return fmt::format("CBFC over {} m needs {} credits of {} B per VC for the credit loop, {}", cable_m, need,
-                         cb.credit_bytes,
+                         cbfc.credit_bytes,
                          cbfc_buffer_credits ? fmt::format("above cbfc.buffer_credits = {}", cbfc_buffer_credits)
                                              : "beyond what its counters can track");
   }
@@ -90,18 +95,16 @@ std::string PortParams::reach_problem(double cable_m) const {
 PortParams PortParams::for_link(double cable_m) const {
   PortParams p = *this;
   p.phy.set_cable(cable_m);
-  const Time loop = one_way(cable_m, max_frame_bytes) + one_way(cable_m, 64) + 20 * kNs;
-  p.llr_config.replay_buffer_bytes = static_cast<std::uint64_t>(
-      std::ceil(line_gbps() / 8 * (static_cast<double>(loop + llr_config.ack_timer_cycles * phy.period()) / kNs))) +
-      2ull * max_frame_bytes;
-  const std::uint64_t need = link::required_buffer_credits(cbfc, line_gbps(), loop, max_frame_bytes);
+  p.llr_config.replay_buffer_bytes = replay_buffer_bytes(cable_m);
+  const std::uint64_t need = link::required_buffer_credits(cbfc, line_gbps(), loop(cable_m), max_frame_bytes);
   p.cbfc.buffer_credits.assign(cbfc.vcs, cbfc_buffer_credits ? cbfc_buffer_credits : static_cast<std::uint32_t>(2 * need));
   return p;
 }
 
 // --- PortFc ---
 
-PortFc::PortFc(std::string name, const PortParams& p, Time core_period, Stats& stats)
+PortFc::PortFc(std::string name, const PortParams& p, Time core_period, Stats& stats, const Channel<Packet*>& to_mac,
+               Channel<FcMessage>& out, Channel<FcMessage>& in)
     : Core(std::move(name)), mode_(p.fc), fifo_frames_(p.fifo_frames),
       cbfc_tx_([&] {
         link::CbfcConfig cb = p.cbfc;
@@ -110,19 +113,13 @@ PortFc::PortFc(std::string name, const PortParams& p, Time core_period, Stats& s
         cb.resync_period_cycles = to_cycles(p.cbfc_resync_ns, core_period);
         return cb;
       }()),
-      cbfc_rx_(cbfc_tx_.config()), pfc_tx_(p.pfc, core_period), pfc_rx_(p.pfc, core_period),
+      cbfc_rx_(cbfc_tx_.config()), pfc_tx_(p.pfc, core_period), pfc_rx_(p.pfc, core_period), to_mac_(to_mac),
+      out_(out), in_(in),
       xoffs_(stats.counter(this->name() + ".pfc.xoff", "frames", "pause frames with a non-zero pause time sent upstream")),
       cf_updates_(stats.counter(this->name() + ".cbfc.cf_updates", "updates", "CF_Updates sent upstream")),
       cc_updates_(stats.counter(this->name() + ".cbfc.cc_updates", "updates", "CC_Updates sent downstream")),
       held_(stats.counter(this->name() + ".held_cycles", "cycles",
                           "cycles the core feeding this port had a frame that flow control held back")) {}
-
-void PortFc::connect(Channel<Packet*>* to_mac, Channel<FcMessage>* out, Channel<FcMessage>* in, Core* upstream) {
-  to_mac_ = to_mac;
-  out_ = out;
-  in_ = in;
-  upstream_ = upstream;
-}
 
 bool PortFc::can_send(const Packet& p) const {
   bool fc_ok = true;
@@ -134,11 +131,12 @@ bool PortFc::can_send(const Packet& p) const {
   }
   // Room in the FIFO to the MAC; a switch egress may have a frame or two scheduled beyond it
   // (its egress and tx_mac lead), which the FIFO holds: a soft limit, never a loss.
-  return fc_ok && to_mac_->in_flight() < fifo_frames_;
+  return fc_ok && to_mac_.in_flight() < fifo_frames_;
 }
 
 void PortFc::on_send(const Packet& p) {
   if (mode_ == PortFcMode::kCbfc) cbfc_tx_.on_send(p.vc, p.bytes);
+  ++frames_sent_;
 }
 
 void PortFc::on_arrive(const Packet& p) {
@@ -158,14 +156,25 @@ void PortFc::on_depart(std::uint32_t bytes, std::uint8_t vc) {
   wake_next();
 }
 
+std::string PortFc::counted_beyond(const PortFc& far) const {
+  if (mode_ != PortFcMode::kCbfc) return "";
+  const std::uint32_t mask = cbfc_rx_.config().counter_bits >= 32 ? ~0u : (1u << cbfc_rx_.config().counter_bits) - 1;
+  for (int vc = 0; vc < cbfc_rx_.config().vcs; ++vc) {
+    // Sent minus counted is what is on its way or lost: never negative (it would wrap).
+    const std::uint32_t ahead = (far.cbfc_tx_.consumed(vc) - cbfc_rx_.consumed(vc)) & mask;
+    if (ahead > cbfc_rx_.config().buffer_credits[vc])
+      return fmt::format("{} VC {}: counted {} credits in, its sender consumed {}: frames counted twice", name(), vc,
+                         cbfc_rx_.consumed(vc), far.cbfc_tx_.consumed(vc));
+  }
+  return "";
+}
+
 void PortFc::eval() {
   bool woke_upstream = false;
-  while (in_ && in_->can_pop()) {
-    const FcMessage m = in_->pop();
+  while (in_.can_pop()) {
+    const FcMessage m = in_.pop();
     if (m.credit && m.credit->kind == link::CreditUpdate::kCf) cbfc_tx_.on_cf_update(m.credit->vc, m.credit->counters[0]);
-    if (m.credit && m.credit->kind == link::CreditUpdate::kCc)
-      for (std::size_t vc = 0; vc < m.credit->counters.size() && vc < static_cast<std::size_t>(cbfc_rx_.config().vcs); ++vc)
-        cbfc_rx_.on_cc_update(static_cast<int>(vc), m.credit->counters[vc]);
+    if (m.credit && m.credit->kind == link::CreditUpdate::kCc) arrived_cc_ = m.credit;
     if (m.pause) pfc_tx_.on_pause(*m.pause, now());
     woke_upstream = true;
   }
@@ -177,7 +186,7 @@ void PortFc::eval() {
     }
     if (auto cc = cbfc_tx_.poll(now())) {
       cc_updates_.add();
-      outbox_.push_back({std::move(cc), std::nullopt});
+      outbox_.push_back({std::move(cc), std::nullopt, frames_sent_});
     }
   } else if (mode_ == PortFcMode::kPfc) {
     while (auto pause = pfc_rx_.poll(now())) {
@@ -185,13 +194,20 @@ void PortFc::eval() {
       outbox_.push_back({std::nullopt, pause});
     }
   }
-  if (!outbox_.empty() && out_->can_push()) {
-    out_->push(std::move(outbox_.front()));
+  if (!outbox_.empty() && out_.can_push()) {
+    out_.push(std::move(outbox_.front()));
     outbox_.pop_front();
   }
 }
 
 void PortFc::commit() {
+  // A CC_Update takes effect after every arrival of its cycle: the frames ahead of it on the
+  // line reached the core (which reports them to on_arrive) no later than it reached us.
+  if (arrived_cc_) {
+    for (std::size_t vc = 0; vc < arrived_cc_->counters.size() && vc < static_cast<std::size_t>(cbfc_rx_.config().vcs); ++vc)
+      cbfc_rx_.on_cc_update(static_cast<int>(vc), arrived_cc_->counters[vc]);
+    arrived_cc_.reset();
+  }
   Cycle next = ~Cycle{0};
   if (mode_ == PortFcMode::kCbfc) next = std::min(cbfc_rx_.next_timer(), cbfc_tx_.next_timer());
   if (mode_ == PortFcMode::kPfc) {
@@ -201,19 +217,6 @@ void PortFc::commit() {
   }
   if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
   set_busy(!outbox_.empty());
-}
-
-std::string PortFc::held_back() const {
-  std::string out;
-  for (int vc = 0; vc < cbfc_rx_.config().vcs; ++vc) {
-    if (mode_ == PortFcMode::kCbfc && cbfc_tx_.credits_available(vc) * cbfc_tx_.config().credit_bytes < 9216 &&
-        cbfc_tx_.in_use(vc) > 0)
-      out += fmt::format("{}VC {}: {} of {} credits available", out.empty() ? "" : "; ", vc,
-                         cbfc_tx_.credits_available(vc), cbfc_tx_.config().buffer_credits[vc]);
-    if (mode_ == PortFcMode::kPfc && vc < pfc_rx_.config().priorities && pfc_tx_.paused(vc, now()))
-      out += fmt::format("{}priority {} paused", out.empty() ? "" : "; ", vc);
-  }
-  return out;
 }
 
 // --- PortMac ---
@@ -234,29 +237,21 @@ PortMac::PortMac(std::string name, const PortParams& params, Channel<Packet*>& f
   if (!p_.llr) tx_->on_control({link::LlrControl::kAck, 0}, 0);  // straight to ADVANCE, nothing kept
 }
 
-Packet* PortMac::wire_frame(std::vector<std::uint8_t>& bytes, const Packet* header) {
-  Packet* w = pool_.acquire();
-  if (header) {
-    w->id = header->id;
-    w->src = header->src;
-    w->dst = header->dst;
-    w->vc = header->vc;
-    w->ecn_ce = header->ecn_ce;
-    w->created = header->created;
-    w->stage_time = header->stage_time;
-    w->stage = header->stage;
-    w->stage_since = header->stage_since;
-    w->phantom = header->phantom;  // what the core handed in; the wire itself always has bytes
-  } else {
-    w->control = true;
-    w->phantom = false;
-  }
-  w->payload.swap(bytes);
-  w->bytes = static_cast<std::uint32_t>(w->payload.size());
-  return w;
+Packet* PortMac::control_frame() {
+  Packet* c = pool_.acquire();
+  c->control = true;
+  c->phantom = false;
+  c->payload.swap(scratch_);
+  c->bytes = static_cast<std::uint32_t>(c->payload.size());
+  controls_.add();
+  return c;
 }
 
-void PortMac::send(Packet* wire) { to_phy_.push(wire); }
+Packet* PortMac::copy_of(const Packet* kept) {
+  Packet* c = pool_.acquire();
+  *c = *kept;
+  return c;
+}
 
 bool PortMac::transmit() {
   if (!to_phy_.can_push()) return false;
@@ -264,47 +259,45 @@ bool PortMac::transmit() {
   if (!control && p_.llr) control = tx_->poll_control();
   if (control) {
     encode_llr(*control, scratch_);
-    controls_.add();
-    send(wire_frame(scratch_));
+    to_phy_.push(control_frame());
     return true;
   }
+  while (fc_from_core_.can_pop() && fc_from_core_.peek().credit && fc_from_core_.peek().credit->kind == link::CreditUpdate::kCc)
+    held_cc_ = fc_from_core_.pop();  // a later one supersedes it: its counters are absolute
   if (fc_from_core_.can_pop()) {
     encode_fc(fc_from_core_.pop(), scratch_);
-    controls_.add();
-    send(wire_frame(scratch_));
+    to_phy_.push(control_frame());
+    return true;
+  }
+  // A CC_Update once every frame it counted is ahead of it for good: sent, and with LLR
+  // acknowledged (a replay would come after it) or flushed (lost: what the update repairs).
+  if (held_cc_ && cc_may_go()) {
+    encode_fc(*held_cc_, scratch_);
+    to_phy_.push(control_frame());
+    held_cc_.reset();
     return true;
   }
   if (auto replay = p_.llr ? tx_->next_replay(now()) : std::nullopt) {
-    Packet* copy = pool_.acquire();
-    *copy = *replay->first;
     replayed_.add();
     sent_.add();
-    send(copy);
+    to_phy_.push(copy_of(replay->first));
     return true;
   }
-  if (from_core_.can_pop() && tx_->can_accept(from_core_.peek()->bytes + kDataHeaderBytes)) {
+  if (from_core_.can_pop() && tx_->can_accept(from_core_.peek()->bytes)) {
     Packet* frame = from_core_.pop();
     frame->advance(kStageMacTx, clock().time_of(now()));
-    std::uint32_t seq = 0;
-    if (p_.llr) {
-      encode_data(*frame, 0, scratch_);  // the sequence number is patched in below
-      Packet* kept = wire_frame(scratch_, frame);
-      seq = tx_->accept(kept, now());
-      for (int i = 0; i < 3; ++i) kept->payload[1 + i] = static_cast<std::uint8_t>(seq >> (8 * i));
-      reseal(kept->payload);
-      Packet* copy = pool_.acquire();
-      *copy = *kept;
-      send(copy);
-    } else {
-      encode_data(*frame, 0, scratch_);
-      send(wire_frame(scratch_, frame));
-    }
-    pool_.release(frame);
+    const std::uint32_t seq = p_.llr ? tx_->accept(frame, now()) : 0;  // LLR keeps it until ACKed
+    ++accepted_;
+    encode_data(*frame, seq, scratch_);
+    frame->payload.swap(scratch_);  // from here on the frame as the line carries it
     sent_.add();
+    to_phy_.push(p_.llr ? copy_of(frame) : frame);
     return true;
   }
   return false;
 }
+
+bool PortMac::cc_may_go() const { return accepted_ - tx_->kept() >= held_cc_->after_frames; }
 
 void PortMac::receive() {
   while (from_phy_.can_pop()) {
@@ -317,6 +310,10 @@ void PortMac::receive() {
       if (!w->control && p_.llr) rx_->on_frame(0, false, now());
       else if (!w->control) lost_.add();
       pool_.release(w);
+      continue;
+    }
+    if (r.kind == WireKind::kCc) {  // behind the frames that came before it
+      deliver_.push_back(w);
       continue;
     }
     if (r.kind != WireKind::kData) {
@@ -344,7 +341,11 @@ void PortMac::eval() {
   transmit();
   for (Packet* k : tx_->released()) pool_.release(k);
   tx_->released().clear();
-  if (!deliver_.empty() && to_core_.can_push()) {
+  if (!deliver_.empty() && deliver_.front()->control && fc_to_core_.can_push()) {
+    fc_to_core_.push(*parse(deliver_.front()->payload).fc);  // a CC_Update, behind the frames it counted
+    pool_.release(deliver_.front());
+    deliver_.pop_front();
+  } else if (!deliver_.empty() && !deliver_.front()->control && to_core_.can_push()) {
     Packet* f = deliver_.front();
     deliver_.pop_front();
     delivered_.add();
@@ -361,11 +362,10 @@ void PortMac::commit() {
   Cycle next = p_.llr ? std::min(tx_->next_timer(), rx_->next_timer()) : ~Cycle{0};
   if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
   const bool more = tx_->state() == link::LlrTxState::kReplay || from_core_.ready_by(now() + 1) ||
-                    fc_from_core_.ready_by(now() + 1);
+                    fc_from_core_.ready_by(now() + 1) || (held_cc_ && cc_may_go());
   set_busy(!deliver_.empty() || !fc_inbox_.empty() || more);
 }
 
-bool PortMac::idle() const { return tx_->kept() == 0 && deliver_.empty() && fc_inbox_.empty(); }
 
 // --- PortLink ---
 
@@ -394,7 +394,7 @@ PortLink::PortLink(const std::string (&side_names)[2], const PortParams& params,
     x->rx = std::make_unique<Channel<Packet*>>(side + ".rx_fifo", phy_clock, core, ChannelSpec{1, 0, 1, 2});
     x->fc_out = std::make_unique<Channel<FcMessage>>(side + ".fc_out", core, phy_clock, ChannelSpec{});
     x->fc_in = std::make_unique<Channel<FcMessage>>(side + ".fc_in", phy_clock, core, ChannelSpec{});
-    x->fc = std::make_unique<PortFc>(side + ".fc", p_, core.period(), stats);
+    x->fc = std::make_unique<PortFc>(side + ".fc", p_, core.period(), stats, *x->tx, *x->fc_out, *x->fc_in);
     core.attach(*x->fc);
     // Side s sends on PHY direction s and receives on direction 1 - s.
     x->mac = std::make_unique<PortMac>(side + ".mac", p_, *x->tx, *x->rx, *x->fc_out, *x->fc_in, *to_phy_[s],
@@ -409,7 +409,6 @@ PortLink::PortLink(const std::string (&side_names)[2], const PortParams& params,
   }
   for (int s = 0; s < 2; ++s) {
     Side& x = *sides_[s];
-    x.fc->connect(x.tx.get(), x.fc_out.get(), x.fc_in.get(), nullptr);
     x.fc_out->connect(x.fc.get(), x.mac.get());
     x.fc_in->connect(x.mac.get(), x.fc.get());
   }
@@ -421,13 +420,15 @@ void PortLink::attach(int side, Core* feeder, Core* taker) {
   Side& x = *sides_[side];
   x.tx->connect(feeder, x.mac.get());
   x.rx->connect(x.mac.get(), taker);
-  x.fc->connect(x.tx.get(), x.fc_out.get(), x.fc_in.get(), feeder);
+  x.fc->set_upstream(feeder);
 }
 
 Channel<Packet*>& PortLink::tx(int side) { return *sides_[side]->tx; }
 Channel<Packet*>& PortLink::rx(int side) { return *sides_[side]->rx; }
 PortFc& PortLink::fc(int side) { return *sides_[side]->fc; }
+const PortFc& PortLink::fc(int side) const { return *sides_[side]->fc; }
 PortMac& PortLink::mac(int side) { return *sides_[side]->mac; }
+const PortMac& PortLink::mac(int side) const { return *sides_[side]->mac; }
 phy::PhyLink& PortLink::phy(int from_side) { return *phy_[from_side]; }
 
 }  // namespace xy::lingyun

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,8 +61,11 @@ struct PortParams {
   static PortParams declare(Config& c, int vcs);
   // MAC data rate: lanes x lane rate less the FEC and transcoding overhead (100 Gb/s a lane).
   double line_gbps() const { return phy.lanes * phy.lane_gbps * 514 / 544 * 256 / 257; }
-  // Zero-load time of a frame of `bytes` from MAC to MAC over `cable_m`.
+  // Zero-load time of a frame of `bytes` from MAC to MAC over `cable_m`, and the loop an ACK or
+  // a credit takes; the LLR replay buffer that covers it (line rate x loop + 2 largest frames).
   Time one_way(double cable_m, std::uint32_t bytes) const;
+  Time loop(double cable_m) const;
+  std::uint64_t replay_buffer_bytes(double cable_m) const;
   // Why a link of `cable_m` cannot be built with these ports (LLR replay buffer or CBFC credits
   // short of the loop), or "".
   std::string reach_problem(double cable_m) const;
@@ -74,11 +78,11 @@ struct PortParams {
 // outgoing direction and the receiving end of the incoming one.
 class PortFc : public Core, public sw::EgressGate, public sw::IngressMonitor {
  public:
-  PortFc(std::string name, const PortParams& params, Time core_period, Stats& stats);
   // `to_mac`: frames to this side's MAC (the gate keeps it from overflowing); messages leave on
   // `messages_out` and arrive on `messages_in`.
-  void connect(Channel<Packet*>* to_mac, Channel<FcMessage>* messages_out, Channel<FcMessage>* messages_in,
-               Core* upstream);
+  PortFc(std::string name, const PortParams& params, Time core_period, Stats& stats, const Channel<Packet*>& to_mac,
+         Channel<FcMessage>& messages_out, Channel<FcMessage>& messages_in);
+  void set_upstream(Core* feeder) { upstream_ = feeder; }  // woken when credits come or a pause ends
 
   bool can_send(const Packet& p) const override;
   void on_send(const Packet& p) override;
@@ -89,11 +93,9 @@ class PortFc : public Core, public sw::EgressGate, public sw::IngressMonitor {
   void commit() override;
 
   std::string overflow() const { return overflow_.report(); }  // "" unless the buffer overflowed
-  // Back-pressure: pauses this side sent upstream; cycles its own feeder was refused a frame
-  // by flow control (credits short, paused).
-  std::uint64_t xoffs() const { return xoffs_.value(); }
-  std::uint64_t held_cycles() const { return held_.value(); }
-  std::string held_back() const;  // VCs whose sender waits for credits or a pause, or ""
+  // CBFC conservation against the far end's sender: credits this receiver counted in that the
+  // sender never consumed (a frame counted twice), in words naming the VC; or "".
+  std::string counted_beyond(const PortFc& far_sender) const;
 
  private:
   PortFcMode mode_;
@@ -102,11 +104,13 @@ class PortFc : public Core, public sw::EgressGate, public sw::IngressMonitor {
   link::CbfcReceiver cbfc_rx_;
   link::PfcSender pfc_tx_;
   link::PfcReceiver pfc_rx_;
-  Channel<Packet*>* to_mac_ = nullptr;
-  Channel<FcMessage>* out_ = nullptr;
-  Channel<FcMessage>* in_ = nullptr;
+  const Channel<Packet*>& to_mac_;
+  Channel<FcMessage>& out_;
+  Channel<FcMessage>& in_;
   Core* upstream_ = nullptr;
   std::deque<FcMessage> outbox_;
+  std::uint64_t frames_sent_ = 0;                  // frames on_send saw, for CC_Updates
+  std::optional<link::CreditUpdate> arrived_cc_;   // applied in commit()
   mutable Cycle last_held_ = ~Cycle{0};
   link::OverflowLog overflow_;
   Counter &xoffs_, &cf_updates_, &cc_updates_;
@@ -123,18 +127,14 @@ class PortMac : public Core {
   void commit() override;
 
   const link::LlrTransmitter& llr_tx() const { return *tx_; }
-  const link::LlrReceiver& llr_rx() const { return *rx_; }
-  std::uint64_t bad_fcs() const { return bad_data_.value() + bad_control_.value(); }
-  std::uint64_t bad_data_frames() const { return bad_data_.value(); }
   std::uint64_t frames_lost() const { return lost_.value(); }  // bad FCS without LLR
-  std::uint64_t delivered() const { return delivered_.value(); }
-  bool idle() const;
 
  private:
   void receive();
   bool transmit();  // true if it handed the PHY an item
-  void send(Packet* wire);
-  Packet* wire_frame(std::vector<std::uint8_t>& bytes, const Packet* header = nullptr);
+  Packet* control_frame();  // a frame of the message encoded in scratch_
+  Packet* copy_of(const Packet* kept);
+  bool cc_may_go() const;
 
   const PortParams& p_;
   std::unique_ptr<link::LlrTransmitter> tx_;
@@ -146,7 +146,9 @@ class PortMac : public Core {
   Channel<Packet*>& to_phy_;
   Channel<Packet*>& from_phy_;
   PacketPool& pool_;
-  std::deque<Packet*> deliver_;       // data frames for the core, in order
+  std::deque<Packet*> deliver_;       // data frames for the core and CC_Updates for its PortFc, in order
+  std::optional<FcMessage> held_cc_;  // a CC_Update waiting for the frames it counted
+  std::uint64_t accepted_ = 0;        // data frames taken from the core
   std::deque<FcMessage> fc_inbox_;    // received messages for the core
   std::vector<std::uint8_t> scratch_;
   Counter &sent_, &replayed_, &controls_, &bad_data_, &bad_control_, &lost_, &delivered_;
@@ -167,7 +169,9 @@ class PortLink {
   Channel<Packet*>& tx(int side);
   Channel<Packet*>& rx(int side);
   PortFc& fc(int side);
+  const PortFc& fc(int side) const;
   PortMac& mac(int side);
+  const PortMac& mac(int side) const;
   phy::PhyLink& phy(int from_side);  // the direction from this side
   const std::string& name() const { return name_; }
   const std::string& side_name(int side) const { return side_names_[side]; }

@@ -23,22 +23,17 @@ void encode_data(const Packet& frame, std::uint32_t seq, std::vector<std::uint8_
   if (frame.bytes < kFcsBytes + 1) throw std::logic_error("a data frame shorter than its FCS");
   const std::uint32_t body = frame.bytes - kFcsBytes;
   out.clear();
-  out.reserve(body + kDataHeaderBytes + kFcsBytes);
   out.push_back(static_cast<std::uint8_t>(WireKind::kData));
   put(out, seq, 3);
   if (frame.phantom) {
-    for (std::uint32_t i = 0; i < body; ++i) out.push_back(static_cast<std::uint8_t>(frame.id * 131 + i));
+    out.resize(kDataHeaderBytes + body);
+    for (std::uint32_t i = 0; i < body; ++i) out[kDataHeaderBytes + i] = static_cast<std::uint8_t>(frame.id * 131 + i);
   } else {
     if (frame.payload.size() != body)
       throw std::logic_error("a frame with a payload must carry bytes - 4 of it (the FCS is the port's)");
     out.insert(out.end(), frame.payload.begin(), frame.payload.end());
   }
   seal(out);
-}
-
-void reseal(std::vector<std::uint8_t>& wire) {
-  wire.resize(wire.size() - kFcsBytes);
-  seal(wire);
 }
 
 void encode_llr(const link::LlrControl& c, std::vector<std::uint8_t>& out) {

@@ -30,13 +30,15 @@ inline constexpr std::uint32_t kFcsBytes = 4;
 struct FcMessage {
   std::optional<link::CreditUpdate> credit;
   std::optional<link::PauseFrame> pause;
+  // A CC_Update counts the data frames sent before it: it leaves after the first `after_frames`
+  // frames of the link, so that it never overtakes a frame it counted.
+  std::uint64_t after_frames = 0;
 };
 
 // Writes the wire bytes of a data frame: its header, its bytes (a pattern from its id when the
-// frame is phantom; its payload, of bytes - 4 without the FCS, otherwise) and the FCS.
+// frame is phantom; its payload, of bytes - 4 without the FCS, otherwise) and the FCS. The MAC
+// puts them in the frame's payload; `bytes` stays the frame's length until the far MAC unwraps it.
 void encode_data(const Packet& frame, std::uint32_t seq, std::vector<std::uint8_t>& out);
-// Recomputes the FCS after a field of `wire` changed (the LLR sequence number).
-void reseal(std::vector<std::uint8_t>& wire);
 void encode_llr(const link::LlrControl& c, std::vector<std::uint8_t>& out);
 void encode_fc(const FcMessage& m, std::vector<std::uint8_t>& out);
 

@@ -26,6 +26,16 @@ void check_prio(const PfcConfig& c, int prio) {
 
 }  // namespace
 
+void PfcConfig::declare_thresholds(Config& c, const std::string& prefix) {
+  const auto bytes = [&](const char* key, std::uint32_t def, std::int64_t min, const char* what) {
+    return static_cast<std::uint32_t>(c.integer(prefix + "." + key, def, "bytes", min, 1 << 30, what));
+  };
+  buffer_bytes = bytes("buffer_bytes", buffer_bytes, 1024, "ingress buffer per priority");
+  headroom_bytes = bytes("headroom_bytes", headroom_bytes, 0, "above XOFF");
+  xoff_bytes = bytes("xoff_bytes", xoff_bytes, 1, "XOFF threshold");
+  xon_bytes = bytes("xon_bytes", xon_bytes, 0, "XON threshold");
+}
+
 void PfcConfig::validate(const std::string& prefix) const {
   const std::string& p = prefix;
   if (priorities < 1 || priorities > 8)

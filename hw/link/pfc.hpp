@@ -24,6 +24,10 @@
 
 #include "xingyun/units.hpp"
 
+namespace xy {
+class Config;
+}
+
 namespace xy::link {
 
 struct PfcConfig {
@@ -38,6 +42,9 @@ struct PfcConfig {
 
   // Throws ConfigError naming `prefix`.field, the value and what is allowed.
   void validate(const std::string& prefix = "pfc") const;
+  // Declares the thresholds (`prefix`.buffer_bytes, headroom_bytes, xoff_bytes, xon_bytes) with
+  // this config's values as their defaults, and takes the values given.
+  void declare_thresholds(Config& c, const std::string& prefix = "pfc");
 };
 
 struct PauseFrame {

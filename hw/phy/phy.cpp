@@ -237,7 +237,7 @@ void PhyLink::Impl::tx_eval() {
     const std::uint64_t first = tx_block_end;
     const std::size_t before = tx_blocks.size();
     std::vector<Block66> blocks;
-    encode_frame(f->payload.data(), f->bytes, blocks);
+    encode_frame(f->payload.data(), f->payload.size(), blocks);  // the bytes the line carries
     tx_blocks.insert(tx_blocks.end(), blocks.begin(), blocks.end());
     tx_block_end += tx_blocks.size() - before;
     frames.push_back({f, first, tx_block_end - 1});  // the trailing idle is not part of the frame

@@ -28,7 +28,11 @@ enum Stage : std::uint8_t {
   kStageSwitch,         // switch core: pipeline, queueing, flow-control wait
   kStages
 };
-const char* stage_name(Stage s);
+inline const char* stage_name(Stage s) {
+  static const char* const names[kStages] = {"source",         "mac_tx",     "serialize", "fec_encode",     "pma_cable",
+                                             "fec_accumulate", "fec_decode", "mac_rx",    "clock_crossing", "switch"};
+  return names[s];
+}
 
 struct Packet {
   std::uint64_t id = 0;

@@ -20,10 +20,11 @@ struct FabricRig {
   std::unique_ptr<ClockDomain> core, phy;
   std::unique_ptr<lingyun::Fabric> fabric;
   std::vector<std::vector<std::vector<Scoreboard>>> boards;  // per plane (endpoint port), [dst][src]
-  std::vector<std::unique_ptr<Host>> hosts;
+  Hosts hosts;
   LatencyHistogram* latency = nullptr;  // frame created -> arrived, in core cycles
   std::array<Time, kStages> stage_time{};
   std::uint64_t arrivals = 0, bytes_arrived = 0;
+  Time last_arrival = 0;
 
   // `name`: the rig's prefix (top, top.rs544...); `domain`: a unique suffix for its clocks.
   FabricRig(const std::string& name, const std::string& domain, const lingyun::Topology& t,
@@ -57,23 +58,20 @@ struct FabricRig {
           stage_time[p.stage] += now - p.stage_since;  // the stage it ends in (the FIFO to the host)
           ++arrivals;
           bytes_arrived += p.bytes;
+          last_arrival = now;
         };
       }
   }
-  std::uint64_t sent() const {
-    std::uint64_t s = 0;
-    for (const auto& h : hosts) s += h->sent();
-    return s;
+  // Bytes delivered per host per second, from time 0 to the last arrival, in Gb/s.
+  double goodput_per_host_gbps() const {
+    return last_arrival ? bytes_arrived * 8.0 / static_cast<double>(hosts.size()) / (static_cast<double>(last_arrival) / kNs)
+                        : 0.0;
   }
-  std::uint64_t received() const {
-    std::uint64_t s = 0;
-    for (const auto& h : hosts) s += h->received();
-    return s;
-  }
+  std::uint64_t sent() const { return hosts.sent(); }
+  std::uint64_t received() const { return hosts.received(); }
   std::string error() const {
-    for (const auto& h : hosts)
-      if (!h->error().empty()) return h->error();
-    return fabric->overflow();
+    const std::string e = hosts.error();
+    return e.empty() ? fabric->overflow() : e;
   }
   // Frames missing at their destination: lost on links without LLR, flushed by LLR or dropped by
   // a switch.

@@ -36,6 +36,7 @@ class LingyunFecLlr : public Testbench {
       throw ConfigError(fmt::format("traffic.min_bytes = {} is above traffic.max_bytes = {}: must be <=",
                                     traffic.min_bytes, traffic.max_bytes));
     load_ = traffic.load;
+    ber_ = base.phy.errors.ber;
     traffic_us_ = c.real("traffic.us", 20, "us", 0.01, 1e6, "how long the hosts send");
     traffic.stop_at = static_cast<Cycle>(traffic_us_ * kUs / static_cast<double>(sp.period()));
     const double cable = c.real("topology.cable_m", 2, "m", 0, 1e6, "host to leaf cable");
@@ -88,7 +89,6 @@ class LingyunFecLlr : public Testbench {
       const Figures f = figures(r);
       const FabricRig& g = *r.rig;
       const double ns = to_ns(g.core->clock().period());
-      const Time elapsed = g.core->clock().time_of(g.core->clock().now());
       s[r.design->name] = {
           {"fec", r.design->fec},
           {"llr", r.design->llr},
@@ -97,7 +97,7 @@ class LingyunFecLlr : public Testbench {
           {"latency_p50_ns", g.latency->quantile(0.5) * ns},
           {"latency_p99_ns", g.latency->quantile(0.99) * ns},
           {"latency_p999_ns", g.latency->quantile(0.999) * ns},
-          {"goodput_gbps", elapsed ? g.bytes_arrived * 8.0 / (static_cast<double>(elapsed) / kNs) : 0.0},
+          {"goodput_per_host_gbps", g.goodput_per_host_gbps()},
           {"pre_fec_ber_measured", f.line_bits ? static_cast<double>(f.bit_errors) / static_cast<double>(f.line_bits) : 0.0},
           {"uncorrectable_codewords", f.uncorrectable},
           {"frames_marked_bad_by_phy", f.phy_bad},
@@ -115,15 +115,15 @@ class LingyunFecLlr : public Testbench {
 
   std::string report() const override {
     const nlohmann::json s = summary();
-    std::string out = fmt::format("  {}\n  BER {:g}, {} us of traffic at load {}\n", summary_line_, ber(), traffic_us_,
-                                  load());
-    out += fmt::format("  {:<10} {:>9} {:>9} {:>10} {:>9} {:>13} {:>9} {:>8} {:>6}\n", "design", "p50 ns", "p99 ns",
-                       "p99.9 ns", "Gb/s", "uncorrectable", "bad FCS", "replays", "lost");
+    std::string out = fmt::format("  {}\n  BER {:g}, {} us of traffic at load {}\n", summary_line_, ber_, traffic_us_,
+                                  load_);
+    out += fmt::format("  {:<10} {:>9} {:>9} {:>10} {:>10} {:>13} {:>9} {:>8} {:>6}\n", "design", "p50 ns", "p99 ns",
+                       "p99.9 ns", "Gb/s/host", "uncorrectable", "bad FCS", "replays", "lost");
     for (const auto& r : runs_) {
       const auto& d = s[r.design->name];
-      out += fmt::format("  {:<10} {:>9.1f} {:>9.1f} {:>10.1f} {:>9.1f} {:>13} {:>9} {:>8} {:>6}\n", r.design->name,
+      out += fmt::format("  {:<10} {:>9.1f} {:>9.1f} {:>10.1f} {:>10.1f} {:>13} {:>9} {:>8} {:>6}\n", r.design->name,
                          d["latency_p50_ns"].get<double>(), d["latency_p99_ns"].get<double>(),
-                         d["latency_p999_ns"].get<double>(), d["goodput_gbps"].get<double>(),
+                         d["latency_p999_ns"].get<double>(), d["goodput_per_host_gbps"].get<double>(),
                          d["uncorrectable_codewords"].get<std::uint64_t>(), d["frames_bad_fcs"].get<std::uint64_t>(),
                          d["llr_replays"].get<std::uint64_t>(), d["frames_lost_after_link_recovery"].get<std::uint64_t>());
     }
@@ -149,17 +149,15 @@ class LingyunFecLlr : public Testbench {
     f.line_bits = g.port_sum(stats_, ".phy.line_bits");
     f.bit_errors = g.port_sum(stats_, ".phy.pre_fec_bit_errors");
     for (const auto& l : g.fabric->links())
-      for (int side = 0; side < 2; ++side) f.replays += const_cast<lingyun::PortLink&>(*l).mac(side).llr_tx().replays();
+      for (int side = 0; side < 2; ++side) f.replays += l->mac(side).llr_tx().replays();
     return f;
   }
-  double ber() const { return runs_.front().rig->fabric->links().front()->params().phy.errors.ber; }
-  double load() const { return load_; }
 
   Stats& stats_;
   PacketPool pool_;
   std::vector<Run> runs_;
   std::string summary_line_;
-  double traffic_us_ = 0, load_ = 0;
+  double traffic_us_ = 0, load_ = 0, ber_ = 0;
   Cycle stop_ = 0;
 };
 

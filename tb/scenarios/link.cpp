@@ -397,10 +397,11 @@ class LinkCbfc : public Testbench {
     link::PfcConfig pf;
     pf.priorities = vcs;
     pf.line_gbps = line_.gbps();
-    pf.buffer_bytes = static_cast<std::uint32_t>(c.integer("pfc.buffer_bytes", 131072, "bytes", 1024, 1 << 30, "ingress buffer per priority"));
-    pf.headroom_bytes = static_cast<std::uint32_t>(c.integer("pfc.headroom_bytes", 49152, "bytes", 0, 1 << 30, "above XOFF"));
-    pf.xoff_bytes = static_cast<std::uint32_t>(c.integer("pfc.xoff_bytes", 81920, "bytes", 1, 1 << 30, "XOFF threshold"));
-    pf.xon_bytes = static_cast<std::uint32_t>(c.integer("pfc.xon_bytes", 65536, "bytes", 0, 1 << 30, "XON threshold"));
+    pf.buffer_bytes = 131072;
+    pf.headroom_bytes = 49152;
+    pf.xoff_bytes = 81920;
+    pf.xon_bytes = 65536;
+    pf.declare_thresholds(c);
     pf.validate("pfc");
     drain_gbps_ = c.real("rx.drain_gbps", 400, "Gb/s", 0.001, 1e6, "how fast the receiving host takes frames");
     link::FcFaults faults;

@@ -255,7 +255,7 @@ std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::strin
 
 class OlinkLatency : public Testbench {
  public:
-  explicit OlinkLatency(RunContext& ctx) : stats_(ctx.stats) {
+  explicit OlinkLatency(RunContext& ctx) {
     Config& c = ctx.config;
     bytes_ = static_cast<std::uint32_t>(c.integer("olink.bytes", 64, "bytes", 8, 256, "bytes per load"));
     loads_ = static_cast<int>(c.integer("olink.loads", 20, "loads", 1, 100000, "loads per fabric, one at a time"));
@@ -456,33 +456,30 @@ class OlinkLatency : public Testbench {
       out.push_back({"endpoint_other", m.gpu->results().empty() ? 0.0 : mean_load(m) - sum, "measured"});
       return out;
     }
-    const Fabric& f = *m.fabric;
-    const double ns = to_ns(f.period);
-    const Cycle data = (bytes_ + f.width - 1) / f.width;
-    const std::pair<const char*, Cycle> stages[] = {{"entry", 1},
-                                                    {"gpu_egress", f.egress},
-                                                    {"links_request", 2 * f.link},
-                                                    {"switch_request", f.switch_cycles()},
-                                                    {"frame_tail_request", beats(f, 0)},
-                                                    {"gpu_ingress_target", f.ingress},
-                                                    {"memory", f.memory + data},
-                                                    {"gpu_egress_target", f.egress},
-                                                    {"links_response", 2 * f.link},
-                                                    {"switch_response", f.switch_cycles()},
-                                                    {"frame_tail_response", beats(f, bytes_)},
-                                                    {"gpu_ingress", f.ingress}};
-    for (const auto& [n, cycles] : stages) out.push_back({n, cycles * ns, "configured"});
+    const double ns = to_ns(m.fabric->period);
+    for (const auto& [n, cycles] : preset_stages(*m.fabric)) out.push_back({n, cycles * ns, "configured"});
     return out;
+  }
+  // A preset fabric's stages of a load, in cycles.
+  std::vector<std::pair<const char*, Cycle>> preset_stages(const Fabric& f) const {
+    const Cycle data = (bytes_ + f.width - 1) / f.width;
+    return {{"entry", 1},
+            {"gpu_egress", f.egress},
+            {"links_request", 2 * f.link},
+            {"switch_request", f.switch_cycles()},
+            {"frame_tail_request", beats(f, 0)},
+            {"gpu_ingress_target", f.ingress},
+            {"memory", f.memory + data},
+            {"gpu_egress_target", f.egress},
+            {"links_response", 2 * f.link},
+            {"switch_response", f.switch_cycles()},
+            {"frame_tail_response", beats(f, bytes_)},
+            {"gpu_ingress", f.ingress}};
   }
   Cycle total(const Fabric& f) const {
     Cycle t = 0;
-    for (const auto& st : breakdown_cycles(f)) t += st;
+    for (const auto& st : preset_stages(f)) t += st.second;
     return t;
-  }
-  std::vector<Cycle> breakdown_cycles(const Fabric& f) const {
-    const Cycle data = (bytes_ + f.width - 1) / f.width;
-    return {1, f.egress, 2 * f.link, f.switch_cycles(), beats(f, 0), f.ingress, f.memory + data,
-            f.egress, 2 * f.link, f.switch_cycles(), beats(f, bytes_), f.ingress};
   }
   // GPU 0's NIC to GPU 1's NIC, the NIC pipelines included.
   double one_way(const Measured& m) const {
@@ -494,7 +491,6 @@ class OlinkLatency : public Testbench {
     return to_ns(f.period) * static_cast<double>(f.egress + 2 * f.link + f.switch_cycles() + beats(f, 0) + f.ingress);
   }
 
-  Stats& stats_;
   std::uint32_t bytes_ = 64;
   int loads_ = 20;
   PacketPool pool_;

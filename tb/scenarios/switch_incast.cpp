@@ -160,11 +160,11 @@ class SwitchIncast : public Testbench {
     link::PfcConfig pf;
     pf.priorities = vcs;
     pf.line_gbps = sp.port_gbps;
-    pf.buffer_bytes = static_cast<std::uint32_t>(
-        c.integer("pfc.buffer_bytes", 131072, "bytes", 1024, 1 << 30, "ingress allowance per port and priority"));
-    pf.headroom_bytes = static_cast<std::uint32_t>(c.integer("pfc.headroom_bytes", 49152, "bytes", 0, 1 << 30, "above XOFF"));
-    pf.xoff_bytes = static_cast<std::uint32_t>(c.integer("pfc.xoff_bytes", 81920, "bytes", 1, 1 << 30, "XOFF threshold"));
-    pf.xon_bytes = static_cast<std::uint32_t>(c.integer("pfc.xon_bytes", 65536, "bytes", 0, 1 << 30, "XON threshold"));
+    pf.buffer_bytes = 131072;
+    pf.headroom_bytes = 49152;
+    pf.xoff_bytes = 81920;
+    pf.xon_bytes = 65536;
+    pf.declare_thresholds(c);
     pf.validate("pfc");
     domain_ = std::make_unique<ClockDomain>("switch", sp.period());
     from_ = static_cast<Time>(warmup_us * kUs);

@@ -132,11 +132,30 @@ class Host : public Core {
   std::string error_;
 };
 
+// The hosts of a rig, and their totals.
+struct Hosts : std::vector<std::unique_ptr<Host>> {
+  std::uint64_t sent() const {
+    std::uint64_t n = 0;
+    for (const auto& h : *this) n += h->sent();
+    return n;
+  }
+  std::uint64_t received() const {
+    std::uint64_t n = 0;
+    for (const auto& h : *this) n += h->received();
+    return n;
+  }
+  std::string error() const {  // the first host's that found something wrong, or ""
+    for (const auto& h : *this)
+      if (!h->error().empty()) return h->error();
+    return "";
+  }
+};
+
 // One switch with a host on every port.
 struct Rig {
   std::vector<std::unique_ptr<Channel<Packet*>>> up, down;
   std::vector<std::vector<Scoreboard>> boards;
-  std::vector<std::unique_ptr<Host>> hosts;
+  Hosts hosts;
   std::unique_ptr<Switch> sw;
 
   std::vector<std::unique_ptr<sw::PortFlowControl>> links;
@@ -173,11 +192,7 @@ struct Rig {
       }
     }
   }
-  std::uint64_t sent() const {
-    std::uint64_t n = 0;
-    for (const auto& h : hosts) n += h->sent();
-    return n;
-  }
+  std::uint64_t sent() const { return hosts.sent(); }
   // Every packet not delivered must be one the switch dropped and counted.
   std::string losses_unaccounted() const {
     std::uint64_t missing = 0;
@@ -186,16 +201,8 @@ struct Rig {
     return missing == sw->drops() ? ""
                                   : fmt::format("{} packets missing, {} dropped with a reason", missing, sw->drops());
   }
-  std::uint64_t received() const {
-    std::uint64_t n = 0;
-    for (const auto& h : hosts) n += h->received();
-    return n;
-  }
-  std::string error() const {
-    for (const auto& h : hosts)
-      if (!h->error().empty()) return h->error();
-    return "";
-  }
+  std::uint64_t received() const { return hosts.received(); }
+  std::string error() const { return hosts.error(); }
 };
 
 }  // namespace xy

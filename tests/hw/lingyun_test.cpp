@@ -80,5 +80,15 @@ TEST(LingyunFecLlr, AtBer1e5EveryBadFrameIsOneThePhyDamagedAndLlrLosesNothing) {
   EXPECT_NEAR(ber, 1e-5, 2e-6);
 }
 
+// A CC_Update every 0.3 us on saturated links always has frames it counted still on their way:
+// it must not overtake them (the receiver would count their credits twice). Conservation: a
+// receiver never counts more credits in than its sender consumed (the scenario checks it).
+TEST(LingyunFecLlr, CreditResyncsOnBusyLinksCountNoFrameTwice) {
+  const RunResult r = testing::run_quiet(
+      "lingyun-fec-llr", {"cbfc.resync_us=0.3", "traffic.load=1", "cbfc.buffer_credits=430", "traffic.us=10"});
+  EXPECT_EQ(r.failure, "");
+  EXPECT_GT(r.results["stats"]["top.rs544.e0.port0.fc.cbfc.cc_updates"]["value"].get<std::uint64_t>(), 20u);
+}
+
 }  // namespace
 }  // namespace xy

@@ -89,10 +89,8 @@ struct OlinkEndpoint::Nic : Core {
     const bool answer = !answers.empty() && answers.front().at <= now_c;
     const bool request = !outbox.empty() && outbox.front().at <= now_c;
     std::deque<Timed>& next = answer && (!request || !answered_last) ? answers : outbox;
-    Packet probe;  // what flow control is asked about: the frame's length and VC
-    if (!next.empty()) probe.bytes = static_cast<std::uint32_t>(next.front().frame.size()) + kFcsBytes;
     if (!next.empty() && next.front().at <= now_c && line_bytes < (now_c + 1) * params.width &&
-        to_fabric.can_push() && (!gate || gate->can_send(probe))) {
+        to_fabric.can_push() && allowed(next.front().frame)) {
       Packet* p = pool.acquire();
       p->payload = std::move(next.front().frame);
       next.pop_front();
@@ -106,6 +104,13 @@ struct OlinkEndpoint::Nic : Core {
       to_fabric.push(p);
       line_bytes = std::max<std::uint64_t>(line_bytes, now_c * params.width) + p->bytes + kPreambleGapBytes;
     }
+  }
+  // May a frame of these bytes (and its FCS) go on a flow-controlled port now?
+  bool allowed(const std::vector<std::uint8_t>& frame) const {
+    if (!gate) return true;
+    Packet probe;
+    probe.bytes = static_cast<std::uint32_t>(frame.size()) + kFcsBytes;
+    return gate->can_send(probe);
   }
   void commit() override {
     Cycle next = ~Cycle{0};

@@ -24,7 +24,7 @@ struct FabricRig {
   LatencyHistogram* latency = nullptr;  // frame created -> arrived, in core cycles
   std::array<Time, kStages> stage_time{};
   std::uint64_t arrivals = 0, bytes_arrived = 0;
-  Time last_arrival = 0;
+  Time links_up = 0, last_arrival = 0;  // the PHYs' CDR lock; the latest frame in
 
   // `name`: the rig's prefix (top, top.rs544...); `domain`: a unique suffix for its clocks.
   FabricRig(const std::string& name, const std::string& domain, const lingyun::Topology& t,
@@ -34,7 +34,9 @@ struct FabricRig {
     phy = std::make_unique<ClockDomain>(("phy_" + domain).c_str(), pp.phy.period());
     Clock& clock = core->clock();
     fabric = std::make_unique<lingyun::Fabric>(name, t, sp, pp, clock, phy->clock(), clock, stats, ctx.seed, pool, spray);
-    latency = &stats.histogram(name + ".latency", clock.period(), "frame made at the host to frame at its destination");
+    latency = &stats.histogram(name + ".latency", clock.period(),
+                               "frame made at the host to frame at its destination, once the links are up");
+    links_up = pp.phy.cdr_lock_cycles * pp.phy.period();
     const int n = fabric->endpoints();
     int planes = 0;
     for (int e = 0; e < n; ++e) planes = std::max(planes, fabric->ports_of(e));
@@ -53,7 +55,8 @@ struct FabricRig {
         h.on_arrival = [this, &clock, &fc](const Packet& p, Time now) {
           fc.on_arrive(p);  // the host takes every frame at once: its receive buffer drains
           fc.on_depart(p.bytes, p.vc);
-          latency->record((now - p.created) / clock.period());
+          // Frames made before the PHYs locked waited for link-up: not the fabric's latency.
+          if (p.created >= links_up) latency->record((now - p.created) / clock.period());
           for (int s = 0; s < kStages; ++s) stage_time[s] += p.stage_time[s];
           stage_time[p.stage] += now - p.stage_since;  // the stage it ends in (the FIFO to the host)
           ++arrivals;
@@ -62,10 +65,11 @@ struct FabricRig {
         };
       }
   }
-  // Bytes delivered per host per second, from time 0 to the last arrival, in Gb/s.
+  // Bytes delivered per host per second, from link-up to the last arrival, in Gb/s.
   double goodput_per_host_gbps() const {
-    return last_arrival ? bytes_arrived * 8.0 / static_cast<double>(hosts.size()) / (static_cast<double>(last_arrival) / kNs)
-                        : 0.0;
+    return last_arrival > links_up ? bytes_arrived * 8.0 / static_cast<double>(hosts.size()) /
+                                         (static_cast<double>(last_arrival - links_up) / kNs)
+                                   : 0.0;
   }
   std::uint64_t sent() const { return hosts.sent(); }
   std::uint64_t received() const { return hosts.received(); }

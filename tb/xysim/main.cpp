@@ -9,6 +9,7 @@
 
 #include "tb/bench/fec_bench.hpp"
 #include "tb/bench/kernel_bench.hpp"
+#include "tb/bench/lingyun_bench.hpp"
 #include "tb/bench/link_bench.hpp"
 #include "tb/bench/switch_bench.hpp"
 #include "tb/scenario.hpp"
@@ -85,6 +86,17 @@ int sc_main(int argc, char** argv) {
   std::uint64_t switch_cycles = 200000;
   auto* switch_cmd = bench_cmd->add_subcommand("switch", "a 64-port switch at 50 % and 100 % load: cycles/s, packets/s, memory");
   switch_cmd->add_option("--cycles", switch_cycles, "cycles of traffic")->check(CLI::Range(1000, 1000000000));
+  LingyunBenchOptions lingyun;
+  auto* lingyun_cmd = bench_cmd->add_subcommand(
+      "lingyun", "the 64-port Lingyun ASIC with every port composed vs the bare switch core, and a leaf-spine: cycles/s");
+  lingyun_cmd->add_option("--us", lingyun.us, "simulated time measured per rig")->check(CLI::Range(0.01, 10000.0) & kNumber);
+  lingyun_cmd->add_option("--warmup-us", lingyun.warmup_us, "simulated time before it, not timed")
+      ->check(CLI::Range(0.0, 10000.0) & kNumber);
+  auto* lingyun_one_cmd = bench_cmd->add_subcommand("lingyun-one", "one rig (used by 'bench lingyun')");
+  lingyun_one_cmd->group("");  // internal
+  lingyun_one_cmd->add_option("--rig", lingyun.rig)->required()->check(CLI::IsMember({"bare", "composed", "leaf-spine"}));
+  lingyun_one_cmd->add_option("--us", lingyun.us)->required()->check(CLI::Range(0.01, 10000.0) & kNumber);
+  lingyun_one_cmd->add_option("--warmup-us", lingyun.warmup_us)->required()->check(CLI::Range(0.0, 10000.0) & kNumber);
   bench_cmd->require_subcommand(1);
 
   try {
@@ -120,6 +132,8 @@ int sc_main(int argc, char** argv) {
     if (one_cmd->parsed()) return kernel_bench_one(bench);
     if (link_cmd->parsed()) return link_bench(link_frames, link_error);
     if (switch_cmd->parsed()) return switch_bench(argv[0], switch_cycles);
+    if (lingyun_cmd->parsed()) return lingyun_bench(argv[0], lingyun);
+    if (lingyun_one_cmd->parsed()) return lingyun_bench_one(lingyun);
     if (fec_cmd->parsed()) {
       const int rc = fec_bench(fec_seconds);
       return rc ? rc : fec_mode_bench(argv[0], fec_ber, bench.repeats);

@@ -158,7 +158,30 @@ case "$case_name" in
     # CLI11's Range checks let NaN through; real options refuse it before running anything.
     expect_bad_input "--scale: must be a finite number, not nan" bench kernel --scale nan
     expect_bad_input "--seconds: must be a finite number, not nan" bench fec --seconds nan
-    expect_bad_input "must be a finite number, not inf" bench fec --ber inf ;;
+    expect_bad_input "must be a finite number, not inf" bench fec --ber inf
+    expect_bad_input "--us: must be a finite number, not nan" bench lingyun --us nan ;;
+  bench_lingyun)
+    # A tiny run of every rig: both cycles/s figures, their ratio, the leaf-spine's endpoint-cycles/s.
+    "$xysim" bench lingyun --us 1 --warmup-us 1.5 >"$work/out" 2>"$work/err" \
+      || fail "exit $?: $(cat "$work/err")"
+    cat "$work/out"
+    figure() { sed -n "s|^$1: *\([0-9.]*\).*|\1|p" "$work/out"; }
+    bare=$(figure "bare switch core cycles/s")
+    composed=$(figure "composed Lingyun cycles/s")
+    ratio=$(figure "composed / bare")
+    [ -n "$bare" ] && [ -n "$composed" ] && [ -n "$ratio" ] || fail "a figure is missing"
+    awk -v b="$bare" -v c="$composed" 'BEGIN { exit !(b > 0 && c > 0) }' || fail "cycles/s not positive: $bare, $composed"
+    awk -v b="$bare" -v c="$composed" -v r="$ratio" 'BEGIN { d = c / b - r; exit !(d < 1e-4 + c / b * 1e-3 && -d < 1e-4 + c / b * 1e-3) }' \
+      || fail "ratio $ratio is not $composed / $bare"
+    grep -qE "^leaf-spine cycles/s: +[1-9][0-9]* = [1-9][0-9]* endpoint-cycles/s \(64 endpoints\)" "$work/out" \
+      || fail "no leaf-spine figures"
+    # Past link-up (the PHYs lock in 1 us) every rig delivers frames: a rate of 0 is a rig not running.
+    grep -E '^  (bare switch core|composed Lingyun|leaf-spine), ' "$work/out" | sed -E 's/^  [^,]+, [0-9]+ [a-z]+ +//' \
+      >"$work/rows"
+    [ "$(wc -l <"$work/rows")" -eq 3 ] || fail "not three rigs in the table"
+    awk '!($2 > 0 && $3 > 0) { exit 1 }' "$work/rows" || fail "a rig without cycles/s or packets/s: $(cat "$work/rows")"
+    [ ! -s "$work/err" ] || fail "stderr: $(cat "$work/err")"
+    echo "ok: bare $bare, composed $composed cycles/s, ratio $ratio" ;;
   same_seed_same_results)
     "$xysim" run link-basic --seed 7 --out "$work/A" --quiet >/dev/null || fail "run A"
     "$xysim" run link-basic --seed 7 --out "$work/B" --quiet >/dev/null || fail "run B"

@@ -483,6 +483,11 @@ def option_cases():
         ("bench-kernel-one-tiny", ["bench", "kernel-one", "--style", "domain", "--blocks", "1", "--activity", "1",
                                    "--cycles", "1"], ANY),
         ("bench-kernel-one-missing", ["bench", "kernel-one", "--style", "domain"], BAD),
+        ("bench-lingyun-us-0", ["bench", "lingyun", "--us", "0"], BAD),
+        ("bench-lingyun-warmup-negative", ["bench", "lingyun", "--warmup-us", "-1"], BAD),
+        ("bench-lingyun-one-rig", ["bench", "lingyun-one", "--rig", "nope", "--us", "1", "--warmup-us", "0"], BAD),
+        ("bench-lingyun-one-missing", ["bench", "lingyun-one", "--rig", "composed"], BAD),
+        ("bench-lingyun-one-tiny", ["bench", "lingyun-one", "--rig", "composed", "--us", "0.01", "--warmup-us", "0"], ANY),
     ]
     for label, argv, expect in misuse:
         yield Case(f"misuse/{label}", argv, expect)

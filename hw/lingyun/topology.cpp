@@ -148,9 +148,13 @@ Topology Topology::load(const std::string& path) {
   return t;
 }
 
-Topology Topology::declare(Config& c, int default_endpoints) {
-  const std::string which = c.text("topology", "single",
-                                   "single | leaf-spine | dual-plane | a topology YAML file (docs/lingyun.md)");
+std::optional<Topology> Topology::declare(Config& c, int default_endpoints, bool bare_allowed) {
+  const std::string which =
+      c.text("topology", bare_allowed ? "bare" : "single",
+             bare_allowed ? "bare (one switch core, no ports modelled) | single | leaf-spine | dual-plane | a topology "
+                            "YAML file (docs/lingyun.md)"
+                          : "single | leaf-spine | dual-plane | a topology YAML file (docs/lingyun.md)");
+  if (bare_allowed && which == "bare") return std::nullopt;
   Topology t;
   if (which == "single" || which == "leaf-spine" || which == "dual-plane") {
     const int endpoints = static_cast<int>(c.integer("topology.endpoints", default_endpoints, "endpoints", 2, 4096, "endpoints of a preset"));

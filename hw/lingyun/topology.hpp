@@ -15,6 +15,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,8 @@ struct Topology {
   std::vector<Link> links;
 
   // `topology` = single | leaf-spine | dual-plane | a YAML file; declares topology.* for presets.
-  static Topology declare(Config& c, int default_endpoints);
+  // With `bare_allowed`, "bare" (the default then) asks for no fabric of composed ports: none.
+  static std::optional<Topology> declare(Config& c, int default_endpoints, bool bare_allowed = false);
   static Topology load(const std::string& path);  // throws ConfigError naming file:line
   static Topology single(int endpoints, double cable_m);
   static Topology leaf_spine(int endpoints, int leaves, int spines, double oversubscription, double cable_m,

@@ -3,7 +3,9 @@
 // Each host sends to the other endpoints of its plane and checks what it receives (order,
 // length, per source); every frame's latency and its stage times are recorded on arrival.
 #pragma once
+#include <algorithm>
 #include <array>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +27,7 @@ struct FabricRig {
   std::array<Time, kStages> stage_time{};
   std::uint64_t arrivals = 0, bytes_arrived = 0;
   Time links_up = 0, last_arrival = 0;  // the PHYs' CDR lock; the latest frame in
+  std::function<void(const Packet&, Time)> on_arrival;  // the testbench's, after the rig's own
 
   // `name`: the rig's prefix (top, top.rs544...); `domain`: a unique suffix for its clocks.
   FabricRig(const std::string& name, const std::string& domain, const lingyun::Topology& t,
@@ -62,6 +65,7 @@ struct FabricRig {
           ++arrivals;
           bytes_arrived += p.bytes;
           last_arrival = now;
+          if (on_arrival) on_arrival(p, now);
         };
       }
   }
@@ -85,6 +89,11 @@ struct FabricRig {
       for (const auto& row : plane)
         for (const auto& b : row) m += b.outstanding() + b.lost();
     return m;
+  }
+  std::uint64_t peak_buffer_cells() const {  // the fullest switch's
+    std::uint64_t peak = 0;
+    for (const auto& s : fabric->switches()) peak = std::max(peak, s->peak_buffer_cells());
+    return peak;
   }
   // Sums of a counter over every port (`suffix` after top.<node>.port<k>).
   std::uint64_t port_sum(const Stats& stats, const std::string& suffix) const {

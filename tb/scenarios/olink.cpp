@@ -261,7 +261,7 @@ class OlinkLatency : public Testbench {
     loads_ = static_cast<int>(c.integer("olink.loads", 20, "loads", 1, 100000, "loads per fabric, one at a time"));
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
     // The OLink fabrics are composed Lingyun ports and switches; the comparators stay presets.
-    const lingyun::Topology topology = lingyun::Topology::declare(c, 2);
+    const lingyun::Topology topology = *lingyun::Topology::declare(c, 2);
     const lingyun::PortParams port = lingyun::PortParams::declare(c, base.vcs);
     for (const Preset& pr : kPresets) {
       Measured m;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "tb/scenarios/fabric_rig.hpp"
 #include "tb/scenarios/switch_rig.hpp"
 #include "xingyun/clock_domain.hpp"
 
@@ -117,48 +118,72 @@ class SwitchUniform : public Testbench {
     if (min_bytes > max_bytes)
       throw ConfigError(fmt::format("traffic.min_bytes = {} is above traffic.max_bytes = {}: must be <=", min_bytes, max_bytes));
     const SwitchParams p = SwitchParams::declare(c, "switch");
-    const std::string fc_name = c.choice("uniform.flow_control", "cbfc", {"cbfc", "none"},
-                                         "flow control on the host-to-switch links (lossless with CBFC)");
-    const sw::LinkFc fc = fc_name == "cbfc" ? sw::LinkFc::kCbfc : sw::LinkFc::kNone;
+    // bare: today's switch core with hosts on constant-delay channels; otherwise a fabric of
+    // composed Lingyun ports (hw/lingyun) on the topology, a host on every endpoint port.
+    const std::optional<lingyun::Topology> topology = lingyun::Topology::declare(c, 16, true);
+    std::optional<lingyun::PortParams> port;
+    sw::LinkFc fc = sw::LinkFc::kNone;
     link::CbfcConfig cb;
-    cb.vcs = 1;
-    cb.buffer_credits.assign(1, static_cast<std::uint32_t>(c.integer("cbfc.buffer_credits", 1024, "credits", 1, 1 << 30,
-                                                                     "switch buffer per ingress port, 128-byte credits")));
-    cb.validate("cbfc");
+    if (topology) {
+      port = lingyun::PortParams::declare(c, p.vcs);
+    } else {
+      const std::string fc_name = c.choice("uniform.flow_control", "cbfc", {"cbfc", "none"},
+                                           "flow control on the host-to-switch links (lossless with CBFC)");
+      fc = fc_name == "cbfc" ? sw::LinkFc::kCbfc : sw::LinkFc::kNone;
+      cb.vcs = 1;
+      cb.buffer_credits.assign(1, static_cast<std::uint32_t>(c.integer("cbfc.buffer_credits", 1024, "credits", 1, 1 << 30,
+                                                                       "switch buffer per ingress port, 128-byte credits")));
+      cb.validate("cbfc");
+      domain_ = std::make_unique<ClockDomain>("switch", p.period());
+    }
     period_ = p.period();
-    domain_ = std::make_unique<ClockDomain>("switch", p.period());
     const int runs = single > 0 ? 1 : points;
     for (int k = 1; k <= runs; ++k) {
       Point pt;
       pt.load = single > 0 ? single : static_cast<double>(k) / points;
       Host::Traffic t{pt.load, min_bytes, max_bytes, warmup_ + measure_};
-      pt.rig = std::make_unique<Rig>(fmt::format("top.load{}", k), p, domain_->clock(), stats_, pool_, t, ctx, fc, cb);
+      const std::string name = fmt::format("top.load{}", k);
+      if (topology)
+        pt.fabric = std::make_unique<FabricRig>(name, fmt::format("load{}", k), *topology, p, *port, t, stats_, pool_, ctx);
+      else
+        pt.rig = std::make_unique<Rig>(name, p, domain_->clock(), stats_, pool_, t, ctx, fc, cb);
       pt.latency = std::make_unique<LatencyHistogram>(p.period());
       Point* raw = &points_.emplace_back(std::move(pt));
-      for (auto& h : raw->rig->hosts)
-        h->on_arrival = [this, raw](const Packet& pk, Time now) {
-          const Cycle arrived = now / period_;
-          if (arrived < warmup_ || arrived >= warmup_ + measure_) return;  // the measured window
-          raw->beats += (pk.bytes + width_ - 1) / width_;
-          raw->latency->record((now - pk.created) / period_);
-        };
+      auto measure = [this, raw](const Packet& pk, Time now) {
+        const Cycle arrived = now / period_;
+        if (arrived < warmup_ || arrived >= warmup_ + measure_) return;  // the measured window
+        raw->beats += (pk.bytes + width_ - 1) / width_;
+        raw->latency->record((now - pk.created) / period_);
+      };
+      if (raw->fabric) raw->fabric->on_arrival = measure;
+      else
+        for (auto& h : raw->rig->hosts) h->on_arrival = measure;
     }
-    ports_ = p.ports;
+    ports_ = topology ? static_cast<int>(points_.front().fabric->hosts.size()) : p.ports;
     width_ = p.port_bytes_per_cycle();
+    if (topology) summary_line_ = points_.front().fabric->fabric->summary();
   }
   bool done() const override {
     for (const auto& pt : points_)
-      if (pt.rig->received() + pt.rig->sw->drops() < pt.rig->sent() || domain_->clock().now() < warmup_ + measure_)
-        return false;
+      if (pt.received() + pt.lost() < pt.sent() || pt.now() < warmup_ + measure_) return false;
     return true;
   }
   std::uint64_t progress() const override {
     std::uint64_t n = 0;
-    for (const auto& pt : points_) n += pt.rig->received();
+    for (const auto& pt : points_) n += pt.received();
     return n;
   }
   void check() const override {
     for (const auto& pt : points_) {
+      if (pt.fabric) {
+        const FabricRig& g = *pt.fabric;
+        for (const auto& sw : g.fabric->switches()) sw->check_buffer_accounting();
+        if (std::string e = g.error(); !e.empty()) throw CheckFailure(e);
+        if (g.missing() != pt.lost())
+          throw CheckFailure(fmt::format("{} packets missing, {} dropped or lost on links with a reason", g.missing(),
+                                         pt.lost()));
+        continue;
+      }
       pt.rig->sw->check_buffer_accounting();
       if (std::string e = pt.rig->error(); !e.empty()) throw CheckFailure(e);
       if (std::string e = pt.rig->losses_unaccounted(); !e.empty()) throw CheckFailure(e);
@@ -175,16 +200,18 @@ class SwitchUniform : public Testbench {
                        {"latency_p50_ns", lat["p50_ns"]},
                        {"latency_p99_ns", lat["p99_ns"]},
                        {"latency_max_ns", lat["max_ns"]},
-                       {"drops", pt.rig->sw->drops()},
-                       {"peak_buffer_cells", pt.rig->sw->peak_buffer_cells()}});
+                       {"drops", pt.lost()},
+                       {"peak_buffer_cells", pt.peak_buffer_cells()}});
     }
     nlohmann::json s;
+    if (!summary_line_.empty()) s["topology"] = summary_line_;
     s["ports"] = ports_;
     s["curve"] = curve;
     return s;
   }
   std::string report() const override {
-    std::string out = fmt::format("  {:>8} {:>9} {:>10} {:>10} {:>10} {:>7}\n", "offered", "accepted", "p50 ns", "p99 ns", "max ns", "drops");
+    std::string out = summary_line_.empty() ? "" : "  " + summary_line_ + "\n";
+    out += fmt::format("  {:>8} {:>9} {:>10} {:>10} {:>10} {:>7}\n", "offered", "accepted", "p50 ns", "p99 ns", "max ns", "drops");
     const nlohmann::json s = summary();  // a named object: the loop must not outlive it
     for (const auto& row : s["curve"])
       out += fmt::format("  {:>8.2f} {:>9.4f} {:>10.1f} {:>10.1f} {:>10.1f} {:>7}\n", row["offered_load"].get<double>(),
@@ -206,9 +233,19 @@ class SwitchUniform : public Testbench {
  private:
   struct Point {
     double load = 0;
-    std::unique_ptr<Rig> rig;
+    std::unique_ptr<Rig> rig;            // bare
+    std::unique_ptr<FabricRig> fabric;   // on a topology
     std::unique_ptr<LatencyHistogram> latency;
     std::uint64_t beats = 0;  // delivered in the measured window
+
+    std::uint64_t sent() const { return rig ? rig->sent() : fabric->sent(); }
+    std::uint64_t received() const { return rig ? rig->received() : fabric->received(); }
+    // Packets that will not arrive: dropped by a switch, or lost on a link without LLR.
+    std::uint64_t lost() const {
+      return rig ? rig->sw->drops() : fabric->fabric->drops() + fabric->fabric->frames_lost_on_links();
+    }
+    std::uint64_t peak_buffer_cells() const { return rig ? rig->sw->peak_buffer_cells() : fabric->peak_buffer_cells(); }
+    Cycle now() const { return rig ? rig->hosts.front()->now() : fabric->core->clock().now(); }
   };
   // Line beats delivered in the window over the window's beats: the same unit as the offered
   // load (a packet's last beat may be partly empty on both sides).
@@ -220,7 +257,8 @@ class SwitchUniform : public Testbench {
   Cycle warmup_ = 0, measure_ = 0;
   int ports_ = 0;
   std::uint32_t width_ = 0;
-  std::unique_ptr<ClockDomain> domain_;
+  std::unique_ptr<ClockDomain> domain_;  // bare
+  std::string summary_line_;             // on a topology
   PacketPool pool_;
   std::deque<Point> points_;
 };

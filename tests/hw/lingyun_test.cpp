@@ -2,7 +2,9 @@
 // seed's FEC + LLR claim's bookkeeping (every replay traced to a damaged frame, nothing lost).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "tests/hw/run_quiet.hpp"
 
@@ -79,6 +81,27 @@ TEST(LingyunFecLlr, AtBer1e5EveryBadFrameIsOneThePhyDamagedAndLlrLosesNothing) {
   const double ber = s["none_llr"]["pre_fec_ber_measured"].get<double>();
   EXPECT_NEAR(ber, 1e-5, 2e-6);
 }
+
+// Uniform traffic at half load on a non-blocking fabric of composed ports: what is offered is
+// accepted (the fabric's bisection carries every host's half line) and nothing is lost.
+class SwitchUniformOnTopology : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SwitchUniformOnTopology, AcceptsHalfLoadAndLosesNothing) {
+  const RunResult r =
+      testing::run_quiet("switch-uniform", {std::string("topology=") + GetParam(), "uniform.load=0.5"});
+  ASSERT_EQ(r.failure, "");
+  const auto& point = r.results["summary"]["curve"][0];
+  EXPECT_NEAR(point["accepted_load"].get<double>(), 0.5, 0.025);
+  EXPECT_EQ(point["drops"].get<std::uint64_t>(), 0u);
+  EXPECT_NE(r.results["summary"]["topology"].get<std::string>().find(GetParam()), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Presets, SwitchUniformOnTopology, ::testing::Values("single", "leaf-spine", "dual-plane"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           n.erase(std::remove(n.begin(), n.end(), '-'), n.end());
+                           return n;
+                         });
 
 // A CC_Update every 0.3 us on saturated links always has frames it counted still on their way:
 // it must not overtake them (the receiver would count their credits twice). Conservation: a

@@ -115,6 +115,20 @@ std::string Fabric::overflow() const {
   return "";
 }
 
+std::string Fabric::stall() const {
+  std::string down;
+  for (const auto& l : links_)
+    for (int s = 0; s < 2; ++s) {
+      const link::LlrTransmitter& tx = l->mac(s).llr_tx();
+      if (tx.state() != link::LlrTxState::kInit && tx.state() != link::LlrTxState::kFlush) continue;
+      const phy::PhyLink& line = l->phy(s);
+      down += fmt::format("{}{} (its LLR TX in {}, {} frames flushed; {} of {} codewords it sent uncorrectable)",
+                          down.empty() ? "" : ", ", l->side_name(s), link::to_string(tx.state()), tx.flushed_frames(),
+                          l->phy(1 - s).uncorrectable(), line.codewords_sent());
+    }
+  return down.empty() ? "" : "link down at " + down;
+}
+
 std::uint64_t Fabric::drops() const {
   std::uint64_t n = 0;
   for (const auto& s : switches_) n += s->drops();

@@ -41,6 +41,9 @@ class Fabric {
   // "" unless a flow-control buffer overflowed or a CBFC receiver counted credits its sender never
   // consumed (the first one found).
   std::string overflow() const;
+  // When traffic stops moving: the links LLR cannot bring up or keep up (TX in INIT or FLUSH),
+  // with their codeword failure ratio; "" when every link is up.
+  std::string stall() const;
   std::uint64_t drops() const;  // packets the switches dropped, all reasons
   void recycle_drops(PacketPool& pool);
   // Frames lost on hops without LLR (bad FCS) and frames LLR flushed, over every port.

@@ -430,5 +430,6 @@ const PortFc& PortLink::fc(int side) const { return *sides_[side]->fc; }
 PortMac& PortLink::mac(int side) { return *sides_[side]->mac; }
 const PortMac& PortLink::mac(int side) const { return *sides_[side]->mac; }
 phy::PhyLink& PortLink::phy(int from_side) { return *phy_[from_side]; }
+const phy::PhyLink& PortLink::phy(int from_side) const { return *phy_[from_side]; }
 
 }  // namespace xy::lingyun

@@ -173,6 +173,7 @@ class PortLink {
   PortMac& mac(int side);
   const PortMac& mac(int side) const;
   phy::PhyLink& phy(int from_side);  // the direction from this side
+  const phy::PhyLink& phy(int from_side) const;
   const std::string& name() const { return name_; }
   const std::string& side_name(int side) const { return side_names_[side]; }
   const PortParams& params() const { return p_; }

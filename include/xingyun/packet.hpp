@@ -43,6 +43,8 @@ struct Packet {
   bool bad = false;                  // marked on the way (uncorrectable FEC codeword, bad FCS)
   bool ecn_ce = false;               // ECN "congestion experienced", set by a switch's RED marking
   bool control = false;              // a link's own message (LLR ACK/NACK, credit update, pause)
+  std::uint8_t e2e = 0;              // end-to-end transport: 0 data, else an ACK/NACK/INIT (kind + 1)
+  std::uint32_t psn = 0;             // end-to-end sequence number (data), or what an ACK/NACK names
   Time created = 0;                  // when the generator made it
   Time injected = 0;                 // when its head entered the first channel
   std::vector<std::uint8_t> payload; // `bytes` long when !phantom
@@ -80,6 +82,7 @@ class PacketPool {
     p->bad = false;
     p->ecn_ce = false;
     p->control = false;
+    p->e2e = 0;
     p->stage_time = {};
     p->stage = kStageSource;
     free_.push_back(p);

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "hw/lingyun/fabric.hpp"
+#include "tb/scenarios/e2e_transport.hpp"
 #include "tb/scenarios/switch_rig.hpp"
 #include "xingyun/clock_domain.hpp"
 
@@ -23,16 +24,19 @@ struct FabricRig {
   std::unique_ptr<lingyun::Fabric> fabric;
   std::vector<std::vector<std::vector<Scoreboard>>> boards;  // per plane (endpoint port), [dst][src]
   Hosts hosts;
+  std::vector<std::unique_ptr<E2eTransport>> transports;  // with end-to-end recovery
+  std::vector<std::unique_ptr<Channel<Packet*>>> channels;  // between hosts and transports
   LatencyHistogram* latency = nullptr;  // frame created -> arrived, in core cycles
   std::array<Time, kStages> stage_time{};
   std::uint64_t arrivals = 0, bytes_arrived = 0;
   Time links_up = 0, last_arrival = 0;  // the PHYs' CDR lock; the latest frame in
   std::function<void(const Packet&, Time)> on_arrival;  // the testbench's, after the rig's own
 
-  // `name`: the rig's prefix (top, top.rs544...); `domain`: a unique suffix for its clocks.
+  // `name`: the rig's prefix (top, top.rs544...); `domain`: a unique suffix for its clocks;
+  // `e2e`: end-to-end recovery between the hosts with these Go-Back-N settings, or none.
   FabricRig(const std::string& name, const std::string& domain, const lingyun::Topology& t,
             const sw::SwitchParams& sp, const lingyun::PortParams& pp, const Host::Traffic& traffic, Stats& stats,
-            PacketPool& pool, const RunContext& ctx, bool spray = false) {
+            PacketPool& pool, const RunContext& ctx, bool spray = false, const link::LlrConfig* e2e = nullptr) {
     core = std::make_unique<ClockDomain>(("core_" + domain).c_str(), sp.period());
     phy = std::make_unique<ClockDomain>(("phy_" + domain).c_str(), pp.phy.period());
     Clock& clock = core->clock();
@@ -47,17 +51,42 @@ struct FabricRig {
     for (int e = 0; e < n; ++e)
       for (int k = 0; k < fabric->ports_of(e); ++k) {
         const std::string host = fmt::format("{}.{}.host{}", name, t.nodes[t.endpoints()[e]].name, k);
-        hosts.push_back(std::make_unique<Host>(host, e, n, sp.port_bytes_per_cycle(), traffic, ctx.rng(host),
-                                               fabric->to_fabric(e, k), fabric->from_fabric(e, k), pool, boards[k]));
+        lingyun::PortFc& fc = fabric->gate(e, k);
+        Channel<Packet*>* up = &fabric->to_fabric(e, k);
+        Channel<Packet*>* down = &fabric->from_fabric(e, k);
+        E2eTransport* transport = nullptr;
+        if (e2e) {  // host <-> transport <-> port
+          const std::string tn = fmt::format("{}.{}.e2e{}", name, t.nodes[t.endpoints()[e]].name, k);
+          channels.push_back(std::make_unique<Channel<Packet*>>(tn + ".from_host", clock, ChannelSpec{}));
+          channels.push_back(std::make_unique<Channel<Packet*>>(tn + ".to_host", clock, ChannelSpec{}));
+          transports.push_back(std::make_unique<E2eTransport>(tn, e, n, *e2e, sp.port_bytes_per_cycle(),
+                                                              *channels[channels.size() - 2], *channels.back(), *up,
+                                                              *down, fc, fc, pool, stats));
+          transport = transports.back().get();
+          clock.attach(*transport);
+          fabric->attach(e, k, transport);
+          up = channels[channels.size() - 2].get();
+          down = channels.back().get();
+        }
+        hosts.push_back(std::make_unique<Host>(host, e, n, sp.port_bytes_per_cycle(), traffic, ctx.rng(host), *up, *down,
+                                               pool, boards[k]));
         Host& h = *hosts.back();
         clock.attach(h);
-        fabric->attach(e, k, &h);
-        h.gate_by(&fabric->gate(e, k));
+        if (transport) {
+          transport->set_host(&h);
+          up->connect(&h, transport);
+          down->connect(transport, &h);
+          h.gate_by(transport);
+        } else {
+          fabric->attach(e, k, &h);
+          h.gate_by(&fc);
+        }
         if (traffic.load > 0) h.wake_at(0);
-        lingyun::PortFc& fc = fabric->gate(e, k);
-        h.on_arrival = [this, &clock, &fc](const Packet& p, Time now) {
-          fc.on_arrive(p);  // the host takes every frame at once: its receive buffer drains
-          fc.on_depart(p.bytes, p.vc);
+        h.on_arrival = [this, &clock, &fc, transport](const Packet& p, Time now) {
+          if (!transport) {  // the host takes every frame at once: its receive buffer drains
+            fc.on_arrive(p);
+            fc.on_depart(p.bytes, p.vc);
+          }
           // Frames made before the PHYs locked waited for link-up: not the fabric's latency.
           if (p.created >= links_up) latency->record((now - p.created) / clock.period());
           for (int s = 0; s < kStages; ++s) stage_time[s] += p.stage_time[s];

@@ -69,7 +69,7 @@ TEST(LingyunFecLlr, AtBer1e5EveryBadFrameIsOneThePhyDamagedAndLlrLosesNothing) {
   const auto& s = r.results["summary"];
   for (const char* d : {"rs272_llr", "none_llr"}) {
     SCOPED_TRACE(d);
-    EXPECT_EQ(s[d]["frames_lost_after_link_recovery"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(s[d]["frames_lost_after_recovery"].get<std::uint64_t>(), 0u);
     EXPECT_EQ(s[d]["frames_delivered"], s[d]["frames_sent"]);
   }
   for (const char* d : {"rs544", "rs272_llr", "none_llr"})
@@ -80,6 +80,18 @@ TEST(LingyunFecLlr, AtBer1e5EveryBadFrameIsOneThePhyDamagedAndLlrLosesNothing) {
   EXPECT_GT(s["none_llr"]["frames_bad_fcs"].get<std::uint64_t>(), 0u);
   const double ber = s["none_llr"]["pre_fec_ber_measured"].get<double>();
   EXPECT_NEAR(ber, 1e-5, 2e-6);
+}
+
+// KP4 without LLR at BER 1e-3: a few codewords beyond its 15 correctable symbols lose frames on
+// their hop; the hosts' Go-Back-N resends them (and what followed them), and every frame arrives.
+TEST(LingyunFecLlr, EndToEndRecoveryResendsWhatKp4LostOnItsHops) {
+  const RunResult r = testing::run_quiet("lingyun-fec-llr", {"port.errors.ber=1e-3", "fec_llr.design=rs544"});
+  ASSERT_EQ(r.failure, "");
+  const auto& d = r.results["summary"]["rs544"];
+  EXPECT_GT(d["frames_lost_on_links"].get<std::uint64_t>(), 0u);
+  EXPECT_GE(d["e2e_resent"].get<std::uint64_t>(), d["frames_lost_on_links"].get<std::uint64_t>());
+  EXPECT_EQ(d["frames_delivered"], d["frames_sent"]);
+  EXPECT_EQ(d["frames_lost_after_recovery"].get<std::uint64_t>(), 0u);
 }
 
 // Uniform traffic at half load on a non-blocking fabric of composed ports: what is offered is

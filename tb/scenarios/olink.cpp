@@ -2,6 +2,18 @@
 // a time, for four fabrics side by side: OLink with RS(544,514), OLink with the light FEC, an
 // NVLink-class fabric and a PCIe-switch fabric. Each load's latency is measured through the
 // TLM socket and broken down by stage; the stages add up to the measurement exactly.
+//
+// The two comparators are presets from public figures (docs/olink.md): NVLink-class gives each
+// GPU 450 GB/s each way (3600 Gb/s; NVLink 4's 900 GB/s counts both directions). In the PCIe
+// fabric every GPU has its own Gen5 x16 port (512 Gb/s, 64 GB/s each way) on a PCIe switch, but
+// the switch does not join the GPUs itself: every frame goes up its one uplink (Gen5 x16 too) to
+// the root complex and back down (claim C11's mechanism: the GPUs behind a PCIe switch share its
+// uplink). In the cycle-level fabric that is the switch's two directions as two switches: the up
+// one takes every GPU's frames to its one uplink port, which a channel of `uplink_ns` (the links
+// there and back and the root's turnaround) brings to the down one, which sends them to their
+// GPUs. All of the GPUs' traffic crosses that one 512 Gb/s port, each direction of the uplink
+// carrying all of it once, so in an all-to-all N GPUs get about 1/N of it each. The fast fabric
+// books the same uplink on one calendar (tlm/olink/fast_fabric.hpp).
 #include "tb/scenarios/olink.hpp"
 
 #include <algorithm>
@@ -33,17 +45,24 @@ using olink::OlinkEndpoint;
 struct Preset {
   const char* name;
   double clock_mhz;
-  double gpu_gbps;         // one GPU's injection bandwidth (its ports together)
+  double gpu_gbps;         // one GPU's injection bandwidth each way (its ports together)
   double egress, ingress;  // the GPU's NIC: packetise, depacketise
   double link;             // one link: SerDes, FEC, MAC/LLR at both ends, and the cable
   double switch_core;      // the switch from parser to egress (its ports' PHY is in `link`)
   double memory;           // HBM at the target
+  double uplink;           // 0: the switch joins the GPUs; > 0: every frame goes up one uplink all
+                           // GPUs share and back (ns: the links there and back, the root's turnaround)
 };
+// NVLink-class: 450 GB/s each way per GPU (NVLink 4: 18 links of 25 GB/s each way; the 900 GB/s
+// quoted is both ways), 64 bytes a cycle at 7031.25 MHz. PCIe: a Gen5 x16 port per GPU, 32 GT/s
+// x 16 = 512 Gb/s each way (64 GB/s; 63 after 128b/130b, not modelled: the frames here are
+// OLink's), and the switch's one Gen5 x16 uplink, 60 ns of link each way and 150 ns of root
+// complex turnaround.
 constexpr Preset kPresets[] = {
-    {"olink-rs544", 6250, 3200, 100, 100, 128, 68, 200},
-    {"olink-rs272", 6250, 3200, 100, 100, 97, 68, 200},
-    {"nvlink-class", 14062.5, 7200, 20, 20, 30, 40, 120},
-    {"pcie-switch", 1000, 512, 300, 300, 60, 150, 200},
+    {"olink-rs544", 6250, 3200, 100, 100, 128, 68, 200, 0},
+    {"olink-rs272", 6250, 3200, 100, 100, 97, 68, 200, 0},
+    {"nvlink-class", 7031.25, 3600, 20, 20, 30, 40, 120, 0},
+    {"pcie-switch", 1000, 512, 300, 300, 60, 150, 200, 60 + 150 + 60},
 };
 
 // A preset's stages in cycles of its clock, as configured (olink.<preset>.*), for N GPUs.
@@ -51,6 +70,7 @@ struct Stages {
   std::string name;
   Time period;
   Cycle egress, ingress, link, memory;
+  Cycle uplink = 0;  // 0: no shared uplink; else the uplink from the switch and back, cycles
   std::uint32_t width;
   sw::SwitchParams sp;
 
@@ -65,6 +85,7 @@ struct Stages {
     fp.link = link;
     fp.switch_core = switch_cycles();
     fp.switch_width = width;
+    fp.uplink = uplink;
     fp.data = data;
     fp.endpoint.gpus = gpus;
     fp.endpoint.width = width;
@@ -76,12 +97,18 @@ struct Stages {
   }
 };
 
-// One cycle-level fabric of N GPUs on one switch.
+// One cycle-level fabric of N GPUs on one switch. With a shared uplink the switch is two: `sw`
+// takes the GPUs' frames up to its uplink port, `down` brings them from the uplink to the GPUs.
 struct Fabric : Stages {
   std::unique_ptr<ClockDomain> domain;
   std::vector<std::unique_ptr<Channel<Packet*>>> channels;
-  std::unique_ptr<sw::Switch> sw;
+  std::unique_ptr<sw::Switch> sw, down;
   std::vector<std::unique_ptr<OlinkEndpoint>> endpoints;
+
+  void check_buffer_accounting() const {
+    sw->check_buffer_accounting();
+    if (down) down->check_buffer_accounting();
+  }
 };
 
 // Declares a preset's parameters (olink.<preset>.*) and returns its stages for `gpus` GPUs.
@@ -99,7 +126,12 @@ Stages declare_stages(const Preset& pr, int gpus, const sw::SwitchParams& base, 
   f.link = std::max<Cycle>(1, cycles("link_ns", pr.link, "one link: SerDes, FEC, MAC/LLR both ends, cable"));
   f.memory = cycles("memory_ns", pr.memory, "HBM access at the target");
   const Cycle core = std::max<Cycle>(6, cycles("switch_ns", pr.switch_core, "the switch, parser to egress"));
-  const double gbps = c.real(k + "gpu_gbps", pr.gpu_gbps, "Gb/s", 1, 1e6, "one GPU's bandwidth into the fabric");
+  const double uplink = c.real(k + "uplink_ns", pr.uplink, "ns", 0, 1e6,
+                              "0: the switch joins the GPUs; > 0: every frame goes up one uplink all GPUs share, at their "
+                              "ports' rate, and back down through the switch (the links there and back, the root's turnaround)");
+  f.uplink = uplink > 0 ? std::max<Cycle>(1, static_cast<Cycle>(std::llround(uplink * kNs / static_cast<double>(f.period))))
+                        : 0;
+  const double gbps = c.real(k + "gpu_gbps", pr.gpu_gbps, "Gb/s", 1, 1e6, "one GPU's bandwidth into the fabric, each way");
   const double width = gbps / 8 * 1000 / pr.clock_mhz;
   if (std::abs(width - std::round(width)) > 1e-9)
     throw ConfigError(fmt::format("{}gpu_gbps = {}: at {} MHz this is {:.3f} bytes per cycle, must be whole", k, gbps,
@@ -107,8 +139,11 @@ Stages declare_stages(const Preset& pr, int gpus, const sw::SwitchParams& base, 
   f.width = static_cast<std::uint32_t>(std::llround(width));
   // The switch's own stage split, scaled to this fabric's total; its PHY is in `link`.
   f.sp = base;
-  f.sp.ports = gpus;
+  f.sp.ports = gpus + (f.uplink ? 1 : 0);  // the uplink is the last port
   f.sp.clock_mhz = pr.clock_mhz;
+  // PCIe is lossless (credits): all GPUs meet at the uplink, and a frame the switch cannot buffer
+  // waits at its port rather than being dropped.
+  if (f.uplink) f.sp.wait_when_full = true;
   f.sp.port_gbps = gbps;
   auto& l = f.sp.lat;
   const double scale =
@@ -160,15 +195,46 @@ std::unique_ptr<Fabric> make_fabric(const Preset& pr, int gpus, const sw::Switch
                                                              ChannelSpec{f->link, 0, 1, 2}));
     out[g] = f->channels.back().get();
   }
-  f->sw = std::make_unique<sw::Switch>("top." + f->name + ".sw", f->sp, clock, ctx.stats, in, out,
-                                       [](const Packet& p) { return static_cast<int>(p.dst); }, ctx.seed);
+  const auto to_dst = [](const Packet& p) { return static_cast<int>(p.dst); };
+  sw::Switch* down = nullptr;
+  if (f->uplink) {
+    // Up: the GPUs' ports in, the uplink out. Down: the uplink in, the GPUs' ports out.
+    f->channels.push_back(std::make_unique<Channel<Packet*>>(fmt::format("top.{}.uplink", f->name), clock,
+                                                             ChannelSpec{f->uplink, 0, 1, 2}));
+    Channel<Packet*>* uplink = f->channels.back().get();
+    std::vector<Channel<Packet*>*> up_in = in, up_out(gpus + 1), down_in(gpus + 1), down_out = out;
+    up_in.push_back(nullptr);
+    up_out[gpus] = uplink;
+    down_in[gpus] = uplink;
+    down_out.push_back(nullptr);
+    f->sw = std::make_unique<sw::Switch>("top." + f->name + ".sw", f->sp, clock, ctx.stats, up_in, up_out,
+                                         [gpus](const Packet&) { return gpus; }, ctx.seed);
+    f->down = std::make_unique<sw::Switch>("top." + f->name + ".sw_down", f->sp, clock, ctx.stats, down_in, down_out,
+                                           to_dst, ctx.seed + 1);
+    uplink->connect(&f->sw->egress_core(gpus), &f->down->ingress_core(gpus));
+    down = f->down.get();
+  } else {
+    f->sw = std::make_unique<sw::Switch>("top." + f->name + ".sw", f->sp, clock, ctx.stats, in, out, to_dst, ctx.seed);
+    down = f->sw.get();
+  }
   for (int g = 0; g < gpus; ++g) {
     f->endpoints.push_back(std::make_unique<OlinkEndpoint>(fmt::format("{}_gpu{}", f->name, g).c_str(), g, ep, clock,
                                                            *in[g], *out[g], pool, ctx.stats));
     in[g]->connect(&f->endpoints.back()->core(), &f->sw->ingress_core(g));
-    out[g]->connect(&f->sw->egress_core(g), &f->endpoints.back()->core());
+    out[g]->connect(&down->egress_core(g), &f->endpoints.back()->core());
   }
   return f;
+}
+
+// The bytes a streamer has delivered by now, for the watchdog. A loosely timed one (on the fast
+// fabric) has each write answered at once with its completion ahead of SystemC's time, up to the
+// whole transfer ahead (all 4096 Stores of 1 MiB posted at once, 64 GPUs sharing the PCIe uplink:
+// 1.6 ms); its bytes count pro rata over the time from its start to its last answer so far, so
+// that the watchdog sees data arriving until then, not a stall.
+std::uint64_t delivered(const olink::StoreStreamer& s) {
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  if (now >= s.finished_at() || s.finished_at() <= s.started_at()) return s.bytes_moved();
+  return static_cast<std::uint64_t>(static_cast<double>(s.bytes_moved()) * ((now - s.started_at()) / (s.finished_at() - s.started_at())));
 }
 
 // Declares an all-to-all's parameters (<prefix>.gpus, bytes, bytes_per_gpu, outstanding, pattern).
@@ -467,12 +533,16 @@ class OlinkLatency : public Testbench {
             {"gpu_egress", f.egress},
             {"links_request", 2 * f.link},
             {"switch_request", f.switch_cycles()},
+            {"uplink_request", f.uplink},
+            {"switch_down_request", f.uplink ? f.switch_cycles() : 0},
             {"frame_tail_request", beats(f, 0)},
             {"gpu_ingress_target", f.ingress},
             {"memory", f.memory + data},
             {"gpu_egress_target", f.egress},
             {"links_response", 2 * f.link},
             {"switch_response", f.switch_cycles()},
+            {"uplink_response", f.uplink},
+            {"switch_down_response", f.uplink ? f.switch_cycles() : 0},
             {"frame_tail_response", beats(f, bytes_)},
             {"gpu_ingress", f.ingress}};
   }
@@ -488,7 +558,8 @@ class OlinkLatency : public Testbench {
       return (f.ep.egress + f.ep.ingress) * to_ns(f.period) + sum_path(f, 0);
     }
     const Fabric& f = *m.fabric;
-    return to_ns(f.period) * static_cast<double>(f.egress + 2 * f.link + f.switch_cycles() + beats(f, 0) + f.ingress);
+    const Cycle switches = f.uplink ? 2 * f.switch_cycles() + f.uplink : f.switch_cycles();
+    return to_ns(f.period) * static_cast<double>(f.egress + 2 * f.link + switches + beats(f, 0) + f.ingress);
   }
 
   std::uint32_t bytes_ = 64;
@@ -499,7 +570,8 @@ class OlinkLatency : public Testbench {
 };
 
 // olink-alltoall (claim C11): every GPU streams Stores to every other (an MoE all-to-all) with
-// many in flight, on each fabric side by side; bandwidth per GPU. `alltoall.pattern` swaps the
+// many in flight, on each fabric side by side; bandwidth per GPU. On the PCIe fabric all GPUs
+// share the switch's uplink, so each gets about its 1/N (see the top of this file). `alltoall.pattern` swaps the
 // destinations for seeded random ones or a ring (a TP all-gather step); `alltoall.model=fast`
 // runs the fast fabric (timing only) instead, for systems too large for cycle accuracy.
 class OlinkAlltoall : public Testbench {
@@ -540,12 +612,12 @@ class OlinkAlltoall : public Testbench {
   std::uint64_t progress() const override {
     std::uint64_t n = 0;
     for (const auto& r : runs_)
-      for (const auto& g : r.gpus) n += g->bytes_moved();
+      for (const auto& g : r.gpus) n += delivered(*g);
     return n;
   }
   void check() const override {
     for (const auto& r : runs_) {
-      if (r.fabric) r.fabric->sw->check_buffer_accounting();
+      if (r.fabric) r.fabric->check_buffer_accounting();
       for (const auto& g : r.gpus)
         if (g->errors()) throw CheckFailure(r.stages.name + ": writes failed");
     }
@@ -559,8 +631,11 @@ class OlinkAlltoall : public Testbench {
         worst = std::min(worst, gbs);
         sum += gbs;
       }
+      const double link = static_cast<double>(r.stages.width) / to_ns(r.stages.period);
       s[r.stages.name] = {{"gpus", r.gpus.size()},
-                          {"gpu_link_GBps", static_cast<double>(r.stages.width) / to_ns(r.stages.period)},
+                          {"gpu_link_GBps", link},
+                          // all GPUs share it, at their links' rate; null: none
+                          {"shared_uplink_GBps", r.stages.uplink ? nlohmann::json(link) : nlohmann::json(nullptr)},
                           {"bandwidth_per_gpu_GBps", sum / static_cast<double>(r.gpus.size())},
                           {"slowest_gpu_GBps", worst}};
     }
@@ -568,13 +643,14 @@ class OlinkAlltoall : public Testbench {
   }
   std::string report() const override {
     const nlohmann::json s = summary();
-    std::string out = fmt::format("  {:<14} {:>6} {:>14} {:>16} {:>14}\n", "fabric", "GPUs", "GPU link GB/s",
-                                  "GB/s per GPU", "slowest GB/s");
+    std::string out = fmt::format("  {:<14} {:>6} {:>14} {:>18} {:>16} {:>14}\n", "fabric", "GPUs", "GPU link GB/s",
+                                  "shared uplink GB/s", "GB/s per GPU", "slowest GB/s");
     for (const auto& r : runs_) {
       const auto& x = s[r.stages.name];
-      out += fmt::format("  {:<14} {:>6} {:>14.1f} {:>16.1f} {:>14.1f}\n", r.stages.name, x["gpus"].get<int>(),
-                         x["gpu_link_GBps"].get<double>(), x["bandwidth_per_gpu_GBps"].get<double>(),
-                         x["slowest_gpu_GBps"].get<double>());
+      const auto& up = x["shared_uplink_GBps"];
+      out += fmt::format("  {:<14} {:>6} {:>14.1f} {:>18} {:>16.1f} {:>14.1f}\n", r.stages.name, x["gpus"].get<int>(),
+                         x["gpu_link_GBps"].get<double>(), up.is_null() ? "-" : fmt::format("{:.1f}", up.get<double>()),
+                         x["bandwidth_per_gpu_GBps"].get<double>(), x["slowest_gpu_GBps"].get<double>());
     }
     return out;
   }
@@ -655,12 +731,12 @@ class OlinkFast : public Testbench {
     std::uint64_t n = 0;
     for (const auto& m : models_) {
       n += m.loads->results().size();
-      for (const auto& s : m.streams) n += s->bytes_moved();
+      for (const auto& s : m.streams) n += delivered(*s);
     }
     return n;
   }
   void check() const override {
-    models_[kCycle].cycle_alltoall->sw->check_buffer_accounting();
+    models_[kCycle].cycle_alltoall->check_buffer_accounting();
     for (const auto& m : models_) {
       for (const auto& r : m.loads->results())
         if (r.status != tlm::TLM_OK_RESPONSE) throw CheckFailure(m.key + ": a load failed");

@@ -79,7 +79,7 @@ struct FastFabric::Port : sc_core::sc_module {
 };
 
 FastFabric::FastFabric(const sc_core::sc_module_name& name, const FastParams& params)
-    : sc_core::sc_module(name), params_(params) {
+    : sc_core::sc_module(name), params_(params), uplink_(params.switch_width) {
   use_femtosecond_resolution();  // Time is in fs, as in the cycle-level models
   const auto& ep = params.endpoint;
   for (std::uint32_t g = 0; g < ep.gpus; ++g) {
@@ -110,8 +110,18 @@ FastFabric::Arrivals FastFabric::send(std::uint32_t src, std::uint32_t dst, cons
   const Cycle head_last = line_end + 1 - beats(slot(train.last_bytes), width);
   const Cycle hop = params_.link + params_.switch_core;
   const std::uint64_t out_beats = before_last * beats_of(train.bytes) + beats_of(train.last_bytes);
-  const Cycle out_end = std::max(outputs_[dst].book(head_first + hop, out_beats * beat, now),
-                                 head_last + hop + beats_of(train.last_bytes) - 1);
+  // A switch output sends the train's beats from its first frame's head on (`first_in`), its last
+  // frame no earlier than that frame's head allows (`last_in`); returns the cycle of the last beat.
+  const auto through = [&](Calendar& output, Cycle first_in, Cycle last_in) {
+    return std::max(output.book(first_in, out_beats * beat, now), last_in + beats_of(train.last_bytes) - 1);
+  };
+  Cycle first_in = head_first + hop, last_in = head_last + hop;
+  if (params_.uplink) {  // up the shared uplink, back, and through the switch again
+    const Cycle up_end = through(uplink_, first_in, last_in), back = params_.uplink + params_.switch_core;
+    first_in = up_end + 1 - out_beats + back;
+    last_in = up_end + 1 - beats_of(train.last_bytes) + back;
+  }
+  const Cycle out_end = through(outputs_[dst], first_in, last_in);
   // Out of the switch, a frame reaches the owner a link and its serialisation later.
   const std::uint32_t first_bytes = train.frames > 1 ? train.bytes : train.last_bytes;
   const Cycle after = params_.link + ep.ingress - 1;

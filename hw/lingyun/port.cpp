@@ -114,7 +114,7 @@ PortFc::PortFc(std::string name, const PortParams& p, Time core_period, Stats& s
         return cb;
       }()),
       cbfc_rx_(cbfc_tx_.config()), pfc_tx_(p.pfc, core_period), pfc_rx_(p.pfc, core_period), to_mac_(to_mac),
-      out_(out), in_(in),
+      out_(out), in_(in), blocked_since_(p.cbfc.vcs, kNotBlocked), held_vc_(p.cbfc.vcs, 0),
       xoffs_(stats.counter(this->name() + ".pfc.xoff", "frames", "pause frames with a non-zero pause time sent upstream")),
       cf_updates_(stats.counter(this->name() + ".cbfc.cf_updates", "updates", "CF_Updates sent upstream")),
       cc_updates_(stats.counter(this->name() + ".cbfc.cc_updates", "updates", "CC_Updates sent downstream")),
@@ -125,13 +125,23 @@ bool PortFc::can_send(const Packet& p) const {
   bool fc_ok = true;
   if (mode_ == PortFcMode::kCbfc) fc_ok = cbfc_tx_.can_send(p.vc, p.bytes);
   if (mode_ == PortFcMode::kPfc) fc_ok = !pfc_tx_.paused(p.vc, now());
-  if (!fc_ok && last_held_ != now()) {
-    last_held_ = now();
-    held_.add();
+  // Held from the first refusal until the feeder asks again and may go (it is woken when credits
+  // come or a pause ends).
+  Cycle& since = blocked_since_.at(p.vc);
+  if (!fc_ok && since == kNotBlocked) since = now();
+  if (fc_ok && since != kNotBlocked) {
+    held_vc_[p.vc] += now() - since;
+    held_.add(now() - since);
+    since = kNotBlocked;
   }
   // Room in the FIFO to the MAC; a switch egress may have a frame or two scheduled beyond it
   // (its egress and tx_mac lead), which the FIFO holds: a soft limit, never a loss.
-  return fc_ok && to_mac_.in_flight() < fifo_frames_;
+  const bool room = to_mac_.in_flight() < fifo_frames_;
+  if (fc_ok && !room && !fifo_full_) {
+    fifo_full_ = true;  // eval() wakes the feeder when the MAC has taken a frame
+    const_cast<PortFc*>(this)->wake_next();
+  }
+  return fc_ok && room;
 }
 
 void PortFc::on_send(const Packet& p) {
@@ -156,6 +166,10 @@ void PortFc::on_depart(std::uint32_t bytes, std::uint8_t vc) {
   wake_next();
 }
 
+std::uint64_t PortFc::held_cycles(int vc) const {
+  return held_vc_.at(vc) + (blocked_since_[vc] == kNotBlocked ? 0 : now() - blocked_since_[vc]);
+}
+
 std::string PortFc::counted_beyond(const PortFc& far) const {
   if (mode_ != PortFcMode::kCbfc) return "";
   const std::uint32_t mask = cbfc_rx_.config().counter_bits >= 32 ? ~0u : (1u << cbfc_rx_.config().counter_bits) - 1;
@@ -171,6 +185,10 @@ std::string PortFc::counted_beyond(const PortFc& far) const {
 
 void PortFc::eval() {
   bool woke_upstream = false;
+  if (fifo_full_ && to_mac_.in_flight() < fifo_frames_) {
+    fifo_full_ = false;
+    woke_upstream = true;
+  }
   while (in_.can_pop()) {
     const FcMessage m = in_.pop();
     if (m.credit && m.credit->kind == link::CreditUpdate::kCf) cbfc_tx_.on_cf_update(m.credit->vc, m.credit->counters[0]);
@@ -216,7 +234,7 @@ void PortFc::commit() {
       if (pfc_tx_.paused(prio, now()) && upstream_) upstream_->wake_at(pfc_tx_.paused_until(prio));
   }
   if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
-  set_busy(!outbox_.empty());
+  set_busy(!outbox_.empty() || fifo_full_);
 }
 
 // --- PortMac ---
@@ -390,7 +408,10 @@ PortLink::PortLink(const std::string (&side_names)[2], const PortParams& params,
     const std::string& side = side_names[s];
     auto& x = sides_[s] = std::make_unique<Side>();
     Clock& core = *cores[s];
-    x->tx = std::make_unique<Channel<Packet*>>(side + ".tx_fifo", core, phy_clock, ChannelSpec{});
+    // Its credits are there to wake the feeder as the MAC takes frames; the gate keeps fifo_frames
+    // in it, and the slack above covers frames a switch egress scheduled before it asked.
+    x->tx = std::make_unique<Channel<Packet*>>(side + ".tx_fifo", core, phy_clock,
+                                               ChannelSpec{});
     x->rx = std::make_unique<Channel<Packet*>>(side + ".rx_fifo", phy_clock, core, ChannelSpec{1, 0, 1, 2});
     x->fc_out = std::make_unique<Channel<FcMessage>>(side + ".fc_out", core, phy_clock, ChannelSpec{});
     x->fc_in = std::make_unique<Channel<FcMessage>>(side + ".fc_in", phy_clock, core, ChannelSpec{});

@@ -96,6 +96,10 @@ class PortFc : public Core, public sw::EgressGate, public sw::IngressMonitor {
   // CBFC conservation against the far end's sender: credits this receiver counted in that the
   // sender never consumed (a frame counted twice), in words naming the VC; or "".
   std::string counted_beyond(const PortFc& far_sender) const;
+  // Back-pressure: cycles this side's feeder had a frame of `vc` that flow control held back
+  // (credits short, or paused); pauses with a non-zero time this side sent upstream.
+  std::uint64_t held_cycles(int vc) const;
+  std::uint64_t xoffs() const { return xoffs_.value(); }
 
  private:
   PortFcMode mode_;
@@ -111,10 +115,13 @@ class PortFc : public Core, public sw::EgressGate, public sw::IngressMonitor {
   std::deque<FcMessage> outbox_;
   std::uint64_t frames_sent_ = 0;                  // frames on_send saw, for CC_Updates
   std::optional<link::CreditUpdate> arrived_cc_;   // applied in commit()
-  mutable Cycle last_held_ = ~Cycle{0};
+  mutable bool fifo_full_ = false;  // the feeder was refused for want of room in the FIFO
+  static constexpr Cycle kNotBlocked = ~Cycle{0};
+  mutable std::vector<Cycle> blocked_since_;   // per VC: refused since, or kNotBlocked
+  mutable std::vector<std::uint64_t> held_vc_;
   link::OverflowLog overflow_;
   Counter &xoffs_, &cf_updates_, &cc_updates_;
-  Counter& held_;  // counted from can_send, a const query: the counter is the one thing it changes
+  Counter& held_;  // all VCs; counted from can_send, a const query: the hold's bookkeeping is all it changes
 };
 
 // One side's MAC and LLR, on the PHY clock.

@@ -36,7 +36,14 @@ struct FabricRig {
   // `e2e`: end-to-end recovery between the hosts with these Go-Back-N settings, or none.
   FabricRig(const std::string& name, const std::string& domain, const lingyun::Topology& t,
             const sw::SwitchParams& sp, const lingyun::PortParams& pp, const Host::Traffic& traffic, Stats& stats,
-            PacketPool& pool, const RunContext& ctx, bool spray = false, const link::LlrConfig* e2e = nullptr) {
+            PacketPool& pool, const RunContext& ctx, bool spray = false, const link::LlrConfig* e2e = nullptr)
+      : FabricRig(name, domain, t, sp, pp, std::vector<Host::Traffic>(t.endpoints().size(), traffic), stats, pool, ctx,
+                  spray, e2e) {}
+  // The same with each endpoint's own traffic (its hosts on every port send alike).
+  FabricRig(const std::string& name, const std::string& domain, const lingyun::Topology& t,
+            const sw::SwitchParams& sp, const lingyun::PortParams& pp, const std::vector<Host::Traffic>& traffic,
+            Stats& stats, PacketPool& pool, const RunContext& ctx, bool spray = false,
+            const link::LlrConfig* e2e = nullptr) {
     core = std::make_unique<ClockDomain>(("core_" + domain).c_str(), sp.period());
     phy = std::make_unique<ClockDomain>(("phy_" + domain).c_str(), pp.phy.period());
     Clock& clock = core->clock();
@@ -68,8 +75,8 @@ struct FabricRig {
           up = channels[channels.size() - 2].get();
           down = channels.back().get();
         }
-        hosts.push_back(std::make_unique<Host>(host, e, n, sp.port_bytes_per_cycle(), traffic, ctx.rng(host), *up, *down,
-                                               pool, boards[k]));
+        hosts.push_back(std::make_unique<Host>(host, e, n, sp.port_bytes_per_cycle(), traffic[e], ctx.rng(host), *up,
+                                               *down, pool, boards[k]));
         Host& h = *hosts.back();
         clock.attach(h);
         if (transport) {
@@ -81,7 +88,7 @@ struct FabricRig {
           fabric->attach(e, k, &h);
           h.gate_by(&fc);
         }
-        if (traffic.load > 0) h.wake_at(0);
+        if (traffic[e].load > 0) h.wake_at(0);
         h.on_arrival = [this, &clock, &fc, transport](const Packet& p, Time now) {
           if (!transport) {  // the host takes every frame at once: its receive buffer drains
             fc.on_arrive(p);

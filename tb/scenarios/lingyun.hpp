@@ -4,4 +4,5 @@
 
 namespace xy {
 Scenario lingyun_fec_llr_scenario();
+Scenario lingyun_incast_scenario();
 }

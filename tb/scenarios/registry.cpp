@@ -24,6 +24,7 @@ const std::vector<Scenario>& scenarios() {
       olink_fast_scenario(),
       olink_alltoall_scenario(),
       lingyun_fec_llr_scenario(),
+      lingyun_incast_scenario(),
   };
   return all;
 }

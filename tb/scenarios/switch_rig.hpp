@@ -27,6 +27,8 @@ class Host : public Core {
     double load = 0;             // fraction of the line; 0 = only what send() asks
     std::uint32_t min_bytes = 64, max_bytes = 64;
     Cycle stop_at = ~Cycle{0};   // generate nothing from here
+    int dst = -1;                // every packet to this port; -1 = uniform over the others
+    std::uint8_t vc = 0;         // the virtual channel of every packet
   };
   Host(std::string name, int port, int ports, std::uint32_t width, Traffic t, Rng rng, Channel<Packet*>& to_switch,
        Channel<Packet*>& from_switch, PacketPool& pool, std::vector<std::vector<Scoreboard>>& boards)
@@ -65,8 +67,11 @@ class Host : public Core {
       probes_.pop_front();
       emit(pr.dst, pr.bytes);
     } else if (t_.load > 0 && now() >= resume_at_ && now() < t_.stop_at) {
-      int dst = static_cast<int>(rng_.below(static_cast<std::uint64_t>(ports_ - 1)));
-      if (dst >= port_) ++dst;  // uniform over the other ports
+      int dst = t_.dst;
+      if (dst < 0) {
+        dst = static_cast<int>(rng_.below(static_cast<std::uint64_t>(ports_ - 1)));
+        if (dst >= port_) ++dst;  // uniform over the other ports
+      }
       emit(dst, static_cast<std::uint32_t>(rng_.between(t_.min_bytes, t_.max_bytes)));
       resume_at_ = line_free_ + rng_.geometric(start_probability_) - 1;
     }
@@ -101,6 +106,7 @@ class Host : public Core {
     p->src = static_cast<std::uint32_t>(port_);
     p->dst = static_cast<std::uint32_t>(dst);
     p->bytes = bytes;
+    p->vc = t_.vc;
     p->phantom = true;  // lengths and headers only: no bit of the payload matters here
     p->created = clock().time_of(now());
     boards_[dst][port_].expect(*p);

@@ -94,6 +94,32 @@ TEST(LingyunFecLlr, EndToEndRecoveryResendsWhatKp4LostOnItsHops) {
   EXPECT_EQ(d["frames_lost_after_recovery"].get<std::uint64_t>(), 0u);
 }
 
+// Claim C3 on composed ports. R's port runs at its line (800 Gb/s less the part of each beat a
+// frame leaves empty: over 90 %) whatever the flow control. A victim on its own VC gets what it
+// offers (half a line, over 90 % of 400 Gb/s); on the incast's VC it waits in the same queue of
+// leaf0's uplink as A, so it gets what A gets (within 15 %), far less than it offers.
+TEST(LingyunIncast, AVictimOnItsOwnVcGetsItsLoadOnTheIncastsVcItGetsWhatTheIncastSenderBesideItGets) {
+  const RunResult r = testing::run_quiet("lingyun-incast", {});
+  ASSERT_EQ(r.failure, "");
+  const auto& s = r.results["summary"];
+  for (const char* fc : {"cbfc", "pfc", "none"})
+    for (const char* vc : {"own_vc", "shared_vc"}) {
+      const auto& row = s[std::string(fc) + "_" + vc];
+      SCOPED_TRACE(std::string(fc) + " " + vc);
+      EXPECT_LE(row["incast_gbps"].get<double>(), 800.0);
+      EXPECT_GE(row["incast_gbps"].get<double>(), 0.9 * 800);
+    }
+  for (const char* fc : {"cbfc", "pfc"}) {
+    SCOPED_TRACE(fc);
+    const auto& own = s[std::string(fc) + "_own_vc"];
+    const auto& shared = s[std::string(fc) + "_shared_vc"];
+    EXPECT_GE(own["victim_gbps"].get<double>(), 0.9 * 400);
+    EXPECT_NEAR(shared["victim_gbps"].get<double>(), shared["incast_from_a_gbps"].get<double>(),
+                0.15 * shared["incast_from_a_gbps"].get<double>());
+    EXPECT_LT(shared["victim_gbps"].get<double>(), 0.6 * 400);
+  }
+}
+
 // Uniform traffic at half load on a non-blocking fabric of composed ports: what is offered is
 // accepted (the fabric's bisection carries every host's half line) and nothing is lost.
 class SwitchUniformOnTopology : public ::testing::TestWithParam<const char*> {};

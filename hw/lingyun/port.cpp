@@ -5,11 +5,26 @@
 
 #include <fmt/format.h>
 
+#include "rtl/link/cbfc_sender_twin.hpp"
+#include "rtl/link/llr_twins.hpp"
+
 namespace xy::lingyun {
 namespace {
 
 Cycle to_cycles(double ns, Time period) {
   return static_cast<Cycle>(std::ceil(ns * kNs / static_cast<double>(period) - 1e-9));
+}
+
+// The LLR ends of a MAC: the RTL twins with llr.impl=rtl (the transmitter's on the PHY clock),
+// else the models. Without LLR only the transmitter's model is used (it lets frames through).
+std::unique_ptr<link::LlrTransmitter> llr_transmitter(const PortParams& p, const Clock& phy_clock) {
+  if (p.llr && p.llr_rtl) return std::make_unique<rtl::LlrTxTwin>(p.llr_config, phy_clock);
+  return std::make_unique<link::LlrTx>(p.llr_config);
+}
+
+std::unique_ptr<link::LlrReceiver> llr_receiver(const PortParams& p) {
+  if (p.llr && p.llr_rtl) return std::make_unique<rtl::LlrRxTwin>(p.llr_config);
+  return std::make_unique<link::LlrRx>(p.llr_config);
 }
 
 }  // namespace
@@ -34,6 +49,14 @@ PortParams PortParams::declare(Config& c, int vcs) {
   l.replay_limit = static_cast<int>(c.integer("llr.replay_limit", 3, "replays", 0, 1000, "replays without progress before FLUSH"));
   p.max_replay_buffer_bytes = static_cast<std::uint64_t>(c.integer(
       "llr.max_replay_buffer_bytes", 4 << 20, "bytes", 1024, 1ll << 40, "the largest replay buffer a port has"));
+  p.llr_rtl = c.implementation("llr.impl", {"model", "rtl"},
+                               "every port's LLR transmitter and receiver: the C++ models or their Verilated RTL "
+                               "twins") == "rtl";
+  if (p.llr_rtl) {  // what the twins are built for; each link's replay buffer in reach_problem()
+    link::LlrConfig k = l;
+    k.replay_buffer_bytes = 64;
+    rtl::check_llr_twins(k);
+  }
   p.max_frame_bytes = static_cast<std::uint32_t>(c.integer("port.max_frame_bytes", 9216, "bytes", 64, 9216,
                                                            "largest frame the ports carry (sizes buffers)"));
   auto& cb = p.cbfc;
@@ -43,6 +66,16 @@ PortParams PortParams::declare(Config& c, int vcs) {
   p.cbfc_update_ns = c.real("cbfc.update_timer_ns", 500, "ns", 1, 1e9, "CF_Update this long after credits were freed");
   p.cbfc_refresh_ns = c.real("cbfc.refresh_ns", 2622, "ns", 1, 1e9, "re-send a CF_Update this often (its loss is repaired)");
   p.cbfc_resync_ns = c.real("cbfc.resync_us", 256, "us", 0.001, 1e9, "CC_Update period (frees the credits of lost frames)") * 1000;
+  p.cbfc_rtl = c.implementation("cbfc.impl", {"model", "rtl"},
+                                "every port's CBFC sending end: the C++ model or its Verilated RTL twin") == "rtl";
+  if (p.cbfc_rtl && p.fc != PortFcMode::kCbfc)
+    throw ConfigError(fmt::format("cbfc.impl = 'rtl' with port.fc = '{}': the twin is a CBFC engine; allowed with "
+                                  "port.fc=cbfc only", fc));
+  if (p.cbfc_rtl) {  // every VC's buffer is the same size (for_link), so only the build parameters count
+    link::CbfcConfig k = cb;
+    k.buffer_credits.assign(vcs, 1);
+    rtl::CbfcSenderTwin::check(k);
+  }
   auto& pf = p.pfc;
   pf.priorities = vcs;
   pf.line_gbps = p.line_gbps();
@@ -89,6 +122,18 @@ std::string PortParams::reach_problem(double cable_m) const {
                          cbfc_buffer_credits ? fmt::format("above cbfc.buffer_credits = {}", cbfc_buffer_credits)
                                              : "beyond what its counters can track");
   }
+  if (llr && llr_rtl) {
+    link::LlrConfig k = llr_config;
+    k.replay_buffer_bytes = replay_buffer_bytes(cable_m);
+    try {
+      rtl::check_llr_twins(k);
+    } catch (const ConfigError& e) {
+      return fmt::format("LLR over {} m needs a {} B replay buffer (line rate x loop + 2 frames), beyond the RTL "
+                         "twins (llr.impl=rtl), whose check of this link's LLR says: {}; use llr.impl=model or a "
+                         "shorter cable",
+                         cable_m, k.replay_buffer_bytes, e.what());
+    }
+  }
   return "";
 }
 
@@ -103,17 +148,18 @@ PortParams PortParams::for_link(double cable_m) const {
 
 // --- PortFc ---
 
-PortFc::PortFc(std::string name, const PortParams& p, Time core_period, Stats& stats, const Channel<Packet*>& to_mac,
+PortFc::PortFc(std::string name, const PortParams& p, const Clock& core, Stats& stats, const Channel<Packet*>& to_mac,
                Channel<FcMessage>& out, Channel<FcMessage>& in)
     : Core(std::move(name)), mode_(p.fc), fifo_frames_(p.fifo_frames),
-      cbfc_tx_([&] {
+      cbfc_tx_([&]() -> std::unique_ptr<link::CreditSender> {
         link::CbfcConfig cb = p.cbfc;
-        cb.update_timer_cycles = to_cycles(p.cbfc_update_ns, core_period);
-        cb.refresh_cycles = to_cycles(p.cbfc_refresh_ns, core_period);
-        cb.resync_period_cycles = to_cycles(p.cbfc_resync_ns, core_period);
-        return cb;
+        cb.update_timer_cycles = to_cycles(p.cbfc_update_ns, core.period());
+        cb.refresh_cycles = to_cycles(p.cbfc_refresh_ns, core.period());
+        cb.resync_period_cycles = to_cycles(p.cbfc_resync_ns, core.period());
+        if (p.cbfc_rtl) return std::make_unique<rtl::CbfcSenderTwin>(cb, core);  // on this side's core clock
+        return std::make_unique<link::CbfcSender>(cb);
       }()),
-      cbfc_rx_(cbfc_tx_.config()), pfc_tx_(p.pfc, core_period), pfc_rx_(p.pfc, core_period), to_mac_(to_mac),
+      cbfc_rx_(cbfc_tx_->config()), pfc_tx_(p.pfc, core.period()), pfc_rx_(p.pfc, core.period()), to_mac_(to_mac),
       out_(out), in_(in), blocked_since_(p.cbfc.vcs, kNotBlocked), held_vc_(p.cbfc.vcs, 0),
       xoffs_(stats.counter(this->name() + ".pfc.xoff", "frames", "pause frames with a non-zero pause time sent upstream")),
       cf_updates_(stats.counter(this->name() + ".cbfc.cf_updates", "updates", "CF_Updates sent upstream")),
@@ -123,7 +169,7 @@ PortFc::PortFc(std::string name, const PortParams& p, Time core_period, Stats& s
 
 bool PortFc::can_send(const Packet& p) const {
   bool fc_ok = true;
-  if (mode_ == PortFcMode::kCbfc) fc_ok = cbfc_tx_.can_send(p.vc, p.bytes);
+  if (mode_ == PortFcMode::kCbfc) fc_ok = cbfc_tx_->can_send(p.vc, p.bytes);
   if (mode_ == PortFcMode::kPfc) fc_ok = !pfc_tx_.paused(p.vc, now());
   // Held from the first refusal until the feeder asks again and may go (it is woken when credits
   // come or a pause ends).
@@ -145,7 +191,7 @@ bool PortFc::can_send(const Packet& p) const {
 }
 
 void PortFc::on_send(const Packet& p) {
-  if (mode_ == PortFcMode::kCbfc) cbfc_tx_.on_send(p.vc, p.bytes);
+  if (mode_ == PortFcMode::kCbfc) cbfc_tx_->on_send(p.vc, p.bytes);
   ++frames_sent_;
 }
 
@@ -175,10 +221,10 @@ std::string PortFc::counted_beyond(const PortFc& far) const {
   const std::uint32_t mask = cbfc_rx_.config().counter_bits >= 32 ? ~0u : (1u << cbfc_rx_.config().counter_bits) - 1;
   for (int vc = 0; vc < cbfc_rx_.config().vcs; ++vc) {
     // Sent minus counted is what is on its way or lost: never negative (it would wrap).
-    const std::uint32_t ahead = (far.cbfc_tx_.consumed(vc) - cbfc_rx_.consumed(vc)) & mask;
+    const std::uint32_t ahead = (far.cbfc_tx_->consumed(vc) - cbfc_rx_.consumed(vc)) & mask;
     if (ahead > cbfc_rx_.config().buffer_credits[vc])
       return fmt::format("{} VC {}: counted {} credits in, its sender consumed {}: frames counted twice", name(), vc,
-                         cbfc_rx_.consumed(vc), far.cbfc_tx_.consumed(vc));
+                         cbfc_rx_.consumed(vc), far.cbfc_tx_->consumed(vc));
   }
   return "";
 }
@@ -191,7 +237,7 @@ void PortFc::eval() {
   }
   while (in_.can_pop()) {
     const FcMessage m = in_.pop();
-    if (m.credit && m.credit->kind == link::CreditUpdate::kCf) cbfc_tx_.on_cf_update(m.credit->vc, m.credit->counters[0]);
+    if (m.credit && m.credit->kind == link::CreditUpdate::kCf) cbfc_tx_->on_cf_update(m.credit->vc, m.credit->counters[0]);
     if (m.credit && m.credit->kind == link::CreditUpdate::kCc) arrived_cc_ = m.credit;
     if (m.pause) pfc_tx_.on_pause(*m.pause, now());
     woke_upstream = true;
@@ -202,7 +248,7 @@ void PortFc::eval() {
       cf_updates_.add();
       outbox_.push_back({std::move(cf), std::nullopt});
     }
-    if (auto cc = cbfc_tx_.poll(now())) {
+    if (auto cc = cbfc_tx_->poll(now())) {
       cc_updates_.add();
       outbox_.push_back({std::move(cc), std::nullopt, frames_sent_});
     }
@@ -227,7 +273,7 @@ void PortFc::commit() {
     arrived_cc_.reset();
   }
   Cycle next = ~Cycle{0};
-  if (mode_ == PortFcMode::kCbfc) next = std::min(cbfc_rx_.next_timer(), cbfc_tx_.next_timer());
+  if (mode_ == PortFcMode::kCbfc) next = std::min(cbfc_rx_.next_timer(), cbfc_tx_->next_timer());
   if (mode_ == PortFcMode::kPfc) {
     next = pfc_rx_.next_timer();
     for (int prio = 0; prio < pfc_rx_.config().priorities; ++prio)
@@ -239,11 +285,12 @@ void PortFc::commit() {
 
 // --- PortMac ---
 
-PortMac::PortMac(std::string name, const PortParams& params, Channel<Packet*>& from_core, Channel<Packet*>& to_core,
-                 Channel<FcMessage>& fc_from_core, Channel<FcMessage>& fc_to_core, Channel<Packet*>& to_phy,
-                 Channel<Packet*>& from_phy, PacketPool& pool, Stats& stats)
-    : Core(std::move(name)), p_(params), tx_(std::make_unique<link::LlrTx>(params.llr_config)),
-      rx_(std::make_unique<link::LlrRx>(params.llr_config)), from_core_(from_core), to_core_(to_core),
+PortMac::PortMac(std::string name, const PortParams& params, const Clock& phy_clock, Channel<Packet*>& from_core,
+                 Channel<Packet*>& to_core, Channel<FcMessage>& fc_from_core, Channel<FcMessage>& fc_to_core,
+                 Channel<Packet*>& to_phy, Channel<Packet*>& from_phy, PacketPool& pool, Stats& stats)
+    : Core(std::move(name)), p_(params),
+      tx_(llr_transmitter(params, phy_clock)), rx_(llr_receiver(params)),
+      from_core_(from_core), to_core_(to_core),
       fc_from_core_(fc_from_core), fc_to_core_(fc_to_core), to_phy_(to_phy), from_phy_(from_phy), pool_(pool),
       sent_(stats.counter(this->name() + ".frames_sent", "frames", "data frames handed to the PHY, replays included")),
       replayed_(stats.counter(this->name() + ".llr.replayed_frames", "frames", "frames sent again by LLR")),
@@ -415,11 +462,11 @@ PortLink::PortLink(const std::string (&side_names)[2], const PortParams& params,
     x->rx = std::make_unique<Channel<Packet*>>(side + ".rx_fifo", phy_clock, core, ChannelSpec{1, 0, 1, 2});
     x->fc_out = std::make_unique<Channel<FcMessage>>(side + ".fc_out", core, phy_clock, ChannelSpec{});
     x->fc_in = std::make_unique<Channel<FcMessage>>(side + ".fc_in", phy_clock, core, ChannelSpec{});
-    x->fc = std::make_unique<PortFc>(side + ".fc", p_, core.period(), stats, *x->tx, *x->fc_out, *x->fc_in);
+    x->fc = std::make_unique<PortFc>(side + ".fc", p_, core, stats, *x->tx, *x->fc_out, *x->fc_in);
     core.attach(*x->fc);
     // Side s sends on PHY direction s and receives on direction 1 - s.
-    x->mac = std::make_unique<PortMac>(side + ".mac", p_, *x->tx, *x->rx, *x->fc_out, *x->fc_in, *to_phy_[s],
-                                       *from_phy_[1 - s], pool, stats);
+    x->mac = std::make_unique<PortMac>(side + ".mac", p_, phy_clock, *x->tx, *x->rx, *x->fc_out, *x->fc_in,
+                                       *to_phy_[s], *from_phy_[1 - s], pool, stats);
     phy_clock.attach(*x->mac);
   }
   for (int s = 0; s < 2; ++s) {

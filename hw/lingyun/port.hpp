@@ -35,6 +35,7 @@
 #include "hw/phy/phy.hpp"
 #include "hw/switch/switch.hpp"
 #include "xingyun/channel.hpp"
+#include "xingyun/clock.hpp"
 #include "xingyun/config.hpp"
 #include "xingyun/packet.hpp"
 #include "xingyun/stats.hpp"
@@ -48,6 +49,10 @@ struct PortParams {
   phy::PhyParams phy;
   bool llr = true;
   link::LlrConfig llr_config;
+  // llr.impl=rtl: every port with LLR runs the Verilated twins (rtl/link/llr_twins.hpp) in place
+  // of link::LlrTx and LlrRx; cbfc.impl=rtl: every CBFC port's sending end is the twin of
+  // link::CbfcSender. Implementation choices: results must not change.
+  bool llr_rtl = false, cbfc_rtl = false;
   PortFcMode fc = PortFcMode::kCbfc;
   link::CbfcConfig cbfc;
   link::PfcConfig pfc;
@@ -67,7 +72,7 @@ struct PortParams {
   Time loop(double cable_m) const;
   std::uint64_t replay_buffer_bytes(double cable_m) const;
   // Why a link of `cable_m` cannot be built with these ports (LLR replay buffer or CBFC credits
-  // short of the loop), or "".
+  // short of the loop, or a replay buffer beyond what the LLR twins keep), or "".
   std::string reach_problem(double cable_m) const;
   // These parameters for one link: its cable, and its LLR replay buffer and CBFC buffers sized
   // by the rule (line rate x loop time, and a largest frame or two).
@@ -78,9 +83,10 @@ struct PortParams {
 // outgoing direction and the receiving end of the incoming one.
 class PortFc : public Core, public sw::EgressGate, public sw::IngressMonitor {
  public:
-  // `to_mac`: frames to this side's MAC (the gate keeps it from overflowing); messages leave on
+  // `core`: the clock this PortFc runs on (the CBFC sender's twin keeps its time). `to_mac`:
+  // frames to this side's MAC (the gate keeps it from overflowing); messages leave on
   // `messages_out` and arrive on `messages_in`.
-  PortFc(std::string name, const PortParams& params, Time core_period, Stats& stats, const Channel<Packet*>& to_mac,
+  PortFc(std::string name, const PortParams& params, const Clock& core, Stats& stats, const Channel<Packet*>& to_mac,
          Channel<FcMessage>& messages_out, Channel<FcMessage>& messages_in);
   void set_upstream(Core* feeder) { upstream_ = feeder; }  // woken when credits come or a pause ends
 
@@ -100,11 +106,12 @@ class PortFc : public Core, public sw::EgressGate, public sw::IngressMonitor {
   // (credits short, or paused); pauses with a non-zero time this side sent upstream.
   std::uint64_t held_cycles(int vc) const;
   std::uint64_t xoffs() const { return xoffs_.value(); }
+  const link::CreditSender& cbfc_sender() const { return *cbfc_tx_; }  // the model or its twin
 
  private:
   PortFcMode mode_;
   std::size_t fifo_frames_;
-  link::CbfcSender cbfc_tx_;
+  std::unique_ptr<link::CreditSender> cbfc_tx_;  // link::CbfcSender, or rtl::CbfcSenderTwin
   link::CbfcReceiver cbfc_rx_;
   link::PfcSender pfc_tx_;
   link::PfcReceiver pfc_rx_;
@@ -124,16 +131,18 @@ class PortFc : public Core, public sw::EgressGate, public sw::IngressMonitor {
   Counter& held_;  // all VCs; counted from can_send, a const query: the hold's bookkeeping is all it changes
 };
 
-// One side's MAC and LLR, on the PHY clock.
+// One side's MAC and LLR, on the PHY clock `phy_clock` (the LLR transmitter's twin keeps its
+// time). A port without LLR keeps the C++ LLR transmitter, which only lets frames through.
 class PortMac : public Core {
  public:
-  PortMac(std::string name, const PortParams& params, Channel<Packet*>& from_core, Channel<Packet*>& to_core,
-          Channel<FcMessage>& fc_from_core, Channel<FcMessage>& fc_to_core, Channel<Packet*>& to_phy,
-          Channel<Packet*>& from_phy, PacketPool& pool, Stats& stats);
+  PortMac(std::string name, const PortParams& params, const Clock& phy_clock, Channel<Packet*>& from_core,
+          Channel<Packet*>& to_core, Channel<FcMessage>& fc_from_core, Channel<FcMessage>& fc_to_core,
+          Channel<Packet*>& to_phy, Channel<Packet*>& from_phy, PacketPool& pool, Stats& stats);
   void eval() override;
   void commit() override;
 
-  const link::LlrTransmitter& llr_tx() const { return *tx_; }
+  const link::LlrTransmitter& llr_tx() const { return *tx_; }  // the models or their twins
+  const link::LlrReceiver& llr_rx() const { return *rx_; }
   std::uint64_t frames_lost() const { return lost_.value(); }  // bad FCS without LLR
 
  private:

@@ -93,6 +93,35 @@ case "$case_name" in
     done
     grep -q '"llr.impl": "rtl"' "$work/3-rtl/run.json" || fail "run.json does not say the twins ran"
     echo "ok: results.json and waves identical with replays (seed 3) and with flushes (seed 5)" ;;
+  lingyun_rtl_dropin_identical)
+    # Every composed port's LLR ends and CBFC sender as RTL twins (llr.impl, cbfc.impl): at BER
+    # 1e-5 none_llr's ports replay frames; then with CC_Updates every microsecond and an ACK every
+    # two frames; then olink-latency's CBFC senders (its 58-byte load requests are below the LLR
+    # twin's 64-byte floor: llr.impl=rtl does not run there yet, see docs/lingyun.md).
+    for run in "1 --set port.errors.ber=1e-5" \
+               "7 --set port.errors.ber=1e-5 --set cbfc.resync_us=1 --set llr.ack_every=2"; do
+      seed=${run%% *}
+      "$xysim" run lingyun-fec-llr --seed ${run} --out "$work/$seed-model" --quiet >/dev/null || fail "run $seed model"
+      "$xysim" run lingyun-fec-llr --seed ${run} --set llr.impl=rtl --set cbfc.impl=rtl --out "$work/$seed-rtl" \
+        --quiet >/dev/null || fail "run $seed rtl"
+      cmp "$work/$seed-model/results.json" "$work/$seed-rtl/results.json" || fail "seed $seed: the twins' results differ"
+      grep -q '"llr_replays": [1-9]' "$work/$seed-rtl/results.json" || fail "seed $seed: no LLR replays"
+    done
+    for k in llr cbfc; do
+      grep -q "\"$k.impl\": \"model\"" "$work/1-model/run.json" || fail "run.json does not say $k.impl=model ran"
+      grep -q "\"$k.impl\": \"rtl\"" "$work/1-rtl/run.json" || fail "run.json does not say $k.impl=rtl ran"
+    done
+    for impl in model rtl; do
+      "$xysim" run olink-latency --set cbfc.impl=$impl --out "$work/olink-$impl" --quiet >/dev/null || fail "olink $impl"
+    done
+    cmp "$work/olink-model/results.json" "$work/olink-rtl/results.json" || fail "olink-latency: the twin's results differ"
+    echo "ok: lingyun-fec-llr (seeds 1, 7) and olink-latency (cbfc.impl) results.json byte-identical" ;;
+  lingyun_rtl_refused)
+    expect_bad_input "llr.seq_bits = 16: the RTL twins (llr.impl=rtl)" \
+      run lingyun-fec-llr --set llr.impl=rtl --set llr.seq_bits=16 --quiet
+    expect_bad_input "cbfc.impl = 'rtl' with port.fc = 'pfc'" run lingyun-fec-llr --set cbfc.impl=rtl --set port.fc=pfc --quiet
+    expect_bad_input "beyond the RTL twins (llr.impl=rtl)" \
+      run lingyun-fec-llr --set llr.impl=rtl --set topology.spine_cable_m=300 --quiet ;;
   llr_timers_below_loop)
     # An ACK comes back after 2 x 160 ns + 15.36 ns (a 1500-byte frame) + the 500.48 ns ACK timer.
     expect_bad_input "llr.replay_timer_ns = 800: must be above 835.84 ns" run link-llr --set llr.replay_timer_ns=800 --quiet

@@ -41,6 +41,9 @@ class E2eTransport : public Core, public sw::EgressGate {
     for (int p = 0; p < peers; ++p) {
       tx_.push_back(std::make_unique<link::LlrTx>(config));
       rx_.push_back(std::make_unique<link::LlrRx>(config));
+      // Connected before the run, as queue pairs are: numbering starts at 0 on both sides with
+      // no INIT exchange (which would hold the first packets for a round trip).
+      tx_.back()->on_control({link::LlrControl::kAck, 0}, 0);
     }
   }
   void set_host(Core* host) { host_ = host; }

@@ -11,7 +11,7 @@ namespace xy::lingyun {
 Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::SwitchParams& switch_params,
                const PortParams& port_params, Clock& core, Clock& phy, Clock& endpoint_clock, Stats& stats,
                std::uint64_t seed, PacketPool& pool, bool spray)
-    : t_(topology), routes_(t_), port_gbps_(port_params.line_gbps()) {
+    : t_(topology), routes_(t_), prefix_(prefix), port_gbps_(port_params.line_gbps()) {
   if (std::abs(switch_params.port_gbps - port_params.line_gbps()) > 1e-6)
     throw ConfigError(fmt::format("switch.port_gbps = {} but the ports carry {} Gb/s (port.lanes = {} x {} Gb/s less "
                                   "FEC and transcoding): set them to agree",
@@ -95,6 +95,33 @@ PortFc& Fabric::gate(int e, int k) {
 void Fabric::attach(int e, int k, Core* endpoint) {
   const End& x = endpoint_ports_[e][k];
   x.link->attach(x.side, endpoint, endpoint);
+}
+
+void Fabric::probe(Waves& waves, Clock& core, Clock& phy) const {
+  for (const auto& l : links_)
+    for (int s = 0; s < 2; ++s) {
+      const std::string n = l->side_name(s);
+      const PortMac* mac = &l->mac(s);
+      const PortFc* fc = &l->fc(s);
+      const phy::PhyLink* line = &l->phy(s);
+      waves.probe(n + ".mac.llr_tx_state", 2, [mac] { return static_cast<std::uint64_t>(mac->llr_tx().state()); });
+      waves.probe(n + ".mac.llr_kept", 32, [mac] { return mac->llr_tx().kept(); });
+      waves.probe(n + ".mac.llr_replays", 32, [mac] { return mac->llr_tx().replays(); });
+      waves.probe(n + ".phy.codewords_sent", 32, [line] { return line->codewords_sent(); });
+      waves.probe(n + ".phy.uncorrectable", 32, [line] { return line->uncorrectable(); });
+      waves.probe(n + ".phy.frames_in", 32, [line] { return line->frames_in(); });
+      for (int vc = 0; vc < l->params().cbfc.vcs; ++vc)
+        waves.probe(fmt::format("{}.fc.credits_vc{}", n, vc), 32,
+                    [fc, vc] { return fc->cbfc_sender().credits_available(vc); });
+    }
+  const std::vector<int> nodes = t_.switches();
+  for (std::size_t i = 0; i < switches_.size(); ++i) {
+    const sw::Switch* s = switches_[i].get();
+    waves.probe(fmt::format("{}.{}.buffer_cells", prefix_, t_.nodes[nodes[i]].name), 32,
+                [s] { return s->buffer_cells_used(); });
+  }
+  waves.watch(core);
+  waves.watch(phy);
 }
 
 std::string Fabric::summary() const {

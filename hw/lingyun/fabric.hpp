@@ -14,6 +14,7 @@
 #include "hw/lingyun/port.hpp"
 #include "hw/lingyun/topology.hpp"
 #include "hw/switch/switch.hpp"
+#include "xingyun/waves.hpp"
 
 namespace xy::lingyun {
 
@@ -36,6 +37,10 @@ class Fabric {
   const Routes& routes() const { return routes_; }
   const std::vector<std::unique_ptr<PortLink>>& links() const { return links_; }
   const std::vector<std::unique_ptr<sw::Switch>>& switches() const { return switches_; }
+  // Offers every port's and switch's state to the waves (top.leaf0.port3.mac.llr_tx_state,
+  // .phy.uncorrectable, .fc.credits_vc0, top.leaf0.buffer_cells ...) and samples them on the
+  // fabric's clocks.
+  void probe(Waves& waves, Clock& core, Clock& phy) const;
   // One line: switches, endpoints, links, ports, bisection bandwidth, longest path.
   std::string summary() const;
   // "" unless a flow-control buffer overflowed or a CBFC receiver counted credits its sender never
@@ -56,6 +61,7 @@ class Fabric {
   };
   Topology t_;
   Routes routes_;
+  std::string prefix_;
   double port_gbps_;
   std::vector<std::unique_ptr<PortLink>> links_;
   std::vector<std::unique_ptr<sw::Switch>> switches_;

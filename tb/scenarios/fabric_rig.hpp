@@ -48,6 +48,7 @@ struct FabricRig {
     phy = std::make_unique<ClockDomain>(("phy_" + domain).c_str(), pp.phy.period());
     Clock& clock = core->clock();
     fabric = std::make_unique<lingyun::Fabric>(name, t, sp, pp, clock, phy->clock(), clock, stats, ctx.seed, pool, spray);
+    fabric->probe(ctx.waves, clock, phy->clock());
     latency = &stats.histogram(name + ".latency", clock.period(),
                                "frame made at the host to frame at its destination, once the links are up");
     links_up = pp.phy.cdr_lock_cycles * pp.phy.period();

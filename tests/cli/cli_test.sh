@@ -170,6 +170,19 @@ case "$case_name" in
     echo "ok: $total frames, $bad bad FCS = $corrupted corrupted on purpose, none malformed" ;;
   bad_cli_value)
     expect_bad_input "--seed" run --seed abc ;;
+  lingyun_waves)
+    # The composed fabric's hierarchy in the waves (switch, port, mac/phy/fc), and the same results
+    # with waves on as off.
+    "$xysim" run lingyun-fec-llr --set traffic.us=2 --out "$work/A" --quiet >/dev/null || fail "run without waves"
+    "$xysim" run lingyun-fec-llr --set traffic.us=2 --out "$work/B" --waves "$work/w.vcd" \
+      --waves-scope top.rs272_llr.leaf0.port1 --quiet >/dev/null || fail "run with waves"
+    cmp -s "$work/A/results.json" "$work/B/results.json" || fail "results.json differs with waves on"
+    for probe in mac.llr_tx_state phy.uncorrectable fc.credits_vc0; do
+      grep -q " ${probe##*.} " "$work/w.vcd" || fail "no $probe in the waves"
+    done
+    grep -q 'scope module leaf0' "$work/w.vcd" || fail "no leaf0 scope"
+    grep -q 'scope module spine0' "$work/w.vcd" && fail "the scope let spine0 in"
+    echo "ok: waves of top.rs272_llr.leaf0.port1" ;;
   bad_topology)
     # A topology that cannot be built is refused before the run, naming the file and line.
     printf 'switches:\n  sw0: {ports: 4}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0}\n  - {a: e1, b: sw9}\n' >"$work/t.yaml"

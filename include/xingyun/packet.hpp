@@ -33,6 +33,15 @@ inline const char* stage_name(Stage s) {
                                              "fec_accumulate", "fec_decode", "mac_rx",    "clock_crossing", "switch"};
   return names[s];
 }
+// Whether a stage's time is measured as frames pass, a configured constant (a pipeline, a
+// cable), or derived from the configuration (a codeword's bits over the lanes' rate).
+inline const char* stage_provenance(Stage s) {
+  switch (s) {
+    case kStageFecEncode: case kStagePmaCable: case kStageFecDecode: return "configured";
+    case kStageFecAccumulate: return "derived";
+    default: return "measured";
+  }
+}
 
 struct Packet {
   std::uint64_t id = 0;

@@ -137,6 +137,15 @@ class LingyunFecLlr : public Testbench {
           {"e2e_resent", resent(g)},
           {"frames_lost_after_recovery", unrecovered(r)},
       };
+      // A delivered frame's path, stage by stage, mean over the frames (four hops).
+      nlohmann::json stages = nlohmann::json::object(), provenance = nlohmann::json::object();
+      for (int st = kStageMacTx; st < kStages; ++st) {
+        const std::string key = std::string(stage_name(static_cast<Stage>(st))) + "_ns";
+        stages[key] = g.arrivals ? to_ns(g.stage_time[st]) / static_cast<double>(g.arrivals) : 0.0;
+        provenance[key] = stage_provenance(static_cast<Stage>(st));
+      }
+      s[r.design->name]["path"] = stages;
+      s[r.design->name]["provenance"] = provenance;
     }
     s["figures"] = {{"measured", "latency percentiles, goodput, BER, codeword and frame counts, replays"},
                     {"configured", "pre-FEC BER (port.errors.ber), load, cables, pipelines"}};

@@ -491,13 +491,6 @@ class OlinkLatency : public Testbench {
     for (int st = kStageMacTx; st < kStages; ++st) sum += path_ns(f, dir, st);
     return sum;
   }
-  static const char* provenance(int stage) {
-    switch (stage) {
-      case kStageFecEncode: case kStagePmaCable: case kStageFecDecode: return "configured";
-      case kStageFecAccumulate: return "derived";
-      default: return "measured";
-    }
-  }
   // The stages of a load, in order, in ns.
   std::vector<StageNs> breakdown(const Measured& m) const {
     std::vector<StageNs> out;
@@ -512,12 +505,14 @@ class OlinkLatency : public Testbench {
       };
       add("gpu_egress", f.ep.egress * ns, "configured");
       for (int st = kStageMacTx; st < kStages; ++st)
-        add(std::string("request.") + stage_name(static_cast<Stage>(st)), path_ns(f, 0, st), provenance(st));
+        add(std::string("request.") + stage_name(static_cast<Stage>(st)), path_ns(f, 0, st),
+            stage_provenance(static_cast<Stage>(st)));
       add("gpu_ingress_target", f.ep.ingress * ns, "configured");
       add("memory", (f.ep.memory + data) * ns, "configured");
       add("gpu_egress_target", f.ep.egress * ns, "configured");
       for (int st = kStageMacTx; st < kStages; ++st)
-        add(std::string("response.") + stage_name(static_cast<Stage>(st)), path_ns(f, 1, st), provenance(st));
+        add(std::string("response.") + stage_name(static_cast<Stage>(st)), path_ns(f, 1, st),
+            stage_provenance(static_cast<Stage>(st)));
       add("gpu_ingress", f.ep.ingress * ns, "configured");
       // The rest: the clock edge a load starts on, and the NICs waiting for a frame's tail.
       out.push_back({"endpoint_other", m.gpu->results().empty() ? 0.0 : mean_load(m) - sum, "measured"});

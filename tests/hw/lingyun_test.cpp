@@ -82,6 +82,28 @@ TEST(LingyunFecLlr, AtBer1e5EveryBadFrameIsOneThePhyDamagedAndLlrLosesNothing) {
   EXPECT_NEAR(ber, 1e-5, 2e-6);
 }
 
+// Every delivered frame of lingyun-fec-llr crosses four hops (host, leaf, spine, leaf, host): its
+// stages, mean over the frames, against the arithmetic of those hops.
+TEST(LingyunFecLlr, EveryFrameCrossesFourComposedHops) {
+  const RunResult r = testing::run_quiet("lingyun-fec-llr", {"traffic.us=10"});
+  ASSERT_EQ(r.failure, "");
+  const auto& s = r.results["summary"];
+  for (const char* d : {"rs544", "rs272_llr", "none_llr"}) {
+    SCOPED_TRACE(d);
+    const auto& path = s[d]["path"];
+    // Four codeword groups of 5440 bits gathered at 8 x 106.25 Gb/s (none: 5140 bits padded to
+    // whole 320-bit cycles: 17 cycles, the same).
+    EXPECT_NEAR(path["fec_accumulate_ns"].get<double>(), 4 * 5440 / (kLanes * kLaneGbps), 1e-3);
+    // PMA 10 + 10 ns, 1 ns of skew, and 5 ns/m: two 2 m host cables and two 10 m spine cables.
+    const double pma_cable = 4 * 21.0 + 5.0 * (2 + 2 + 10 + 10);
+    EXPECT_NEAR(path["pma_cable_ns"].get<double>(), pma_cable, 4 * kPhyCycleNs);
+    EXPECT_GT(path["serialize_ns"].get<double>(), 0);
+    EXPECT_GT(path["switch_ns"].get<double>(), 0);
+  }
+  EXPECT_NEAR(s["rs544"]["path"]["fec_decode_ns"].get<double>(), 4 * 50.0, 4 * kPhyCycleNs);
+  EXPECT_NEAR(s["rs272_llr"]["path"]["fec_decode_ns"].get<double>(), 4 * 25.0, 4 * kPhyCycleNs);
+}
+
 // KP4 without LLR at BER 1e-3: a few codewords beyond its 15 correctable symbols lose frames on
 // their hop; the hosts' Go-Back-N resends them (and what followed them), and every frame arrives.
 TEST(LingyunFecLlr, EndToEndRecoveryResendsWhatKp4LostOnItsHops) {

@@ -42,6 +42,10 @@ class Scrambler {
  public:
   std::uint64_t scramble(std::uint64_t data);
   std::uint64_t descramble(std::uint64_t received);
+  // The last 64 scrambled bits: a descrambler that has seen the same bits as the scrambler has
+  // the same state (the fast codec hands it over for words the channel did not touch).
+  std::uint64_t state() const { return state_; }
+  void set_state(std::uint64_t state) { state_ = state; }
 
  private:
   std::uint64_t state_ = 0;

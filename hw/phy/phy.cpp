@@ -171,7 +171,13 @@ struct PhyLink::Impl {
 
   // RX state
   Scrambler descrambler;
-  std::deque<std::pair<Block66, bool>> rx_blocks;  // block, carried by a failed codeword
+  struct RxBlock {
+    Block66 block;
+    bool failed;  // carried by a failed codeword
+    bool exact;   // its bits arrived as sent (no residual error in its word or just before)
+  };
+  std::deque<RxBlock> rx_blocks;
+  bool rx_in_sync = true;  // the descrambler has seen exactly the bits the scrambler made
   std::uint64_t rx_block_base = 0;
   std::deque<FrameRecord> frames;    // taken in by the TX, not yet delivered
   std::deque<std::pair<Cycle, CodewordGroup*>> decoding;
@@ -281,6 +287,7 @@ CodewordGroup* PhyLink::Impl::make_group() {
   const int per_word = blocks_per_codeword;
   for (auto& w : g->words) {
     w.message.assign(bits.size(), 0);  // zero: rs272's pad symbol (the "+1") stays zero
+    w.blocks.resize(per_word);
     Block66 four[4];
     for (int b = 0; b < per_word; ++b) {
       Block66 blk = idle_block();
@@ -292,13 +299,14 @@ CodewordGroup* PhyLink::Impl::make_group() {
         ++tx_block_base;
         ++tx_block_end;  // an idle fills the gap: keep global block numbers aligned
       }
-      four[b % 4] = blk;
+      four[b % 4] = w.blocks[b] = blk;
       if (b % 4 == 3) {
         const std::uint64_t at = static_cast<std::uint64_t>(b / 4) * 257;
         transcode(four, w.message.data(), at);
         scramble_block(scrambler, w.message.data(), at, false);
       }
     }
+    w.scrambler_end = scrambler.state();
     w.symbols_valid = false;
     if (!p.fast) make_symbols(w);
     w.flips.clear();
@@ -357,6 +365,15 @@ void PhyLink::Impl::decode(CodewordGroup& g) {
     if (symbol_errors > t) beyond_t.add();
     bool failed = g.lost;
     if (g.lost) uncorrectable.add();
+    message_bits.add(static_cast<std::uint64_t>(k) * kSymbolBits);
+    if (p.fast && !touched && rx_in_sync) {
+      // Its bits arrive as sent (or, lost, are taken as sent and marked): the blocks are the ones
+      // sent and the descrambler ends where the scrambler did, exactly as decoding them would.
+      for (const Block66& b : w.blocks) rx_blocks.push_back({b, failed, true});
+      descrambler.set_state(w.scrambler_end);
+      continue;
+    }
+    bool residual = false;  // message bits still wrong after the decoder
     std::uint8_t* rx_message = w.message.data();  // untouched: what was sent
     if (!g.lost && (touched || !p.fast)) {
       if (!w.symbols_valid) make_symbols(w);
@@ -385,19 +402,23 @@ void PhyLink::Impl::decode(CodewordGroup& g) {
         std::fill(bits.begin(), bits.end(), 0);
         for (int s = 0; s < k; ++s) {
           put_bits(bits.data(), static_cast<std::uint64_t>(s) * kSymbolBits, kSymbolBits, w.received[s]);
-          post_fec_bit_errors.add(__builtin_popcount(w.received[s] ^ w.sent[s]));
+          const int wrong = __builtin_popcount(w.received[s] ^ w.sent[s]);
+          post_fec_bit_errors.add(wrong);
+          residual = residual || wrong;
         }
         rx_message = bits.data();
       }
     }
-    message_bits.add(static_cast<std::uint64_t>(k) * kSymbolBits);
+    // A residual error reaches the next word's first bits through the descrambler.
+    const bool exact = !residual && rx_in_sync;
     for (int x = 0; x < blocks_per_codeword / 4; ++x) {
       Block66 four[4];
       const std::uint64_t at = static_cast<std::uint64_t>(x) * 257;
       scramble_block(descrambler, rx_message, at, true);
       untranscode(rx_message, at, four);
-      for (const auto& b : four) rx_blocks.emplace_back(b, failed);
+      for (const auto& b : four) rx_blocks.push_back({b, failed, exact});
     }
+    rx_in_sync = !residual;
   }
 }
 
@@ -407,15 +428,20 @@ void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
     const FrameRecord f = frames.front();
     frames.pop_front();
     const std::size_t from = f.first_block - rx_block_base, count = f.end_block - f.first_block;
-    frame_blocks.resize(count);
-    bool bad = false;
+    bool bad = false, exact = true;
     for (std::size_t i = 0; i < count; ++i) {
-      frame_blocks[i] = rx_blocks[from + i].first;
-      bad = bad || rx_blocks[from + i].second;
+      bad = bad || rx_blocks[from + i].failed;
+      exact = exact && rx_blocks[from + i].exact;
     }
-    const bool ok = decode_frame(frame_blocks.data(), count, frame_bytes);
+    // Blocks that arrived as sent decode into the bytes sent, which the frame still carries.
+    bool ok = true;
+    if (!exact) {
+      frame_blocks.resize(count);
+      for (std::size_t i = 0; i < count; ++i) frame_blocks[i] = rx_blocks[from + i].block;
+      ok = decode_frame(frame_blocks.data(), count, frame_bytes);
+    }
     Packet* o = f.packet;
-    if (ok) o->payload.swap(frame_bytes);  // undecodable: keep the length, mark it
+    if (ok && !exact) o->payload.swap(frame_bytes);  // undecodable: keep the length, mark it
     o->bytes = static_cast<std::uint32_t>(o->payload.size());
     o->bad = bad || !ok;
     // Its last codeword group: encoded, through PMA and cable to the RX's first bit, gathered

@@ -72,6 +72,8 @@ struct CodewordGroup {
     std::vector<std::uint16_t> sent;      // message + parity symbols, made when needed
     std::vector<std::uint16_t> received;  // after the channel and the decoder
     std::vector<std::uint32_t> flips;     // bit positions (symbol * m + bit) the lanes flipped
+    std::vector<Block66> blocks;          // the 66b blocks it carries, as sent
+    std::uint64_t scrambler_end = 0;      // the TX scrambler's state after it
     bool symbols_valid = false;           // `sent` holds this word (with parity)
   };
   std::vector<Word> words;

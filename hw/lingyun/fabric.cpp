@@ -17,9 +17,18 @@ Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::Sw
                                   "FEC and transcoding): set them to agree",
                                   switch_params.port_gbps, port_params.line_gbps(), port_params.phy.lanes,
                                   port_params.phy.lane_gbps));
-  for (const auto& l : t_.links)
-    if (std::string why = port_params.reach_problem(l.cable_m); !why.empty())
+  // Each link's ports: the common ones, with what the topology sets for that link.
+  std::vector<PortParams> link_params;
+  for (const auto& l : t_.links) {
+    PortParams pp = port_params;
+    if (l.fec) pp.phy = port_params.phy.with_fec(*l.fec);
+    if (l.llr) pp.llr = *l.llr;
+    if (l.fc) pp.fc = *l.fc == "cbfc" ? PortFcMode::kCbfc : *l.fc == "pfc" ? PortFcMode::kPfc : PortFcMode::kNone;
+    if (pp.fc == PortFcMode::kPfc) pp.pfc.validate("pfc");
+    if (std::string why = pp.reach_problem(l.cable_m); !why.empty())
       throw ConfigError(fmt::format("{}: link {} - {}: {}", l.where, t_.nodes[l.a].name, t_.nodes[l.b].name, why));
+    link_params.push_back(pp);
+  }
   const std::vector<int> ends = t_.endpoints();
   std::vector<int> endpoint_of(t_.nodes.size(), -1);
   for (std::size_t e = 0; e < ends.size(); ++e) endpoint_of[ends[e]] = static_cast<int>(e);
@@ -38,8 +47,8 @@ Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::Sw
       clocks[s] = n.is_switch ? &core : &endpoint_clock;
       if (!n.is_switch) endpoint_ports_[endpoint_of[node[s]]].push_back({nullptr, s});
     }
-    links_.push_back(std::make_unique<PortLink>(side_name, port_params, l.cable_m, phy, *clocks[0], *clocks[1], stats,
-                                                seed, pool));
+    links_.push_back(std::make_unique<PortLink>(side_name, link_params[i], l.cable_m, phy, *clocks[0], *clocks[1],
+                                                stats, seed, pool));
     for (int s = 0; s < 2; ++s) {
       if (t_.nodes[node[s]].is_switch) at_switch[node[s]].push_back({links_.back().get(), s});
       else endpoint_ports_[endpoint_of[node[s]]].back().link = links_.back().get();

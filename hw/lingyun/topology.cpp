@@ -123,7 +123,7 @@ Topology Topology::load(const std::string& path) {
     }
     if (!links || !links.IsSequence()) throw ConfigError(fmt::format("{}: 'links' missing: a list of {{a, b, cable_m}}", path));
     for (const auto& l : links) {
-      only(path, l, {"a", "b", "cable_m"});
+      only(path, l, {"a", "b", "cable_m", "fec", "llr", "fc"});
       int ends[2];
       const char* keys[2] = {"a", "b"};
       for (int i = 0; i < 2; ++i) {
@@ -141,6 +141,17 @@ Topology Topology::load(const std::string& path) {
       if (!t.nodes[ends[0]].is_switch && !t.nodes[ends[1]].is_switch)
         throw ConfigError(fmt::format("{}: a link between two endpoints: every link has a switch at one end", at(path, l)));
       connect(t, ends[0], ends[1], cable, at(path, l));
+      Link& link = t.links.back();
+      const auto pick = [&](const char* key, std::initializer_list<const char*> allowed) -> std::optional<std::string> {
+        if (!l[key]) return std::nullopt;
+        const auto v = l[key].as<std::string>();
+        if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return v == a; }))
+          throw ConfigError(fmt::format("{}: {} = '{}': allowed are {}", at(path, l[key]), key, v, fmt::join(allowed, ", ")));
+        return v;
+      };
+      link.fec = pick("fec", {"rs544", "rs272", "none"});
+      link.fc = pick("fc", {"cbfc", "pfc", "none"});
+      if (const auto llr = pick("llr", {"true", "false"})) link.llr = *llr == "true";
     }
   } catch (const YAML::Exception& e) {
     throw ConfigError(fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));

@@ -8,7 +8,9 @@
 //   endpoints: 4              # a count (e0, e1, ...) or a list of names
 //   links:                    # a, b, cable length in metres (5 ns per metre)
 //     - {a: e0, b: leaf0, cable_m: 2}
-//     - {a: leaf0, b: spine0, cable_m: 10}
+//     - {a: leaf0, b: spine0, cable_m: 10, fec: rs272, llr: true, fc: cbfc}
+// A link may set its own fec (rs544 | rs272 | none), llr (true | false) and fc (cbfc | pfc |
+// none); unset, the port.* parameters hold.
 // An endpoint has as many ports as links (two for dual-plane). Presets: single (N endpoints on one
 // switch), leaf-spine (two-tier Clos with an oversubscription ratio), dual-plane (every endpoint
 // on two independent single-switch planes).
@@ -33,6 +35,8 @@ struct Topology {
     int a = 0, b = 0;  // node indices
     double cable_m = 2;
     std::string where;  // file:line, or the preset, for error messages
+    std::optional<std::string> fec, fc;  // this link's own, or the ports' (port.*)
+    std::optional<bool> llr;
   };
   std::string name;
   std::vector<Node> nodes;

@@ -195,6 +195,8 @@ case "$case_name" in
     expect_bad_input "t.yaml:5: link e0 - sw0: LLR over 20000 m needs" run olink-latency --set topology="$work/t.yaml"
     printf 'switches:\n  sw0: {ports: 4}\nendpoints: 2\nlinks: [\n' >"$work/t.yaml"
     expect_bad_input "YAML syntax error" run olink-latency --set topology="$work/t.yaml"
+    printf 'switches:\n  sw0: {ports: 4}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0, fec: rs999}\n  - {a: e1, b: sw0}\n' >"$work/t.yaml"
+    expect_bad_input "t.yaml:5: fec = 'rs999': allowed are rs544, rs272, none" run olink-latency --set topology="$work/t.yaml"
     expect_bad_input "no such file" run olink-latency --set topology="$work/none.yaml" ;;
   bench_nan)
     # CLI11's Range checks let NaN through; real options refuse it before running anything.

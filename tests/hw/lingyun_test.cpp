@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <string>
 
 #include "tests/hw/run_quiet.hpp"
@@ -53,6 +54,18 @@ TEST(LingyunPort, LongerCablesAddFiveNanosecondsAMetreToEveryHop) {
   const auto& f = r.results["summary"]["olink-rs544"];
   EXPECT_NEAR(stage(f, "request.pma_cable"), 2 * (10 + 100 * 5.0 + 10 + 1), 2 * kPhyCycleNs);
   EXPECT_NEAR(stage(f, "response.pma_cable"), 2 * (10 + 100 * 5.0 + 10 + 1), 2 * kPhyCycleNs);
+}
+
+// A topology file may give a link its own FEC: GPU 0's link the light code, GPU 1's KP4. The
+// request crosses one of each: 25 + 50 ns of decoder pipelines, for both OLink fabrics alike.
+TEST(LingyunPort, ALinkOfATopologyFileTakesItsOwnFec) {
+  const std::string file = ::testing::TempDir() + "mixed_fec.yaml";
+  std::ofstream(file) << "switches:\n  sw0: {ports: 2}\nendpoints: 2\nlinks:\n"
+                         "  - {a: e0, b: sw0, fec: rs272}\n  - {a: e1, b: sw0, fec: rs544}\n";
+  const RunResult r = testing::run_quiet("olink-latency", {"olink.loads=2", "topology=" + file});
+  ASSERT_EQ(r.failure, "");
+  for (const char* fabric : {"olink-rs544", "olink-rs272"})
+    EXPECT_NEAR(stage(r.results["summary"][fabric], "request.fec_decode"), 25.0 + 50.0, 2 * kPhyCycleNs) << fabric;
 }
 
 TEST(LingyunPort, OlinkLatencyRunsOnALeafSpineWithThreeSwitchesOnThePath) {

@@ -30,6 +30,10 @@ struct FabricRig {
   std::array<Time, kStages> stage_time{};
   std::uint64_t arrivals = 0, bytes_arrived = 0;
   Time links_up = 0, last_arrival = 0;  // the PHYs' CDR lock; the latest frame in
+  // Latency and goodput count frames made from here on (by default the PHYs' lock; a scenario may
+  // wait longer, for LLR's INIT exchange and the first queues to settle).
+  Time measure_from = 0;
+  std::uint64_t bytes_measured = 0;
   std::function<void(const Packet&, Time)> on_arrival;  // the testbench's, after the rig's own
 
   // `name`: the rig's prefix (top, top.rs544...); `domain`: a unique suffix for its clocks;
@@ -51,7 +55,7 @@ struct FabricRig {
     fabric->probe(ctx.waves, clock, phy->clock());
     latency = &stats.histogram(name + ".latency", clock.period(),
                                "frame made at the host to frame at its destination, once the links are up");
-    links_up = pp.phy.cdr_lock_cycles * pp.phy.period();
+    links_up = measure_from = pp.phy.cdr_lock_cycles * pp.phy.period();
     const int n = fabric->endpoints();
     int planes = 0;
     for (int e = 0; e < n; ++e) planes = std::max(planes, fabric->ports_of(e));
@@ -95,8 +99,11 @@ struct FabricRig {
             fc.on_arrive(p);
             fc.on_depart(p.bytes, p.vc);
           }
-          // Frames made before the PHYs locked waited for link-up: not the fabric's latency.
-          if (p.created >= links_up) latency->record((now - p.created) / clock.period());
+          // Frames made before the links were up waited for them: not the fabric's latency.
+          if (p.created >= measure_from) {
+            latency->record((now - p.created) / clock.period());
+            bytes_measured += p.bytes;
+          }
           for (int s = 0; s < kStages; ++s) stage_time[s] += p.stage_time[s];
           stage_time[p.stage] += now - p.stage_since;  // the stage it ends in (the FIFO to the host)
           ++arrivals;
@@ -106,11 +113,12 @@ struct FabricRig {
         };
       }
   }
-  // Bytes delivered per host per second, from link-up to the last arrival, in Gb/s.
+  // Bytes of the frames made from measure_from on, per host, over the time from then to the last
+  // arrival, in Gb/s.
   double goodput_per_host_gbps() const {
-    return last_arrival > links_up ? bytes_arrived * 8.0 / static_cast<double>(hosts.size()) /
-                                         (static_cast<double>(last_arrival - links_up) / kNs)
-                                   : 0.0;
+    return last_arrival > measure_from ? bytes_measured * 8.0 / static_cast<double>(hosts.size()) /
+                                             (static_cast<double>(last_arrival - measure_from) / kNs)
+                                       : 0.0;
   }
   std::uint64_t sent() const { return hosts.sent(); }
   std::uint64_t received() const { return hosts.received(); }

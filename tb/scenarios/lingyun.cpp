@@ -42,6 +42,10 @@ class LingyunFecLlr : public Testbench {
     ber_ = base.phy.errors.ber;
     traffic_us_ = c.real("traffic.us", 200, "us", 0.01, 1e6, "how long the hosts send (200 us: about 23,000 frames, enough for a steady p99.9)");
     traffic.stop_at = static_cast<Cycle>(traffic_us_ * kUs / static_cast<double>(sp.period()));
+    const double warmup_us = c.real("traffic.warmup_us", 5, "us", 0, 1e6,
+                                    "latency and goodput count frames made after this (links up, LLR's INIT done)");
+    if (warmup_us >= traffic_us_)
+      throw ConfigError(fmt::format("traffic.warmup_us = {}: must be below traffic.us = {}", warmup_us, traffic_us_));
     const double cable = c.real("topology.cable_m", 2, "m", 0, 1e6, "host to leaf cable");
     const double spine_cable = c.real("topology.spine_cable_m", 10, "m", 0, 1e6, "leaf to spine cable");
     const lingyun::Topology t = lingyun::Topology::leaf_spine(2, 2, 1, 1, cable, spine_cable);
@@ -69,6 +73,8 @@ class LingyunFecLlr : public Testbench {
       pp.llr = d.llr;
       runs_.push_back({&d, std::make_unique<FabricRig>(std::string("top.") + d.name, d.name, t, sp, pp, traffic, stats_,
                                                        pool_, ctx, false, &e2e)});
+      FabricRig& rig = *runs_.back().rig;
+      rig.measure_from = std::max(rig.links_up, static_cast<Time>(warmup_us * kUs));
     }
     summary_line_ = runs_.front().rig->fabric->summary();
     stop_ = traffic.stop_at;

@@ -42,8 +42,10 @@ class LingyunFecLlr : public Testbench {
     ber_ = base.phy.errors.ber;
     traffic_us_ = c.real("traffic.us", 200, "us", 0.01, 1e6, "how long the hosts send (200 us: about 23,000 frames, enough for a steady p99.9)");
     traffic.stop_at = static_cast<Cycle>(traffic_us_ * kUs / static_cast<double>(sp.period()));
-    const double warmup_us = c.real("traffic.warmup_us", 5, "us", 0, 1e6,
-                                    "latency and goodput count frames made after this (links up, LLR's INIT done)");
+    const double warmup_us =
+        c.real("traffic.warmup_us", std::min(5.0, traffic_us_ / 2), "us", 0, 1e6,
+               "latency and goodput count frames made after this (links up, LLR's INIT done); default 5, or "
+               "half of traffic.us if that is shorter");
     if (warmup_us >= traffic_us_)
       throw ConfigError(fmt::format("traffic.warmup_us = {}: must be below traffic.us = {}", warmup_us, traffic_us_));
     const double cable = c.real("topology.cable_m", 2, "m", 0, 1e6, "host to leaf cable");

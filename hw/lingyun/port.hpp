@@ -7,8 +7,10 @@
 // an endpoint), the PHY datapath (lane_gbps / 40) where MAC, LLR and PHY run, and the core at
 // the far end; frames and flow-control messages cross between them through async FIFOs
 // (xy::Channel, two synchroniser stages). Each PHY cycle the MAC TX hands the PHY at most one
-// item: first a due LLR control set (NACK, ACK, INIT), then a flow-control message, then a frame
-// being replayed, then a new frame (when LLR and the PHY have room). The MAC RX takes what the
+// item: first a due LLR control set (NACK, ACK, INIT), then a flow-control message (a CBFC
+// CC_Update only once every frame it counted is ahead of it for good: taken and, with LLR,
+// acknowledged or flushed), then a frame being replayed, then a new frame (when LLR and the PHY
+// have room). The MAC RX takes what the
 // PHY delivers, checks the FCS (a frame an uncorrectable codeword carried, or a miscorrected one,
 // fails it), passes control messages on and data frames through LLR, and hands data frames to
 // its core in order, one per cycle: store-and-forward at the MAC (a frame is delivered after its

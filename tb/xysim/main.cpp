@@ -12,6 +12,7 @@
 #include "tb/bench/lingyun_bench.hpp"
 #include "tb/bench/link_bench.hpp"
 #include "tb/bench/switch_bench.hpp"
+#include "tb/xysim/sweep.hpp"
 #include "tb/scenario.hpp"
 #include "tb/xysim/run.hpp"
 #include "xingyun/version.hpp"
@@ -55,6 +56,14 @@ int sc_main(int argc, char** argv) {
   run_cmd->add_option("--pcap", run.pcap, "write the frames crossing the links to FILE.pcap (Wireshark, tshark)");
   run_cmd->add_option("--pcap-scope", run.pcap_scope, "only links whose name starts with this, e.g. top.a");
   run_cmd->add_flag("--quiet", run.quiet, "no progress on stderr");
+
+  SweepOptions sweep;
+  auto* sweep_cmd = app.add_subcommand("sweep", "run a scenario over a grid of parameters and seeds, merged into a CSV");
+  sweep_cmd->add_option("file", sweep.file, "SWEEP.yaml: scenario, seeds, set, grid, points")->required();
+  sweep_cmd->add_option("--out", sweep.out_dir, "where the points and sweep.csv / sweep.json go (default: sweep)");
+  sweep_cmd->add_option("-j,--jobs", sweep.jobs, "points run at once (default: every core)")->check(CLI::Range(1, 1024));
+  sweep_cmd->add_option("--backend", sweep.backend, "local: run here; print: print each point's command")
+      ->check(CLI::IsMember({"local", "print"}));
 
   app.add_subcommand("scenarios", "list the built-in scenarios");
 
@@ -128,6 +137,7 @@ int sc_main(int argc, char** argv) {
       return 0;
     }
     if (params_cmd->parsed()) return params_command(params_scenario);
+    if (sweep_cmd->parsed()) return sweep_command(argv[0], sweep);
     if (kernel_cmd->parsed()) return kernel_bench(argv[0], bench);
     if (one_cmd->parsed()) return kernel_bench_one(bench);
     if (link_cmd->parsed()) return link_bench(link_frames, link_error);

@@ -170,6 +170,35 @@ case "$case_name" in
     echo "ok: $total frames, $bad bad FCS = $corrupted corrupted on purpose, none malformed" ;;
   bad_cli_value)
     expect_bad_input "--seed" run --seed abc ;;
+  sweep)
+    # A grid of 2 x 2 x 2 seeds and a listed point with a value out of range: 8 points pass, 2 fail
+    # (exit 2 each) and the sweep goes on; the merge agrees with every point's own results.json;
+    # a second run skips what is done.
+    printf 'scenario: link-basic\nseeds: [1, 2]\nset: {traffic.packets: 500}\ngrid:\n  link.latency_cycles: [1, 8]\n  traffic.load: [0.25, 0.5]\npoints:\n  - {link.latency_cycles: 0}\n' >"$work/s.yaml"
+    "$xysim" sweep "$work/s.yaml" --out "$work/S" -j 2 >"$work/out" 2>"$work/err"
+    rc=$?
+    [ "$rc" -eq 1 ] || fail "sweep with two bad points: exit $rc, expected 1: $(cat "$work/err")"
+    grep -q "point 8 failed (exit 2): error: link.latency_cycles" "$work/err" || fail "failed point not named: $(cat "$work/err")"
+    python3 - "$work/S" <<'PY' || fail "sweep.csv does not match the points"
+import csv, json, sys
+d = sys.argv[1]
+rows = list(csv.DictReader(open(d + "/sweep.csv")))
+assert len(rows) == 10, len(rows)
+assert sum(r["passed"] == "true" for r in rows) == 8
+for r in rows:
+    if r["passed"] != "true":
+        continue
+    own = json.load(open(f"{d}/points/{int(r['point']):04}/results.json"))
+    assert own["seed"] == int(r["seed"]), r
+    assert own["config"]["link.latency_cycles"] == int(r["param.link.latency_cycles"]), r
+    assert abs(own["summary"]["goodput_Gbps"] - float(r["goodput_Gbps"])) < 1e-9, r
+PY
+    "$xysim" sweep "$work/s.yaml" --out "$work/S" -j 2 >"$work/out" 2>/dev/null
+    grep -q "10 points, 2 run, 8 skipped, 2 failed" "$work/out" || fail "second run: $(cat "$work/out")"
+    [ "$("$xysim" sweep "$work/s.yaml" --backend print | grep -c ' run link-basic --seed ')" -eq 10 ] || fail "print backend"
+    printf 'scenario: link-basic\ngird: {traffic.load: [0.5]}\n' >"$work/bad.yaml"
+    expect_bad_input "bad.yaml:2: unknown key 'gird'" sweep "$work/bad.yaml"
+    echo "ok: sweep" ;;
   lingyun_waves)
     # The composed fabric's hierarchy in the waves (switch, port, mac/phy/fc), and the same results
     # with waves on as off.

@@ -1,5 +1,7 @@
 #include "xingyun/config.hpp"
 
+#include <algorithm>
+
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -204,12 +206,39 @@ std::string Config::implementation(const std::string& key, const std::vector<std
   return value;
 }
 
+namespace {
+// Edits (insert, delete, replace) that turn a into b.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+}  // namespace
+
 void Config::check_all_used() const {
-  for (const auto& [key, g] : given_)
-    if (!g.used)
-      throw ConfigError(fmt::format("unknown parameter '{}' ({}): no block of this scenario declares it; "
-                                    "'xysim params SCENARIO' lists them",
-                                    key, g.origin));
+  for (const auto& [key, g] : given_) {
+    if (g.used) continue;
+    // The declared key nearest to it, if it is a likely misspelling (a third of it or less wrong).
+    std::string nearest;
+    std::size_t best = key.size() / 3 + 1;
+    for (const auto& p : params_)
+      if (const std::size_t d = edit_distance(key, p.key); d < best) {
+        best = d;
+        nearest = p.key;
+      }
+    throw ConfigError(fmt::format("unknown parameter '{}' ({}): no block of this scenario declares it; {}'xysim "
+                                  "params SCENARIO' lists them",
+                                  key, g.origin, nearest.empty() ? "" : fmt::format("did you mean '{}'? ", nearest)));
+  }
 }
 
 nlohmann::json Config::effective() const {

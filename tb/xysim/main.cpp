@@ -46,7 +46,8 @@ int sc_main(int argc, char** argv) {
   RunOptions run;
   std::string seed, window;
   auto* run_cmd = app.add_subcommand("run", "run a scenario (built-in name or YAML file) and report");
-  run_cmd->add_option("scenario", run.scenario, "scenario name or FILE.yaml (default: link-basic)");
+  run_cmd->add_option("scenario", run.scenario,
+                      std::string("scenario name or FILE.yaml (default: ") + kDefaultScenario + ")");
   run_cmd->add_option("--set", run.sets, "override a parameter: key=value (repeatable)")->take_all();
   auto* seed_opt = run_cmd->add_option("--seed", seed, "seed of every random stream (default 1)");
   run_cmd->add_option("--out", run.out_dir, "write DIR/results.json and DIR/run.json");
@@ -69,7 +70,7 @@ int sc_main(int argc, char** argv) {
 
   std::string params_scenario;
   auto* params_cmd = app.add_subcommand("params", "list every parameter of a scenario");
-  params_cmd->add_option("scenario", params_scenario, "scenario name (default: link-basic)");
+  params_cmd->add_option("scenario", params_scenario, std::string("scenario name (default: ") + kDefaultScenario + ")");
 
   KernelBenchOptions bench;
   auto* bench_cmd = app.add_subcommand("bench", "benchmarks");

@@ -1,5 +1,7 @@
 #include "tb/xysim/run.hpp"
 
+#include <array>
+
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -249,10 +251,16 @@ int params_command(const std::string& scenario_name) {
   RunContext ctx{config, stats, waves, 1, Capture{}};
   const SimParams sim(config);
   auto tb = scenario.build(ctx);
-  std::cout << fmt::format("{:<32} {:<10} {:<8} {:<24} {}\n", "parameter", "default", "unit", "allowed", "description");
+  // Columns as wide as their widest cell (a string default, a unit of two words).
+  std::vector<std::array<std::string, 5>> rows{{"parameter", "default", "unit", "allowed", "description"}};
   for (const auto& p : config.params())
-    std::cout << fmt::format("{:<32} {:<10} {:<8} {:<24} {}\n", p.key, p.default_value.dump(), p.unit, p.range,
-                             p.description);
+    rows.push_back({p.key, p.default_value.dump(), p.unit, p.range, p.description});
+  std::array<std::size_t, 4> width{};
+  for (const auto& r : rows)
+    for (std::size_t c = 0; c < width.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  for (const auto& r : rows)
+    std::cout << fmt::format("{:<{}} {:<{}} {:<{}} {:<{}} {}\n", r[0], width[0], r[1], width[1], r[2], width[2], r[3],
+                             width[3], r[4]);
   return 0;
 }
 

@@ -33,7 +33,11 @@ case "$case_name" in
   negative_latency)
     expect_bad_input "link.latency_cycles = '-3'" run link-basic --set link.latency_cycles=-3 --quiet ;;
   unknown_key)
-    expect_bad_input "unknown parameter 'no.such.key'" run link-basic --set no.such.key=1 --quiet ;;
+    expect_bad_input "unknown parameter 'no.such.key'" run link-basic --set no.such.key=1 --quiet
+    expect_bad_input "did you mean 'traffic.load'?" run link-basic --set trafic.load=0.5 --quiet
+    # The default that --help names is the one a run without a scenario takes.
+    named=$("$xysim" run --help | sed -n 's/.*(default: \([a-z0-9-]*\)).*/\1/p' | head -1)
+    [ -n "$named" ] && cmp -s <("$xysim" params) <("$xysim" params "$named") || fail "run --help names '$named' as default" ;;
   yaml_syntax)
     printf 'scenario: link-basic\nparams:\n  link: {latency_cycles: 4\n' >"$work/bad.yaml"
     expect_bad_input "$work/bad.yaml:" run "$work/bad.yaml" --quiet ;;
@@ -170,6 +174,20 @@ case "$case_name" in
     echo "ok: $total frames, $bad bad FCS = $corrupted corrupted on purpose, none malformed" ;;
   bad_cli_value)
     expect_bad_input "--seed" run --seed abc ;;
+  params_aligned)
+    # Every column starts where its header does, whatever the widest cell (a quoted default, a
+    # unit of two words).
+    for scenario in lingyun-fec-llr olink-latency link-basic; do
+      "$xysim" params "$scenario" | python3 -c '
+import sys
+lines = sys.stdin.read().splitlines()
+starts = [lines[0].index(h) for h in ("default", "unit", "allowed", "description")]
+for line in lines[1:]:
+    for s in starts:
+        assert line[s - 1] == " " and line[s] != " " or line[s:s + 1] == " ", (s, line)
+' || fail "xysim params $scenario: columns out of line"
+    done
+    echo "ok: params aligned" ;;
   sweep)
     # A grid of 2 x 2 x 2 seeds and a listed point with a value out of range: 8 points pass, 2 fail
     # (exit 2 each) and the sweep goes on; the merge agrees with every point's own results.json;

@@ -174,6 +174,16 @@ case "$case_name" in
     echo "ok: $total frames, $bad bad FCS = $corrupted corrupted on purpose, none malformed" ;;
   bad_cli_value)
     expect_bad_input "--seed" run --seed abc ;;
+  readme_waves)
+    # The README's waves example, as written there (it once named no scenario and the default
+    # had no signals), writes a dump with signals under its scope.
+    line=$(grep -m1 '^build/xysim run .*--waves ' "$(dirname "$0")/../../README.md")
+    [ -n "$line" ] || fail "no waves example in the README"
+    args=$(echo "$line" | sed -e 's|^build/xysim ||' -e "s|waves/link.fst|$work/readme.vcd|")
+    # shellcheck disable=SC2086
+    "$xysim" $args --quiet >/dev/null 2>"$work/err" || fail "README example failed: $(cat "$work/err")"
+    grep -q '\$var' "$work/readme.vcd" || fail "README example dumped no signals"
+    echo "ok: $line" ;;
   params_aligned)
     # Every column starts where its header does, whatever the widest cell (a quoted default, a
     # unit of two words).

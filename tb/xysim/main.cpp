@@ -12,9 +12,10 @@
 #include "tb/bench/lingyun_bench.hpp"
 #include "tb/bench/link_bench.hpp"
 #include "tb/bench/switch_bench.hpp"
-#include "tb/xysim/sweep.hpp"
 #include "tb/scenario.hpp"
+#include "tb/xysim/results.hpp"
 #include "tb/xysim/run.hpp"
+#include "tb/xysim/sweep.hpp"
 #include "xingyun/version.hpp"
 
 namespace {
@@ -65,6 +66,14 @@ int sc_main(int argc, char** argv) {
   sweep_cmd->add_option("-j,--jobs", sweep.jobs, "points run at once (default: every core)")->check(CLI::Range(1, 1024));
   sweep_cmd->add_option("--backend", sweep.backend, "local: run here; print: print each point's command")
       ->check(CLI::IsMember({"local", "print"}));
+
+  std::string compare_a, compare_b;
+  double compare_tolerance = 0;
+  auto* compare_cmd = app.add_subcommand("compare", "the summary leaves and parameters that differ between two runs");
+  compare_cmd->add_option("a", compare_a, "results.json or a run's --out directory")->required();
+  compare_cmd->add_option("b", compare_b, "the same, compared with a")->required();
+  compare_cmd->add_option("--tolerance", compare_tolerance, "relative difference of a number taken as equal (e.g. 0.01)")
+      ->check(CLI::Range(0.0, 1e9) & kNumber);
 
   app.add_subcommand("scenarios", "list the built-in scenarios");
 
@@ -139,6 +148,7 @@ int sc_main(int argc, char** argv) {
     }
     if (params_cmd->parsed()) return params_command(params_scenario);
     if (sweep_cmd->parsed()) return sweep_command(argv[0], sweep);
+    if (compare_cmd->parsed()) return compare_command(compare_a, compare_b, compare_tolerance);
     if (kernel_cmd->parsed()) return kernel_bench(argv[0], bench);
     if (one_cmd->parsed()) return kernel_bench_one(bench);
     if (link_cmd->parsed()) return link_bench(link_frames, link_error);

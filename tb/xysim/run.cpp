@@ -192,7 +192,8 @@ RunResult run_scenario(const RunOptions& options) {
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
   RunResult r;
-  r.results = {{"scenario", name},
+  r.results = {{"schema_version", kResultsSchemaVersion},
+               {"scenario", name},
                {"seed", seed},
                {"xysim_version", kVersion},
                {"config", config.effective()},
@@ -205,7 +206,9 @@ RunResult run_scenario(const RunOptions& options) {
   gethostname(host, sizeof host - 1);
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  r.run = {{"host", host},
+  r.run = {{"schema_version", kResultsSchemaVersion},
+           {"git_commit", git_commit()},
+           {"host", host},
            {"wall_s", wall_s},
            {"sim_time_per_wall_s_us", wall_s > 0 ? to_us(end) / wall_s : 0.0},
            {"peak_rss_mib", usage.ru_maxrss / 1024.0},

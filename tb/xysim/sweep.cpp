@@ -19,6 +19,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "tb/scenario.hpp"
+#include "tb/xysim/results.hpp"
 #include "xingyun/config.hpp"
 
 extern char** environ;
@@ -155,17 +156,6 @@ pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
   return pid;
 }
 
-// Every leaf of a JSON tree, keys joined by dots.
-void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, nlohmann::json>& out) {
-  if (j.is_object()) {
-    for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
-  } else if (j.is_array()) {
-    for (std::size_t i = 0; i < j.size(); ++i) flatten(j[i], prefix + "." + std::to_string(i), out);
-  } else {
-    out[prefix] = j;
-  }
-}
-
 // What a failed point said last (its error line).
 std::string last_line(const fs::path& log) {
   std::ifstream in(log);
@@ -277,9 +267,7 @@ int sweep_command(const char* self, const SweepOptions& o) {
       row["param." + k] = v;
       param_keys.insert("param." + k);
     }
-    std::map<std::string, nlohmann::json> leaves;
-    flatten(entry["summary"], "", leaves);
-    for (const auto& [k, v] : leaves) {
+    for (const auto& [k, v] : leaves(entry["summary"])) {
       row[k] = v;
       leaf_keys.insert(k);
     }

@@ -227,6 +227,36 @@ PY
     printf 'scenario: link-basic\ngird: {traffic.load: [0.5]}\n' >"$work/bad.yaml"
     expect_bad_input "bad.yaml:2: unknown key 'gird'" sweep "$work/bad.yaml"
     echo "ok: sweep" ;;
+  compare)
+    # Two runs that differ in one parameter and the seed: compare names both, and each differing
+    # leaf's relative change is the one the test computes from the two results.json.
+    "$xysim" run link-basic --out "$work/A" --quiet >/dev/null || fail "run A"
+    "$xysim" run link-basic --set traffic.load=0.6 --seed 2 --out "$work/B" --quiet >/dev/null || fail "run B"
+    "$xysim" compare "$work/A" "$work/B/results.json" >"$work/out"
+    [ $? -eq 1 ] || fail "compare of different runs: exit not 1"
+    grep -q '^seed: 1 vs 2$' "$work/out" || fail "seed not named: $(cat "$work/out")"
+    grep -Eq '^  traffic.load +0.5 +0.6 +\+20 %$' "$work/out" || fail "parameter not named: $(cat "$work/out")"
+    python3 - "$work" <<'PY' || fail "compare's leaves: $(cat "$work/out")"
+import json, sys
+w = sys.argv[1]
+a, b = (json.load(open(f"{w}/{r}/results.json"))["summary"] for r in "AB")
+shown = {line.split()[0]: line.split() for line in open(f"{w}/out") if line.startswith("  ") and "%" in line}
+for key in ("goodput_Gbps", "beat_utilisation"):
+    change = 100 * (b[key] - a[key]) / abs(a[key])
+    assert float(shown[key][3]) == float(f"{change:+.3g}"), (key, change, shown[key])
+assert "packets_received" not in shown  # 20000 both times
+PY
+    "$xysim" compare "$work/A" "$work/A" | grep -q "every leaf the same" || fail "a run against itself"
+    "$xysim" compare "$work/A" "$work/B" --tolerance 0.5 >/dev/null || fail "--tolerance 0.5 still differs"
+    expect_bad_input "not a results.json of xysim run" compare "$work/A" "$work/A/run.json"
+    expect_bad_input "cannot read it" compare "$work/A" "$work/none"
+    # run.json names the commit the binary was built from.
+    src=$(cd "$(dirname "$0")/../.." && pwd)
+    commit=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["git_commit"])' "$work/A/run.json")
+    if git -C "$src" rev-parse HEAD >/dev/null 2>&1; then
+      [ "${commit%-dirty}" = "$(git -C "$src" rev-parse HEAD)" ] || fail "run.json git_commit $commit, HEAD $(git -C "$src" rev-parse HEAD)"
+    fi
+    echo "ok: compare, commit $commit" ;;
   lingyun_waves)
     # The composed fabric's hierarchy in the waves (switch, port, mac/phy/fc), and the same results
     # with waves on as off.

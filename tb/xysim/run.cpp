@@ -166,10 +166,14 @@ RunResult run_scenario(const RunOptions& options) {
     if (!options.quiet && wall - last_print > std::chrono::seconds(1)) {
       const double secs = std::chrono::duration<double>(wall - wall_start).count();
       const double rate = to_us(sim_now()) / secs;
+      // The share done: of the least the scenario needs when it can tell, else of sim.max_time_us.
       std::string share;
       if (work.at_least > sim_now() && rate > 0)
         share = fmt::format(", {:.1f} % of the least it needs; {:.0f} s more at the least", 100.0 * sim_now() / work.at_least,
                             to_us(work.at_least - sim_now()) / rate);
+      else if (work.at_least == 0 && rate > 0)
+        share = fmt::format(", {:.2g} % of sim.max_time_us; at most {:.0f} s more", 100.0 * sim_now() / sim.max_time,
+                            to_us(sim.max_time - sim_now()) / rate);
       std::cerr << fmt::format("[xysim] {}  sim {}  ({:.1f} sim-us per wall-s{})\n", name, format_time(sim_now()), rate,
                                share);
       last_print = wall;

@@ -38,6 +38,7 @@ class GpuInitiator : public sc_core::sc_module {
     sc_core::sc_time latency;
     tlm::tlm_response_status status;
     std::uint64_t value;  // first 8 bytes read, or the old value of an atomic
+    sc_core::sc_time issued;  // when it was handed to the socket
   };
   const std::vector<Result>& results() const { return results_; }
   bool done() const { return results_.size() == program_.size(); }
@@ -72,7 +73,7 @@ class GpuInitiator : public sc_core::sc_module {
       if (delay != sc_core::SC_ZERO_TIME) sc_core::wait(delay);  // a loosely timed target annotates instead of waiting
       std::uint64_t value = 0;
       std::memcpy(&value, buffer_.data(), std::min<std::uint32_t>(8, a.bytes));
-      results_.push_back({sc_core::sc_time_stamp() - begin, t.get_response_status(), value});
+      results_.push_back({sc_core::sc_time_stamp() - begin, t.get_response_status(), value, begin});
       if (a.kind == Access::kFetchAdd) t.clear_extension(&atomic);
     }
     done_event_.notify(sc_core::SC_ZERO_TIME);

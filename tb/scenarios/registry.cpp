@@ -23,6 +23,7 @@ const std::vector<Scenario>& scenarios() {
       olink_latency_scenario(),
       olink_fast_scenario(),
       olink_alltoall_scenario(),
+      olink_message_scenario(),
       lingyun_fec_llr_scenario(),
       lingyun_incast_scenario(),
   };

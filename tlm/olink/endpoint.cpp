@@ -28,6 +28,7 @@ struct OlinkEndpoint::Nic : Core {
   sw::EgressGate* gate = nullptr;
   sw::IngressMonitor* monitor = nullptr;
   std::function<void(const Packet&, Time)> on_arrival;
+  std::function<void(Time)> on_served;
 
   Nic(const std::string& name, std::uint32_t gpu_id, const EndpointParams& p, Clock& clock_, Channel<Packet*>& to,
       Channel<Packet*>& from, PacketPool& pool_, Stats& stats, OlinkEndpoint& shell_)
@@ -133,6 +134,7 @@ struct OlinkEndpoint::Nic : Core {
     if (!memory.serve(h, payload_of(frame), data)) return;
     if (h.op == Op::kStore) r.bytes = 0;
     served.add();
+    if (on_served) on_served(clock().time_of(now()));
     const Cycle data_cycles = (h.bytes + params.memory_width - 1) / params.memory_width;
     memory_free = std::max(memory_free, now()) + data_cycles;
     memory_out.push_back({memory_free + params.memory, encode(r, data.data(), static_cast<std::uint32_t>(data.size()))});
@@ -196,6 +198,7 @@ void OlinkEndpoint::attach_port(sw::EgressGate* gate, sw::IngressMonitor* monito
   nic_->monitor = monitor;
   nic_->on_arrival = std::move(on_arrival);
 }
+void OlinkEndpoint::on_served(std::function<void(Time)> served) { nic_->on_served = std::move(served); }
 void OlinkEndpoint::poke(std::uint64_t offset, const std::uint8_t* data, std::uint32_t bytes) { nic_->memory.write(offset, data, bytes); }
 void OlinkEndpoint::peek(std::uint64_t offset, std::uint8_t* data, std::uint32_t bytes) const { nic_->memory.read(offset, data, bytes); }
 

@@ -74,6 +74,10 @@ class OlinkEndpoint : public sc_core::sc_module {
   void attach_port(sw::EgressGate* gate, sw::IngressMonitor* monitor,
                    std::function<void(const Packet&, Time)> on_arrival);
 
+  // Called with the time this GPU's NIC hands a request for its memory over to it (a Store's
+  // data is written then), for testbenches that time deliveries.
+  void on_served(std::function<void(Time)> served);
+
   // This GPU's memory, for set-up and checks.
   void poke(std::uint64_t offset, const std::uint8_t* data, std::uint32_t bytes);
   void peek(std::uint64_t offset, std::uint8_t* data, std::uint32_t bytes) const;

@@ -580,7 +580,7 @@ class OlinkMessage : public Testbench {
     Config& c = ctx.config;
     bytes_ = static_cast<std::uint32_t>(c.integer("message.bytes", 65536, "bytes", 8, 1 << 20,
                                                   "bytes per message: one Store up to 256, above a bulk write of 4 KiB Stores"));
-    const int count = static_cast<int>(c.integer("message.count", 4, "messages", 1, 100000, "messages measured, one after the other (after one that is not)"));
+    count_ = static_cast<int>(c.integer("message.count", 4, "messages", 1, 100000, "messages measured, one after the other (after one that is not)"));
     const std::string fabric = c.choice("message.fabric", "olink-rs544", {"olink-rs544", "olink-rs272"},
                                         "the OLink preset (NIC stages, FEC) on composed ports");
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
@@ -593,7 +593,7 @@ class OlinkMessage : public Testbench {
     f_->endpoints[to_]->on_served([this](Time t) { served_.push_back(t); });
     // One message more than measured: the first frame through a fresh fabric takes about 190 ns
     // longer at each crossing between the core and PHY clocks (start-up, not the steady state).
-    std::vector<Access> program(count + 1, {Access::kStore, olink::uva(to_, 0), bytes_, 0});
+    std::vector<Access> program(count_ + 1, {Access::kStore, olink::uva(to_, 0), bytes_, 0});
     // The first starts on a clock edge, after the links are up, as in olink-latency.
     gpus_.push_back(std::make_unique<GpuInitiator>("message_gpu0", program, to_sc_time(1000 * f_->period)));
     for (std::uint32_t g = 1; g < f_->ep.gpus; ++g)  // the others only serve, but their sockets must be bound
@@ -604,6 +604,12 @@ class OlinkMessage : public Testbench {
 
   bool done() const override { return gpus_[0]->done(); }
   std::uint64_t progress() const override { return served_.size(); }
+  Work work() const override {  // every message's bytes back to back at line rate
+    const double bits = static_cast<double>(count_ + 1) * bytes_ * 8;
+    return {static_cast<Time>(bits / line_gbps_ * kNs),
+            fmt::format("message.count + 1 = {} messages of message.bytes = {} at {:.0f} Gb/s", count_ + 1,
+                        bytes_, line_gbps_)};
+  }
   void check() const override {
     for (const auto& r : gpus_[0]->results())
       if (r.status != tlm::TLM_OK_RESPONSE) throw CheckFailure("a message's write failed");
@@ -676,6 +682,7 @@ class OlinkMessage : public Testbench {
     return bytes_ > f_->ep.max_bytes ? (bytes_ + f_->ep.segment_bytes - 1) / f_->ep.segment_bytes : 1;
   }
   std::uint32_t bytes_ = 0, to_ = 1;
+  int count_ = 1;
   double line_gbps_ = 0;
   PacketPool pool_;
   std::unique_ptr<ComposedFabric> f_;

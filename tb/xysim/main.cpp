@@ -12,6 +12,7 @@
 #include "tb/bench/lingyun_bench.hpp"
 #include "tb/bench/link_bench.hpp"
 #include "tb/bench/switch_bench.hpp"
+#include "tb/export/command.hpp"
 #include "tb/scenario.hpp"
 #include "tb/xysim/results.hpp"
 #include "tb/xysim/run.hpp"
@@ -74,6 +75,13 @@ int sc_main(int argc, char** argv) {
   compare_cmd->add_option("b", compare_b, "the same, compared with a")->required();
   compare_cmd->add_option("--tolerance", compare_tolerance, "relative difference of a number taken as equal (e.g. 0.01)")
       ->check(CLI::Range(0.0, 1e9) & kNumber);
+
+  exports::ExportOptions exp;
+  auto* export_cmd = app.add_subcommand("export", "measured figures in the input formats of other simulators");
+  export_cmd->add_option("format", exp.format, "one of " + exports::format_names());
+  export_cmd->add_option("results", exp.inputs, "results.json, a run's --out directory, a sweep's directory or its sweep.json");
+  export_cmd->add_option("--out", exp.out_dir, "where the files go (default: here)");
+  export_cmd->add_flag("--list", exp.list, "list the formats");
 
   app.add_subcommand("scenarios", "list the built-in scenarios");
 
@@ -149,6 +157,7 @@ int sc_main(int argc, char** argv) {
     if (params_cmd->parsed()) return params_command(params_scenario);
     if (sweep_cmd->parsed()) return sweep_command(argv[0], sweep);
     if (compare_cmd->parsed()) return compare_command(compare_a, compare_b, compare_tolerance);
+    if (export_cmd->parsed()) return exports::export_command(exp);
     if (kernel_cmd->parsed()) return kernel_bench(argv[0], bench);
     if (one_cmd->parsed()) return kernel_bench_one(bench);
     if (link_cmd->parsed()) return link_bench(link_frames, link_error);

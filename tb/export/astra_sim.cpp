@@ -1,0 +1,107 @@
+// ASTRA-sim's analytical network backend (astra-network-analytical) models a message of `size`
+// bytes between two NPUs of a dimension as hops x latency + size / bandwidth, with a Switch
+// dimension counting 2 hops (src -> switch -> dest) and bandwidth in GB/s of 2^30 bytes
+// (congestion_unaware/BasicTopology.cpp, Switch.cpp, common/NetworkFunction.cpp). The fit:
+// least squares of T(size) = a + size / b over the measured network times of an olink-message
+// size sweep; latency = a / 2, bandwidth = b in 2^30-byte GB/s.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "tb/export/formats.hpp"
+#include "xingyun/config.hpp"
+
+namespace xy::exports {
+namespace {
+
+constexpr int kSwitchHops = 2;                       // ASTRA-sim's Switch: src -> switch -> dest
+constexpr double kGiB = 1073741824.0;                // ASTRA-sim's GB (bw_GBps_to_Bpns)
+
+struct Fit {
+  double latency_ns = 0, bytes_per_ns = 0;  // a and b of T = a + size / b
+  double worst_ns = 0, worst_relative = 0;  // the largest residual
+};
+
+Fit least_squares(const std::vector<Message>& m) {
+  const double n = static_cast<double>(m.size());
+  double sx = 0, sy = 0;
+  for (const auto& p : m) sx += p.bytes, sy += p.transfer_ns;
+  const double mx = sx / n, my = sy / n;
+  double sxx = 0, sxy = 0;
+  for (const auto& p : m) sxx += (p.bytes - mx) * (p.bytes - mx), sxy += (p.bytes - mx) * (p.transfer_ns - my);
+  const double ns_per_byte = sxy / sxx;
+  Fit f{my - ns_per_byte * mx, 1 / ns_per_byte};
+  for (const auto& p : m) {
+    const double residual = f.latency_ns + p.bytes / f.bytes_per_ns - p.transfer_ns;
+    if (std::abs(residual) > std::abs(f.worst_ns)) f.worst_ns = residual;
+    f.worst_relative = std::max(f.worst_relative, std::abs(residual) / p.transfer_ns);
+  }
+  return f;
+}
+
+}  // namespace
+
+std::vector<File> astra_sim(const std::vector<Input>& inputs) {
+  const MessageSweep s = message_sweep(inputs, 2, "astra-sim");
+  const Fit fit = least_squares(s.messages);
+  if (!(fit.bytes_per_ns > 0) || fit.latency_ns < 0)
+    throw ConfigError(fmt::format("{}: the fit T = a + size/b gives a = {:.1f} ns, b = {:.3f} B/ns: ASTRA-sim needs a >= 0 and "
+                                  "b > 0 (sweep sizes far enough apart)", s.inputs, fit.latency_ns, fit.bytes_per_ns));
+  std::vector<double> sizes;
+  double endpoint = 0;  // each end's share of the GPU-to-GPU time the network's does not cover
+  for (const auto& m : s.messages) {
+    if (std::find(sizes.begin(), sizes.end(), m.bytes) == sizes.end()) sizes.push_back(m.bytes);
+    endpoint += (m.delivered_ns - m.transfer_ns) / 2 / static_cast<double>(s.messages.size());
+  }
+  std::sort(sizes.begin(), sizes.end());
+  std::string size_list;
+  for (double b : sizes) size_list += fmt::format("{}{:.0f}", size_list.empty() ? "" : ", ", b);
+  const double bandwidth_gbps = fit.bytes_per_ns * 1e9 / kGiB, latency = fit.latency_ns / kSwitchHops;
+
+  File network{"network.yml", ""};
+  network.text = fmt::format(
+      "# ASTRA-sim analytical network (congestion_unaware), written by xysim export astra-sim.\n"
+      "# Measured: olink-message on {fabric}, {gpus} GPUs ({topology}), from {inputs}.\n"
+      "# Fit: least squares of T(size) = a + size/b over {n} points, {k} sizes ({sizes} bytes), T = transfer_ns\n"
+      "#   (first frame onto the sender's line to last frame off the receiver's, measured):\n"
+      "#   a = {a:.3f} ns, b = {b:.6f} B/ns; largest residual {worst:+.3f} ns ({rel:.3f} %).\n"
+      "# ASTRA-sim: a Switch counts {hops} hops, so latency = a/{hops}; bandwidth in GB/s of 2^30 B = b x 1e9 / 2^30.\n"
+      "# The congestion_aware backend charges size/bandwidth on each of the 2 links: use congestion_unaware.\n"
+      "topology: [ Switch ]\n"
+      "npus_count: [ {gpus} ]  # the measured system's GPUs\n"
+      "bandwidth: [ {bw:.6f} ]  # GB/s (2^30 B/s), fitted\n"
+      "latency: [ {lat:.3f} ]  # ns per hop, fitted\n",
+      fmt::arg("fabric", s.fabric), fmt::arg("gpus", s.gpus), fmt::arg("topology", s.topology), fmt::arg("inputs", s.inputs),
+      fmt::arg("n", s.messages.size()), fmt::arg("k", sizes.size()), fmt::arg("sizes", size_list),
+      fmt::arg("a", fit.latency_ns), fmt::arg("b", fit.bytes_per_ns), fmt::arg("worst", fit.worst_ns),
+      fmt::arg("rel", 100 * fit.worst_relative), fmt::arg("hops", kSwitchHops), fmt::arg("bw", bandwidth_gbps),
+      fmt::arg("lat", latency));
+
+  // Sys::initialize_sys reads these keys (astra-sim/system/Sys.cc); it ignores others, so the
+  // provenance travels in the file.
+  const nlohmann::json system = {
+      {"scheduling-policy", "LIFO"},
+      {"endpoint-delay", static_cast<int>(std::lround(endpoint))},
+      {"active-chunks-per-dimension", 1},
+      {"preferred-dataset-splits", 1},
+      {"all-reduce-implementation", {"ring"}},
+      {"all-gather-implementation", {"ring"}},
+      {"reduce-scatter-implementation", {"ring"}},
+      {"all-to-all-implementation", {"ring"}},
+      {"collective-optimization", "baseline"},
+      {"local-reduction-delay", 1},
+      {"xysim-provenance",
+       {{"endpoint-delay", fmt::format("measured: half of delivered_ns less transfer_ns (the NICs at both ends), mean over "
+                                       "{} points of {}: {:.1f} ns, rounded (ASTRA-sim reads an integer, ns)",
+                                       s.messages.size(), s.inputs, endpoint)},
+        {"scheduling-policy", "default: LIFO, as ASTRA-sim's examples"},
+        {"active-chunks-per-dimension", "default: 1, ASTRA-sim's own"},
+        {"preferred-dataset-splits", "default: 1 (one chunk per collective; ASTRA-sim's own 0 divides by zero)"},
+        {"*-implementation", "default: ring, as ASTRA-sim's examples; not measured"},
+        {"collective-optimization", "default: baseline"},
+        {"local-reduction-delay", "default: 1, ASTRA-sim's own; not measured"}}}};
+  return {network, {"system.json", system.dump(2) + "\n"}};
+}
+
+}  // namespace xy::exports

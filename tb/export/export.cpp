@@ -1,0 +1,142 @@
+// The registry of formats, the loading of inputs, and `xysim export`.
+#include "tb/export/export.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "tb/export/command.hpp"
+#include "tb/export/formats.hpp"
+#include "xingyun/config.hpp"
+
+namespace xy::exports {
+namespace fs = std::filesystem;
+
+const std::vector<Exporter>& exporters() {
+  static const std::vector<Exporter> all = {
+      {"astra-sim", "ASTRA-sim analytical network.yml (Switch) and system.json, fitted to an olink-message size sweep",
+       astra_sim},
+      {"nccl-tests", "nccl-tests columns size, time, algbw, busbw (CSV) of an olink-message size sweep", nccl_tests},
+  };
+  return all;
+}
+
+std::string format_names() {
+  std::string names;
+  for (const auto& e : exporters()) names += (names.empty() ? "" : ", ") + e.format;
+  return names;
+}
+
+namespace {
+
+bool is_results(const nlohmann::json& j) { return j.is_object() && j.contains("scenario") && j.contains("summary"); }
+bool is_sweep(const nlohmann::json& j) {
+  if (!j.is_array() || j.empty()) return false;
+  for (const auto& p : j)
+    if (!p.is_object() || !p.contains("scenario") || !p.contains("summary") || !p.contains("point")) return false;
+  return true;
+}
+
+// A results.json, a run's --out directory, a sweep.json or a sweep's directory, loaded.
+Input load(const std::string& arg) {
+  fs::path path = arg;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    if (fs::is_regular_file(path / "results.json", ec)) path /= "results.json";
+    else if (fs::is_regular_file(path / "sweep.json", ec)) path /= "sweep.json";
+    else throw ConfigError(fmt::format("{}: a directory with neither results.json (xysim run --out) nor sweep.json (xysim sweep)", arg));
+  }
+  std::ifstream in(path);
+  if (!fs::is_regular_file(path, ec) || !in)
+    throw ConfigError(fmt::format("{}: no such file, or it cannot be read", path.string()));
+  Input input{path.string(), nlohmann::json::parse(in, nullptr, false)};
+  if (input.doc.is_discarded()) throw ConfigError(fmt::format("{}: not JSON", input.path));
+  if (!is_results(input.doc) && !is_sweep(input.doc))
+    throw ConfigError(fmt::format("{}: neither a results.json (scenario, summary) nor a sweep.json (a list of points)", input.path));
+  return input;
+}
+
+}  // namespace
+
+std::vector<Point> points_of(const std::vector<Input>& inputs) {
+  std::vector<Point> points;
+  for (const Input& in : inputs) {
+    const bool sweep = in.doc.is_array();
+    for (const auto& p : sweep ? in.doc : nlohmann::json::array({in.doc})) {
+      const std::string origin = sweep ? fmt::format("{} point {}", in.path, p["point"].dump()) : in.path;
+      if (!p.value("passed", false))
+        throw ConfigError(fmt::format("{}: the run did not pass ({}): its figures cannot be exported", origin,
+                                      p.value("failure", std::string("no result"))));
+      points.push_back({origin, p["scenario"].is_string() ? p["scenario"].get<std::string>() : "", p["summary"]});
+    }
+  }
+  return points;
+}
+
+MessageSweep message_sweep(const std::vector<Input>& inputs, std::size_t sizes, const std::string& format) {
+  MessageSweep sweep;
+  std::set<double> distinct;
+  for (const Input& in : inputs) sweep.inputs += (sweep.inputs.empty() ? "" : ", ") + in.path;
+  for (const Point& p : points_of(inputs)) {
+    if (p.scenario != "olink-message")
+      throw ConfigError(fmt::format("{}: scenario '{}': {} needs olink-message runs (scripts/sweeps/olink-message-size.yaml)",
+                                    p.origin, p.scenario, format));
+    const auto number = [&](const char* key) {
+      const auto it = p.summary.find(key);
+      if (it == p.summary.end() || !it->is_number())
+        throw ConfigError(fmt::format("{}: summary.{} missing or not a number: {} needs it", p.origin, key, format));
+      return it->get<double>();
+    };
+    const auto text = [&](const char* key) {
+      const auto it = p.summary.find(key);
+      return it != p.summary.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    const int gpus = static_cast<int>(number("gpus"));
+    if (sweep.messages.empty()) {
+      sweep.fabric = text("fabric");
+      sweep.topology = text("topology");
+      sweep.gpus = gpus;
+    } else if (text("fabric") != sweep.fabric || text("topology") != sweep.topology || gpus != sweep.gpus) {
+      throw ConfigError(fmt::format("{}: fabric {} ({}, {} GPUs), but {} is {} ({}, {} GPUs): one system at a time",
+                                    p.origin, text("fabric"), text("topology"), gpus, sweep.messages.front().origin,
+                                    sweep.fabric, sweep.topology, sweep.gpus));
+    }
+    sweep.messages.push_back({p.origin, number("message_bytes"), number("transfer_ns"), number("delivered_ns")});
+    distinct.insert(sweep.messages.back().bytes);
+  }
+  if (distinct.size() < sizes)
+    throw ConfigError(fmt::format("{}: {} message size{} of olink-message, {} needs at least {} (sweep message.bytes)",
+                                  sweep.inputs, distinct.size(), distinct.size() == 1 ? "" : "s", format, sizes));
+  return sweep;
+}
+
+int export_command(const ExportOptions& o) {
+  if (o.list) {
+    for (const auto& e : exporters()) std::cout << e.format << "  " << e.description << "\n";
+    return 0;
+  }
+  if (o.format.empty()) throw ConfigError(fmt::format("export: no format given: one of {} (xysim export --list)", format_names()));
+  const auto e = std::find_if(exporters().begin(), exporters().end(), [&](const Exporter& x) { return x.format == o.format; });
+  if (e == exporters().end())
+    throw ConfigError(fmt::format("export: unknown format '{}': one of {}", o.format, format_names()));
+  if (o.inputs.empty())
+    throw ConfigError(fmt::format("export {}: no RESULTS given: results.json, a run's --out directory, or a sweep's", o.format));
+  std::vector<Input> inputs;
+  for (const auto& arg : o.inputs) inputs.push_back(load(arg));
+  const std::vector<File> files = e->write(inputs);
+  std::error_code ec;
+  fs::create_directories(o.out_dir, ec);
+  for (const File& f : files) {
+    const fs::path path = fs::path(o.out_dir) / f.name;
+    std::ofstream out(path);
+    out << f.text;
+    if (!out) throw ConfigError(fmt::format("--out '{}': cannot write {} there", o.out_dir, f.name));
+    std::cout << path.string() << "\n";
+  }
+  return 0;
+}
+
+}  // namespace xy::exports

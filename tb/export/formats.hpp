@@ -1,0 +1,42 @@
+// The formats `xysim export` writes, one function each (registered in export.cpp), and what they
+// share: the measured points of the loaded inputs.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tb/export/export.hpp"
+
+namespace xy::exports {
+
+// One run's results: a results.json, or one point of a sweep.json.
+struct Point {
+  std::string origin;  // "results/results.json" or "sweep/sweep.json point 3"
+  std::string scenario;
+  nlohmann::json summary;
+};
+// Every point of the inputs; ConfigError naming a point that did not pass.
+std::vector<Point> points_of(const std::vector<Input>& inputs);
+
+// What olink-message measured at one message size (summary keys, docs/exports.md).
+struct Message {
+  std::string origin;
+  double bytes, transfer_ns, delivered_ns;
+};
+// The olink-message points of the inputs, all of one system (fabric, topology, GPUs): ConfigError
+// naming the input otherwise, or if fewer than `sizes` message sizes are there.
+struct MessageSweep {
+  std::string fabric, topology;
+  int gpus = 0;
+  std::vector<Message> messages;  // in the inputs' order
+  std::string inputs;             // the paths, for provenance
+};
+MessageSweep message_sweep(const std::vector<Input>& inputs, std::size_t sizes, const std::string& format);
+
+// ASTRA-sim's analytical network (network.yml) and system layer (system.json).
+std::vector<File> astra_sim(const std::vector<Input>& inputs);
+// nccl-tests' columns (size, time, algbw, busbw) as CSV, for point-to-point transfers.
+std::vector<File> nccl_tests(const std::vector<Input>& inputs);
+
+}  // namespace xy::exports

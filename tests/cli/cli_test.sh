@@ -29,6 +29,12 @@ expect_failed_run() {
   echo "ok: $(grep '^FAILED: ' "$work/err")"
 }
 
+# An olink-message sweep of three sizes into $work/S (the exports' input).
+message_sweep() {
+  printf 'scenario: olink-message\nset: {message.count: 1}\ngrid:\n  message.bytes: [4096, 65536, 1048576]\n' >"$work/m.yaml"
+  "$xysim" sweep "$work/m.yaml" --out "$work/S" -j 2 >/dev/null 2>"$work/err" || fail "sweep: $(cat "$work/err")"
+}
+
 case "$case_name" in
   negative_latency)
     expect_bad_input "link.latency_cycles = '-3'" run link-basic --set link.latency_cycles=-3 --quiet ;;
@@ -385,5 +391,62 @@ PY
   run_beyond_max_time)
     expect_bad_input "traffic.frames = 1099511627776 at 800 Gb/s needs at least" \
       run link-llr --set traffic.frames=1099511627776 --quiet ;;
+  export_astra_sim)
+    # A small olink-message size sweep exported for ASTRA-sim: the files obey ASTRA-sim's own parsing
+    # rules (astra_sim_check.py, from its source), and its formula with the exported latency and
+    # bandwidth gives every measured message's time within 2 %.
+    message_sweep
+    (cd "$work" && "$xysim" export astra-sim S >"$work/out") || fail "export astra-sim"  # no --out: here
+    [ "$(cat "$work/out")" = "$(printf './network.yml\n./system.json')" ] || fail "printed: $(cat "$work/out")"
+    python3 "$(dirname "$0")/astra_sim_check.py" "$work/network.yml" --system "$work/system.json" \
+      --sweep "$work/S/sweep.json" || fail "the export does not pass ASTRA-sim's rules or the measurements"
+    # The checker refuses what ASTRA-sim refuses: two latencies for one dimension, a topology it lacks.
+    sed 's/^latency: \[ \(.*\) \]/latency: [ \1, 1 ]/' "$work/network.yml" >"$work/bad.yml"
+    python3 "$(dirname "$0")/astra_sim_check.py" "$work/bad.yml" >"$work/check" && fail "checker took 2 latencies"
+    grep -q "length of latency (2)" "$work/check" || fail "checker: $(cat "$work/check")"
+    sed 's/^topology: \[ Switch \]/topology: [ Torus ]/' "$work/network.yml" >"$work/bad.yml"
+    python3 "$(dirname "$0")/astra_sim_check.py" "$work/bad.yml" >"$work/check" && fail "checker took a Torus"
+    grep -q "'Torus': not supported" "$work/check" || fail "checker: $(cat "$work/check")"
+    echo "ok: export astra-sim" ;;
+  olink_message_line_rate)
+    # olink-message against arithmetic: from 64 KiB to 1 MiB the network time grows by 240 more 4 KiB
+    # Stores, each 14 + 40 + 4096 + 4 (FCS) + 20 (preamble, gap) = 4174 bytes at the port's line rate.
+    message_sweep
+    python3 - "$work/S/sweep.json" <<'PY' || fail "olink-message does not grow at line rate"
+import json, sys
+s = {p["summary"]["message_bytes"]: p["summary"] for p in json.load(open(sys.argv[1]))}
+grown = s[1048576]["transfer_ns"] - s[65536]["transfer_ns"]
+line = (1048576 - 65536) // 4096 * 4174 / s[65536]["line_GBps"]
+print(f"64 KiB -> 1 MiB: {grown:.1f} ns more, 240 frames at line rate {line:.1f} ns ({100 * (grown / line - 1):+.2f} %)")
+assert abs(grown / line - 1) < 0.01
+assert s[1048576]["frames_per_message"] == 256 and s[4096]["frames_per_message"] == 1
+PY
+    echo "ok: olink-message at line rate" ;;
+  export_nccl_tests)
+    message_sweep
+    "$xysim" export nccl-tests "$work/S/sweep.json" --out "$work/E" >"$work/out" || fail "export nccl-tests"
+    [ "$(cat "$work/out")" = "$work/E/nccl-tests.csv" ] || fail "printed: $(cat "$work/out")"
+    python3 "$(dirname "$0")/nccl_tests_check.py" "$work/E/nccl-tests.csv" "$work/S/sweep.json" || fail "nccl-tests.csv"
+    echo "ok: export nccl-tests" ;;
+  export_bad_input)
+    "$xysim" export --list | grep -q "^astra-sim " || fail "--list does not name astra-sim"
+    expect_bad_input "unknown format 'ns2': one of astra-sim" export ns2 "$work"
+    expect_bad_input "no format given" export
+    expect_bad_input "export astra-sim: no RESULTS given" export astra-sim
+    expect_bad_input "$work/none.json: no such file" export astra-sim "$work/none.json"
+    expect_bad_input "$work: a directory with neither results.json" export astra-sim "$work"
+    echo '{"scenario": 1' >"$work/cut.json"
+    expect_bad_input "$work/cut.json: not JSON" export astra-sim "$work/cut.json"
+    echo '{"seed": 1}' >"$work/other.json"
+    expect_bad_input "$work/other.json: neither a results.json (scenario, summary) nor a sweep.json" export nccl-tests "$work/other.json"
+    "$xysim" run link-basic --set traffic.packets=100 --out "$work/L" --quiet >/dev/null || fail "link-basic"
+    expect_bad_input "$work/L/results.json: scenario 'link-basic': astra-sim needs olink-message runs" export astra-sim "$work/L"
+    "$xysim" run olink-message --set message.count=1 --out "$work/M" --quiet >/dev/null || fail "olink-message"
+    expect_bad_input "1 message size of olink-message, astra-sim needs at least 2" export astra-sim "$work/M"
+    "$xysim" run olink-message --set message.count=1 --set message.fabric=olink-rs272 --set message.bytes=4096 \
+      --out "$work/N" --quiet >/dev/null || fail "olink-message rs272"
+    expect_bad_input "one system at a time" export astra-sim "$work/M" "$work/N"
+    sed 's/"passed": true/"passed": false/' "$work/M/results.json" >"$work/failed.json"
+    expect_bad_input "$work/failed.json: the run did not pass" export nccl-tests "$work/failed.json" ;;
   *) fail "unknown case $case_name" ;;
 esac

@@ -1,6 +1,7 @@
 // The registry of formats, the loading of inputs, and `xysim export`.
 #include "tb/export/export.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>

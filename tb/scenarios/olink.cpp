@@ -570,10 +570,11 @@ class OlinkLatency : public Testbench {
 
 // olink-message: GPU 0 writes a message of `message.bytes` into the last GPU's memory through
 // composed Lingyun ports, `message.count` times, each when the last is acknowledged (an idle
-// fabric every time), after one more that is not measured. Per message, measured from timestamps: the network's time, from its first
-// frame onto GPU 0's line to its last frame off the other GPU's line, and the GPU-to-GPU time,
-// from the write handed to GPU 0's NIC to the other NIC handing its last Store to memory. A sweep
-// over message.bytes gives the points that `xysim export` fits (scripts/sweeps/olink-message-size.yaml).
+// fabric every time), after one more that is not measured. Per message, measured from
+// timestamps: the network's time, from its first frame onto GPU 0's line to its last frame off
+// the other GPU's line, and the GPU-to-GPU time, from the write handed to GPU 0's NIC to the
+// other NIC handing its last Store to memory. A sweep over message.bytes gives the points that
+// `xysim export` fits (scripts/sweeps/olink-message-size.yaml, docs/exports.md).
 class OlinkMessage : public Testbench {
  public:
   explicit OlinkMessage(RunContext& ctx) {
@@ -625,8 +626,11 @@ class OlinkMessage : public Testbench {
       // A message's frames all arrive before its write is acknowledged, so before the next is issued.
       const Time from = from_sc_time(results[i].issued), to = from + from_sc_time(results[i].latency);
       Time sent = ~Time{0}, arrived = 0, served = 0;
-      for (const auto& [left, in] : f_->arrivals[0])
-        if (in >= from && in <= to) sent = std::min(sent, left), arrived = std::max(arrived, in);
+      for (const auto& [left, in] : f_->arrivals[0]) {
+        if (in < from || in > to) continue;
+        sent = std::min(sent, left);
+        arrived = std::max(arrived, in);
+      }
       for (Time t : served_)
         if (t >= from && t <= to) served = std::max(served, t);
       transfer.push_back(to_ns(arrived - sent));

@@ -11,7 +11,9 @@
 
 #include "tb/export/command.hpp"
 #include "tb/export/formats.hpp"
+#include "tb/xysim/results.hpp"
 #include "xingyun/config.hpp"
+#include "xingyun/version.hpp"
 
 namespace xy::exports {
 namespace fs = std::filesystem;
@@ -33,7 +35,6 @@ std::string format_names() {
 
 namespace {
 
-bool is_results(const nlohmann::json& j) { return j.is_object() && j.contains("scenario") && j.contains("summary"); }
 bool is_sweep(const nlohmann::json& j) {
   if (!j.is_array() || j.empty()) return false;
   for (const auto& p : j)
@@ -41,23 +42,18 @@ bool is_sweep(const nlohmann::json& j) {
   return true;
 }
 
-// A results.json, a run's --out directory, a sweep.json or a sweep's directory, loaded.
+// A sweep's directory or its sweep.json, or else a results.json or a run's --out directory.
 Input load(const std::string& arg) {
-  fs::path path = arg;
   std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    if (fs::is_regular_file(path / "results.json", ec)) path /= "results.json";
-    else if (fs::is_regular_file(path / "sweep.json", ec)) path /= "sweep.json";
-    else throw ConfigError(fmt::format("{}: a directory with neither results.json (xysim run --out) nor sweep.json (xysim sweep)", arg));
+  const fs::path sweep = fs::is_directory(arg, ec) ? fs::path(arg) / "sweep.json" : fs::path(arg);
+  std::ifstream in(sweep);
+  const nlohmann::json doc = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
+  if (is_sweep(doc)) return {sweep.string(), doc};
+  try {
+    return {(fs::is_directory(arg, ec) ? fs::path(arg) / "results.json" : fs::path(arg)).string(), load_results(arg)};
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string(e.what()) + " (or a sweep's directory or its sweep.json)");
   }
-  std::ifstream in(path);
-  if (!fs::is_regular_file(path, ec) || !in)
-    throw ConfigError(fmt::format("{}: no such file, or it cannot be read", path.string()));
-  Input input{path.string(), nlohmann::json::parse(in, nullptr, false)};
-  if (input.doc.is_discarded()) throw ConfigError(fmt::format("{}: not JSON", input.path));
-  if (!is_results(input.doc) && !is_sweep(input.doc))
-    throw ConfigError(fmt::format("{}: neither a results.json (scenario, summary) nor a sweep.json (a list of points)", input.path));
-  return input;
 }
 
 }  // namespace
@@ -66,6 +62,9 @@ std::vector<Point> points_of(const std::vector<Input>& inputs) {
   std::vector<Point> points;
   for (const Input& in : inputs) {
     const bool sweep = in.doc.is_array();
+    if (!sweep && in.doc.value("schema_version", kResultsSchemaVersion) != kResultsSchemaVersion)
+      throw ConfigError(fmt::format("{}: schema_version {}: this xysim reads {} (docs/results.md)", in.path,
+                                    in.doc["schema_version"].dump(), kResultsSchemaVersion));
     for (const auto& p : sweep ? in.doc : nlohmann::json::array({in.doc})) {
       const std::string origin = sweep ? fmt::format("{} point {}", in.path, p["point"].dump()) : in.path;
       if (!p.value("passed", false))

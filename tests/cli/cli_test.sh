@@ -433,12 +433,14 @@ PY
     expect_bad_input "unknown format 'ns2': one of astra-sim" export ns2 "$work"
     expect_bad_input "no format given" export
     expect_bad_input "export astra-sim: no RESULTS given" export astra-sim
-    expect_bad_input "$work/none.json: no such file" export astra-sim "$work/none.json"
-    expect_bad_input "$work: a directory with neither results.json" export astra-sim "$work"
+    expect_bad_input "$work/none.json: cannot read it" export astra-sim "$work/none.json"
+    expect_bad_input "$work/results.json: cannot read it; give a results.json or a run's --out directory (or a sweep's directory or its sweep.json)" \
+      export astra-sim "$work"
     echo '{"scenario": 1' >"$work/cut.json"
-    expect_bad_input "$work/cut.json: not JSON" export astra-sim "$work/cut.json"
-    echo '{"seed": 1}' >"$work/other.json"
-    expect_bad_input "$work/other.json: neither a results.json (scenario, summary) nor a sweep.json" export nccl-tests "$work/other.json"
+    expect_bad_input "$work/cut.json: not a results.json" export astra-sim "$work/cut.json"
+    echo '[{"seed": 1}]' >"$work/other.json"
+    expect_bad_input "$work/other.json: not a results.json of xysim run (no 'scenario' and 'summary') (or a sweep's" \
+      export nccl-tests "$work/other.json"
     "$xysim" run link-basic --set traffic.packets=100 --out "$work/L" --quiet >/dev/null || fail "link-basic"
     expect_bad_input "$work/L/results.json: scenario 'link-basic': astra-sim needs olink-message runs" export astra-sim "$work/L"
     "$xysim" run olink-message --set message.count=1 --out "$work/M" --quiet >/dev/null || fail "olink-message"
@@ -446,6 +448,8 @@ PY
     "$xysim" run olink-message --set message.count=1 --set message.fabric=olink-rs272 --set message.bytes=4096 \
       --out "$work/N" --quiet >/dev/null || fail "olink-message rs272"
     expect_bad_input "one system at a time" export astra-sim "$work/M" "$work/N"
+    sed 's/"schema_version": 1/"schema_version": 99/' "$work/M/results.json" >"$work/future.json"
+    expect_bad_input "$work/future.json: schema_version 99: this xysim reads 1" export astra-sim "$work/future.json"
     sed 's/"passed": true/"passed": false/' "$work/M/results.json" >"$work/failed.json"
     expect_bad_input "$work/failed.json: the run did not pass" export nccl-tests "$work/failed.json" ;;
   *) fail "unknown case $case_name" ;;

@@ -51,7 +51,7 @@ int xy::xysim_main(int argc, char** argv) {
 
   RunOptions run;
   std::string seed, window;
-  auto* run_cmd = app.add_subcommand("run", "run a scenario (built-in name or YAML file) and report");
+  auto* run_cmd = app.add_subcommand("run", "run a scenario (its name or a YAML file) and report");
   run_cmd->add_option("scenario", run.scenario,
                       std::string("scenario name or FILE.yaml (default: ") + kDefaultScenario + ")");
   run_cmd->add_option("--set", run.sets, "override a parameter: key=value (repeatable)")->take_all();

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# The installed package as a user meets it: example_test.sh SOURCE_DIR BUILD_DIR CXX
+# The installed package as a user meets it: example_test.sh CMAKE SOURCE_DIR BUILD_DIR CXX
 # installs BUILD_DIR into a temporary prefix, builds examples/ against it (find_package(xingyun))
 # and runs the user's executable: run, params, bad input, --waves and a sweep of its own scenario.
 set -uo pipefail
-src=$1 build=$2 cxx=$3
+cmake=$1 src=$2 build=$3 cxx=$4
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-cmake --install "$build" --prefix "$work/prefix" >"$work/install.log" || fail "install: $(tail -5 "$work/install.log")"
+"$cmake" --install "$build" --prefix "$work/prefix" >"$work/install.log" || fail "install: $(tail -5 "$work/install.log")"
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S "$src/examples" -B "$work/example" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_CXX_COMPILER="$cxx" \
+"$cmake" -S "$src/examples" -B "$work/example" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_CXX_COMPILER="$cxx" \
   "${launcher[@]}" >"$work/configure.log" 2>&1 || fail "configure examples/: $(cat "$work/configure.log")"
-cmake --build "$work/example" >"$work/build.log" 2>&1 || fail "build examples/: $(tail -30 "$work/build.log")"
+"$cmake" --build "$work/example" >"$work/build.log" 2>&1 || fail "build examples/: $(tail -30 "$work/build.log")"
 sim=$work/example/xysim-incrementer
 echo "ok: examples/ built against $work/prefix"
 

@@ -75,8 +75,13 @@ struct Scenario {
   std::function<std::unique_ptr<Testbench>(RunContext&)> build;
 };
 
+// The built-in scenarios, then those registered, in that order.
 const std::vector<Scenario>& scenarios();
 const Scenario* find_scenario(const std::string& name);
+// Adds a scenario of a program of one's own to the list that xysim_main (tb/xysim/xysim.hpp)
+// runs, lists and sweeps; call it before xysim_main. Throws std::invalid_argument for a name
+// already taken or a scenario without a name or a build function.
+void register_scenario(Scenario scenario);
 inline const char* kDefaultScenario = "olink-alltoall";  // 8 GPUs on one Lingyun switch
 
 }  // namespace xy

@@ -1,3 +1,5 @@
+#include <stdexcept>
+
 #include "tb/scenarios/link.hpp"
 #include "tb/scenarios/link_basic.hpp"
 #include "tb/scenarios/lingyun.hpp"
@@ -8,8 +10,9 @@
 
 namespace xy {
 
-const std::vector<Scenario>& scenarios() {
-  static const std::vector<Scenario> all = {
+namespace {
+std::vector<Scenario>& registry() {
+  static std::vector<Scenario> all = {
       link_basic_scenario(),
       phy_loopback_scenario(),
       phy_fec_curve_scenario(),
@@ -28,6 +31,17 @@ const std::vector<Scenario>& scenarios() {
       lingyun_incast_scenario(),
   };
   return all;
+}
+}  // namespace
+
+const std::vector<Scenario>& scenarios() { return registry(); }
+
+void register_scenario(Scenario scenario) {
+  if (scenario.name.empty() || !scenario.build)
+    throw std::invalid_argument("register_scenario: a scenario needs a name and a build function");
+  if (find_scenario(scenario.name))
+    throw std::invalid_argument("register_scenario: '" + scenario.name + "' is already a scenario; give yours another name");
+  registry().push_back(std::move(scenario));
 }
 
 const Scenario* find_scenario(const std::string& name) {

@@ -1,4 +1,6 @@
-// xysim: the Xingyun driver. Exit status: 0 ok, 1 a check failed, 2 bad input.
+// xysim: the Xingyun driver (tb/xysim/xysim.hpp). Exit status: 0 ok, 1 a check failed, 2 bad input.
+#include "tb/xysim/xysim.hpp"
+
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -20,6 +22,10 @@
 #include "xingyun/version.hpp"
 
 namespace {
+// SystemC prints its banner on stderr before sc_main unless told not to; told here, before main
+// runs, so that an error stays one line in xysim and in any program built on xysim_main.
+const bool kNoSystemCBanner = setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0) == 0;
+
 // An error is one line, whatever the value it quotes: line breaks in it are shown as \n.
 std::string one_line(std::string text) {
   for (std::size_t at = 0; (at = text.find_first_of("\r\n", at)) != std::string::npos; at += 2)
@@ -36,7 +42,7 @@ const CLI::Validator kNumber(
     "NUMBER");
 }  // namespace
 
-int sc_main(int argc, char** argv) {
+int xy::xysim_main(int argc, char** argv) {
   using namespace xy;
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
 
@@ -47,7 +53,7 @@ int sc_main(int argc, char** argv) {
 
   RunOptions run;
   std::string seed, window;
-  auto* run_cmd = app.add_subcommand("run", "run a scenario (built-in name or YAML file) and report");
+  auto* run_cmd = app.add_subcommand("run", "run a scenario (its name or a YAML file) and report");
   run_cmd->add_option("scenario", run.scenario,
                       std::string("scenario name or FILE.yaml (default: ") + kDefaultScenario + ")");
   run_cmd->add_option("--set", run.sets, "override a parameter: key=value (repeatable)")->take_all();
@@ -83,7 +89,7 @@ int sc_main(int argc, char** argv) {
   export_cmd->add_option("--out", exp.out_dir, "where the files go (default: here)");
   export_cmd->add_flag("--list", exp.list, "list the formats");
 
-  app.add_subcommand("scenarios", "list the built-in scenarios");
+  app.add_subcommand("scenarios", "list the scenarios");
 
   std::string params_scenario;
   auto* params_cmd = app.add_subcommand("params", "list every parameter of a scenario");
@@ -179,10 +185,4 @@ int sc_main(int argc, char** argv) {
     return 1;
   }
   return 0;
-}
-
-// Our own main, so SystemC's banner (printed before sc_main) stays out of the output.
-int main(int argc, char** argv) {
-  setenv("SC_COPYRIGHT_MESSAGE", "DISABLE", 0);
-  return sc_core::sc_elab_and_sim(argc, argv);
 }

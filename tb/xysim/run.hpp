@@ -13,7 +13,7 @@
 namespace xy {
 
 struct RunOptions {
-  std::string scenario;              // a built-in name or a .yaml file
+  std::string scenario;              // a scenario's name (scenarios()) or a .yaml file
   std::vector<std::string> sets;     // key=value
   std::optional<std::uint64_t> seed;
   std::string out_dir;               // "" = write nothing

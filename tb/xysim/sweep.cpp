@@ -150,7 +150,8 @@ pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
   posix_spawn_file_actions_addopen(&io, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&io, 1, 2);
   pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv[0], &io, nullptr, argv.data(), environ);
+  // spawnp: a program started through PATH (argv[0] without a slash) is found the same way again.
+  const int rc = posix_spawnp(&pid, argv[0], &io, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&io);
   if (rc != 0) throw std::runtime_error(fmt::format("cannot start {}: {}", argv[0], std::strerror(rc)));
   return pid;

@@ -1,0 +1,37 @@
+# The installed package: `cmake --install build --prefix P` puts the models' static libraries,
+# their headers and xysim under P, and find_package(xingyun) in another project gives the targets
+# xingyun::kernel, phy, link, switch, lingyun, twins, tlm, tb and xysim (xy::xysim_main).
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+# Headers under include/xingyun-sdk/ keep the tree they have here, so that the same include lines
+# ("xingyun/...", "hw/...", "tlm/...", "tb/...", "rtl/...") work against the installed package.
+set(XY_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/xingyun-sdk)
+set(XY_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/xingyun)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/xingyun DESTINATION ${XY_INSTALL_INCLUDEDIR})
+file(GLOB_RECURSE xy_headers RELATIVE ${PROJECT_SOURCE_DIR} CONFIGURE_DEPENDS
+     ${PROJECT_SOURCE_DIR}/hw/*.hpp ${PROJECT_SOURCE_DIR}/tlm/*.hpp ${PROJECT_SOURCE_DIR}/tb/*.hpp
+     ${PROJECT_SOURCE_DIR}/rtl/*.hpp)
+foreach(header ${xy_headers})
+  get_filename_component(dir ${header} DIRECTORY)
+  install(FILES ${PROJECT_SOURCE_DIR}/${header} DESTINATION ${XY_INSTALL_INCLUDEDIR}/${dir})
+endforeach()
+
+# xy_fstapi is no API, but xy_kernel links it: it goes in the export set too.
+set(xy_exported kernel fstapi phy link switch lingyun twins tlm tb xysim)
+foreach(name ${xy_exported})
+  set_target_properties(xy_${name} PROPERTIES EXPORT_NAME ${name})
+  list(APPEND xy_exported_targets xy_${name})
+endforeach()
+install(TARGETS ${xy_exported_targets} EXPORT xingyunTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${XY_INSTALL_INCLUDEDIR})
+install(TARGETS xysim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(EXPORT xingyunTargets NAMESPACE xingyun:: DESTINATION ${XY_INSTALL_CMAKEDIR})
+
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/xingyunConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/xingyunConfig.cmake INSTALL_DESTINATION ${XY_INSTALL_CMAKEDIR})
+# 0.x: a new minor version may change the API.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/xingyunConfigVersion.cmake COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/xingyunConfig.cmake ${PROJECT_BINARY_DIR}/xingyunConfigVersion.cmake
+        DESTINATION ${XY_INSTALL_CMAKEDIR})

@@ -48,9 +48,13 @@ std::vector<std::string> run_args(const char* self, const std::string& scenario,
   return args;
 }
 
+int processes_at_once(int requested) {
+  return requested > 0 ? requested : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 void run_processes(const std::vector<Process>& processes, int parallel,
                    const std::function<void(std::size_t, int)>& finished) {
-  const std::size_t at_once = parallel > 0 ? parallel : std::max(1u, std::thread::hardware_concurrency());
+  const auto at_once = static_cast<std::size_t>(processes_at_once(parallel));
   std::map<pid_t, std::size_t> running;
   std::size_t next = 0;
   while (next < processes.size() || !running.empty()) {

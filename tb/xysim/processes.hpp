@@ -22,7 +22,10 @@ struct Process {
   std::filesystem::path log;
 };
 
-// Runs every process, `parallel` at once (0: one a core); `finished(i, exit_status)` is called as
+// How many processes run at once: `requested`, or one a core when 0.
+int processes_at_once(int requested);
+
+// Runs every process, processes_at_once(parallel) at once; `finished(i, exit_status)` is called as
 // each ends, in the order they end (a signal counts as 128 + its number).
 void run_processes(const std::vector<Process>& processes, int parallel,
                    const std::function<void(std::size_t, int)>& finished);

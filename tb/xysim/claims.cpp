@@ -152,7 +152,7 @@ const std::vector<Claim> kClaims = {
     {"C8", "IGLB balances flows better than ECMP", {},
      "IGLB is the NIC's congestion-aware path choice; the NIC is not built yet", nullptr, ""},
     {"C9", "dual-plane redundancy + ARN: sub-millisecond failover", {},
-     "the dual-plane topology exists, but no failure detection, switch-over (ARN) or RDMA "
+     "the dual-plane topology exists, but not failure detection, ARN switch-over or RDMA "
      "retransmit",
      nullptr, ""},
     {"C10",
@@ -181,7 +181,7 @@ const std::vector<Claim> kClaims = {
     {"C13",
      "incast → PFC pause → cluster-wide stall; RoCE drop → NAK retransmit storm, heavy tail (seed 000); DCQCN "
      "with CNP (seed 001)",
-     {}, "DCQCN and RoCE retransmission need the NIC (PFC pause propagation alone: C3)", nullptr,
+     {}, "DCQCN and RoCE retransmission need the NIC; PFC pause propagation alone is under C3", nullptr,
      ""},
 };
 

@@ -229,9 +229,10 @@ Row evaluate(const Claim& c, const std::map<std::string, Outcome>& outcomes) {
   std::string shown;
   for (const Figure& f : c.figures) {
     const Outcome& o = outcomes.at(f.run);
-    if (!o.error.empty()) row.failure = fmt::format("{}: {}", f.run, o.error);
     const nlohmann::json::json_pointer at(f.pointer);
-    if (row.failure.empty() && !(o.results.contains(at) && o.results[at].is_number()))
+    if (!o.error.empty())
+      row.failure = fmt::format("{}: {}", f.run, o.error);
+    else if (!o.results.contains(at) || !o.results[at].is_number())
       row.failure = fmt::format("{}: no number at {} in its results.json", f.run, f.pointer);
     if (!row.failure.empty()) {
       row.verdict = "failed";

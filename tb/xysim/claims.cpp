@@ -302,7 +302,7 @@ int claims_command(const char* self, const ClaimsOptions& o) {
     const fs::path dir = out / "runs" / r->name;
     std::error_code ec;
     fs::create_directories(dir, ec);
-    if (ec) throw ConfigError(fmt::format("--out '{}': cannot create {}: {}", o.out_dir, dir.string(), ec.message()));
+    if (ec) throw ConfigError(fmt::format("--out: cannot create {}: {}", dir.string(), ec.message()));
     processes.push_back({run_args(self, r->scenario, 1, r->params, dir), dir / "log.txt"});
   }
 

@@ -16,6 +16,7 @@
 #include "tb/bench/switch_bench.hpp"
 #include "tb/export/command.hpp"
 #include "tb/scenario.hpp"
+#include "tb/xysim/claims.hpp"
 #include "tb/xysim/results.hpp"
 #include "tb/xysim/run.hpp"
 #include "tb/xysim/sweep.hpp"
@@ -88,6 +89,12 @@ int xy::xysim_main(int argc, char** argv) {
   export_cmd->add_option("results", exp.inputs, "results.json, a run's --out directory, a sweep's directory or its sweep.json");
   export_cmd->add_option("--out", exp.out_dir, "where the files go (default: here)");
   export_cmd->add_flag("--list", exp.list, "list the formats");
+
+  ClaimsOptions claims;
+  auto* claims_cmd = app.add_subcommand("claims", "run what measures each seed claim (SPEC C1-C13): measured, verdict, command");
+  claims_cmd->add_option("--out", claims.out_dir, "write DIR/claims.md, DIR/claims.json and every run's results under DIR/runs");
+  claims_cmd->add_option("-j,--jobs", claims.jobs, "runs at once (default: every core)")->check(CLI::Range(1, 1024));
+  claims_cmd->add_option("--only", claims.only, "only these claims, e.g. C1,C12")->delimiter(',');
 
   app.add_subcommand("scenarios", "list the scenarios");
 
@@ -164,6 +171,8 @@ int xy::xysim_main(int argc, char** argv) {
     if (sweep_cmd->parsed()) return sweep_command(argv[0], sweep);
     if (compare_cmd->parsed()) return compare_command(compare_a, compare_b, compare_tolerance);
     if (export_cmd->parsed()) return exports::export_command(exp);
+
+    if (claims_cmd->parsed()) return claims_command(argv[0], claims);
     if (kernel_cmd->parsed()) return kernel_bench(argv[0], bench);
     if (one_cmd->parsed()) return kernel_bench_one(bench);
     if (link_cmd->parsed()) return link_bench(link_frames, link_error);

@@ -1,17 +1,11 @@
 #include "tb/xysim/sweep.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <chrono>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -19,16 +13,14 @@
 #include <yaml-cpp/yaml.h>
 
 #include "tb/scenario.hpp"
+#include "tb/xysim/processes.hpp"
 #include "tb/xysim/results.hpp"
 #include "xingyun/config.hpp"
-
-extern char** environ;
 
 namespace xy {
 namespace {
 
 namespace fs = std::filesystem;
-using Params = std::vector<std::pair<std::string, std::string>>;
 
 struct Point {
   std::size_t index = 0;
@@ -124,46 +116,13 @@ Sweep load(const std::string& path) {
 }
 
 std::vector<std::string> command(const char* self, const std::string& scenario, const Point& p) {
-  std::vector<std::string> args{self, "run", scenario, "--seed", std::to_string(p.seed)};
-  for (const auto& [k, v] : p.params) {
-    args.push_back("--set");
-    args.push_back(k + "=" + v);
-  }
-  args.push_back("--out");
-  args.push_back(p.dir.string());
-  args.push_back("--quiet");
-  return args;
+  return run_args(self, scenario, p.seed, p.params, p.dir);
 }
 
 nlohmann::json describe(const std::string& scenario, const Point& p) {
   nlohmann::json params = nlohmann::json::object();
   for (const auto& [k, v] : p.params) params[k] = v;
   return {{"scenario", scenario}, {"seed", p.seed}, {"params", params}};
-}
-
-pid_t spawn(const std::vector<std::string>& args, const fs::path& log) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t io;
-  posix_spawn_file_actions_init(&io);
-  posix_spawn_file_actions_addopen(&io, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&io, 1, 2);
-  pid_t pid = 0;
-  // spawnp: a program started through PATH (argv[0] without a slash) is found the same way again.
-  const int rc = posix_spawnp(&pid, argv[0], &io, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&io);
-  if (rc != 0) throw std::runtime_error(fmt::format("cannot start {}: {}", argv[0], std::strerror(rc)));
-  return pid;
-}
-
-// What a failed point said last (its error line).
-std::string last_line(const fs::path& log) {
-  std::ifstream in(log);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (!line.empty()) last = line;
-  return last;
 }
 
 std::string csv_cell(const nlohmann::json& v) {
@@ -218,22 +177,14 @@ int sweep_command(const char* self, const SweepOptions& o) {
     std::ofstream(p.dir / "point.json") << d.dump(2) << "\n";
     todo.push_back(&p);
   }
-  const int jobs = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
-  std::map<pid_t, Point*> running;
-  std::size_t next = 0, done = 0, failed = 0;
+  std::vector<Process> processes;
+  for (const Point* p : todo) processes.push_back({command(self, s.scenario, *p), p->dir / "log.txt"});
+  std::size_t done = 0, failed = 0;
   const auto start = std::chrono::steady_clock::now();
   auto last_progress = start;
-  while (next < todo.size() || !running.empty()) {
-    while (next < todo.size() && static_cast<int>(running.size()) < jobs) {
-      Point* p = todo[next++];
-      running[spawn(command(self, s.scenario, *p), p->dir / "log.txt")] = p;
-    }
-    int status = 0;
-    const pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0) break;
-    Point* p = running.at(pid);
-    running.erase(pid);
-    p->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run_processes(processes, o.jobs, [&](std::size_t i, int exit_code) {
+    Point* p = todo[i];
+    p->exit_code = exit_code;
     ++done;
     if (p->exit_code != 0) {
       ++failed;
@@ -247,7 +198,7 @@ int sweep_command(const char* self, const SweepOptions& o) {
       std::cerr << fmt::format("[sweep] {} of {} run, {} failed, {} skipped (done before), ETA {:.0f} s\n", done,
                                todo.size(), failed, skipped, elapsed / done * (todo.size() - done));
     }
-  }
+  });
 
   // Merge: every point's parameters, seed and summary leaves.
   nlohmann::json merged = nlohmann::json::array();

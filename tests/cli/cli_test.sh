@@ -263,6 +263,79 @@ PY
       [ "${commit%-dirty}" = "$(git -C "$src" rev-parse HEAD)" ] || fail "run.json git_commit $commit, HEAD $(git -C "$src" rev-parse HEAD)"
     fi
     echo "ok: compare, commit $commit" ;;
+  claims)
+    # Every claim's runs (about a minute): the table equals docs/claims.md but for its "Produced by"
+    # line (command, commit, wall time); every figure equals the value at its place in its own run's
+    # results.json; every verdict follows from the runs' summaries by the rules restated below.
+    "$xysim" claims --out "$work/C" -j 2 >"$work/out" 2>"$work/err" || fail "claims: exit $?: $(tail -3 "$work/err")"
+    diff <(grep -v '^Produced by ' "$(dirname "$0")/../../docs/claims.md") <(grep -v '^Produced by ' "$work/C/claims.md") \
+      >"$work/diff" || fail "claims.md differs from docs/claims.md (run the command at its top): $(cat "$work/diff")"
+    python3 - "$work/C" <<'PY' || fail "claims.json or claims.md disagree with the runs"
+import json, sys
+d = sys.argv[1]
+claims = {c["id"]: c for c in json.load(open(d + "/claims.json"))["claims"]}
+rows = {line.split("|")[1].strip(): line for line in open(d + "/claims.md") if line.startswith("| C")}
+assert sorted(claims) == sorted(rows) == sorted(f"C{i}" for i in range(1, 14)), (sorted(claims), sorted(rows))
+
+def results(run):
+    return json.load(open(f"{d}/runs/{run}/results.json"))
+
+def at(doc, pointer):  # RFC 6901
+    for part in pointer.split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        doc = doc[int(part)] if isinstance(doc, list) else doc[part]
+    return doc
+
+for c in claims.values():
+    for f in c["figures"]:
+        assert at(results(f["run"]), f["pointer"]) == f["value"], (c["id"], f)
+    assert c["measured"] in rows[c["id"]] and f"**{c['verdict']}**" in rows[c["id"]], c["id"]
+
+s = lambda run: results(run)["summary"]
+olat, oa2a, ecmp = s("olink-latency"), s("olink-alltoall"), s("switch-ecmp")
+fl0, curve = s("lingyun-fec-llr"), s("phy-fec-curve")
+inc, chain = s("lingyun-incast"), s("switch-incast")
+llr, e2e = s("link-llr"), s("link-e2e")
+ar8, ar64 = s("switch-allreduce"), s("switch-allreduce-64")
+spray = ecmp["spray"]["link_bytes"]
+uncorrectable = lambda run, d: s(run)[d]["uncorrectable_codewords"]
+rule = {
+    "C1": olat["olink-rs544"]["load_latency_ns"] >= 8 * olat["nvlink-class"]["load_latency_ns"],
+    "C2": fl0["rs272_llr"]["latency_p50_ns"] < fl0["rs544"]["latency_p50_ns"]
+          and uncorrectable("lingyun-fec-llr-1e-3-rs272", "rs272_llr") > uncorrectable("lingyun-fec-llr-1e-3-rs544", "rs544")
+          and curve["rs272"]["curve"][0]["pre_fec_ber"] < curve["rs544"]["curve"][0]["pre_fec_ber"],
+    "C3": inc["cbfc_shared_vc"]["backpressure_hops"] <= 1 and chain["cbfc"]["backpressure_hops"] <= 1
+          and inc["cbfc_shared_vc"]["drops"] == 0,
+    "C4": 2 * llr["latency_p999_ns"] <= e2e["latency_p999_ns"] and llr["goodput_ratio"] >= e2e["goodput_ratio"],
+    "C5": all(a["in_network"]["time_us"] < a["ring"]["time_us"] for a in (ar8, ar64)),
+    "C6": max(spray) <= 1.05 * sum(spray) / len(spray)
+          and all(ecmp["spray"]["completion_max_us"] < ecmp[h]["completion_max_us"] for h in ("ecmp-crc32", "ecmp-toeplitz")),
+    "C11": all(10 * oa2a["pcie-switch"]["bandwidth_per_gpu_GBps"] <= oa2a[f]["bandwidth_per_gpu_GBps"]
+               for f in ("olink-rs544", "nvlink-class")),
+    "C12": max(ecmp["ecmp-crc32"]["flows_first_link"]) >= 5,
+}
+for cid, c in claims.items():
+    want = ("reproduced" if rule[cid] else "refuted") if cid in rule else "not modelled"
+    assert c["verdict"] == want, (cid, c["verdict"], want)
+PY
+    echo "ok: claims: $(grep -c '^| C' "$work/C/claims.md") rows as in docs/claims.md" ;;
+  claims_failed_run)
+    # A run that fails (its results.json cannot be written) fails every row that reads it, with the
+    # run's error line, and the command exits 1; the other rows stand. A claim not in the table is
+    # bad input.
+    mkdir -p "$work/C/runs/switch-ecmp/results.json"
+    "$xysim" claims --only C5,C12,C7 --out "$work/C" -j 2 >"$work/out" 2>"$work/err"
+    rc=$?
+    [ "$rc" -eq 1 ] || fail "claims with a failing run: exit $rc, expected 1: $(cat "$work/err")"
+    error=$(grep -v '^$' "$work/C/runs/switch-ecmp/log.txt" | tail -1)
+    [[ "$error" == "error: cannot write "* ]] || fail "the run did not fail as arranged: $error"
+    grep -qF "| C12 | ECMP hash polarisation: e.g. 32 elephant flows, 5 on one link | failed: switch-ecmp: $error | **failed** " \
+      "$work/C/claims.md" || fail "no failed C12 row with the run's error line: $(cat "$work/C/claims.md")"
+    grep -qE '^\| C5 \| .*\| \*\*(reproduced|refuted)\*\* ' "$work/C/claims.md" || fail "C5 row: $(cat "$work/C/claims.md")"
+    grep -q '^| C7 | .*| \*\*not modelled\*\* ' "$work/C/claims.md" || fail "C7 row: $(cat "$work/C/claims.md")"
+    [ "$(grep -c '^| C' "$work/C/claims.md")" -eq 3 ] || fail "--only C5,C12,C7 gave other rows"
+    expect_bad_input "--only 'C99': no such claim" claims --only C99
+    echo "ok: claims_failed_run" ;;
   lingyun_waves)
     # The composed fabric's hierarchy in the waves (switch, port, mac/phy/fc), and the same results
     # with waves on as off.

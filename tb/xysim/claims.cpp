@@ -1,0 +1,379 @@
+#include "tb/xysim/claims.hpp"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tb/xysim/processes.hpp"
+#include "xingyun/config.hpp"
+#include "xingyun/version.hpp"
+
+namespace xy {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One `xysim run`, seed 1: its name (its directory under runs/), scenario and parameters.
+struct Run {
+  std::string name, scenario;
+  Params params;
+};
+
+// A figure a claim reads from the summary in a run's results.json.
+struct Figure {
+  std::string key;      // what the claim's rule calls it
+  std::string label;    // for people
+  std::string run;      // a Run's name
+  std::string pointer;  // JSON pointer into the run's results.json
+  std::string unit;     // printed right after the value
+  std::string format;   // how the value is printed (fmt)
+};
+
+using Values = std::map<std::string, double>;  // figure key -> value
+
+struct Claim {
+  std::string id, seed;         // the seed's figure, in SPEC §1's words
+  std::vector<Figure> figures;  // none: not modelled
+  std::string rule;             // when it counts as reproduced; what is missing, when not modelled
+  std::function<bool(Values)> reproduced;
+  std::string note;             // what the runs are and what they leave out
+};
+
+// The longest runs first, so that N at a time end together.
+const std::vector<Run> kRuns = {
+    {"lingyun-incast", "lingyun-incast", {}},
+    {"lingyun-fec-llr", "lingyun-fec-llr", {}},
+    {"lingyun-fec-llr-1e-3-rs544", "lingyun-fec-llr", {{"port.errors.ber", "1e-3"}, {"fec_llr.design", "rs544"}}},
+    {"lingyun-fec-llr-1e-3-rs272", "lingyun-fec-llr", {{"port.errors.ber", "1e-3"}, {"fec_llr.design", "rs272_llr"}}},
+    {"phy-fec-curve", "phy-fec-curve", {}},
+    {"olink-alltoall", "olink-alltoall", {}},
+    {"olink-latency", "olink-latency", {}},
+    {"switch-ecmp", "switch-ecmp", {}},
+    {"switch-incast", "switch-incast", {}},
+    {"link-llr", "link-llr", {{"link.frame_error", "1e-3"}, {"traffic.frames", "100000"}}},
+    {"link-e2e", "link-llr", {{"link.frame_error", "1e-3"}, {"traffic.frames", "100000"}, {"link.recovery", "e2e"}}},
+    {"switch-allreduce", "switch-allreduce", {}},
+    {"switch-allreduce-64", "switch-allreduce", {{"allreduce.endpoints", "64"}, {"allreduce.bytes", "1048576"}}},
+};
+
+const std::vector<Claim> kClaims = {
+    {"C1", "OLink one-way remote access ≈ 1.2 µs; NVLink-class ≈ 0.1–0.2 µs (10× gap)",
+     {{"ratio", "OLink/NVLink-class load latency", "olink-latency", "/summary/claim_c1/olink_over_nvlink_load", "×", ".2f"},
+      {"olink_load", "OLink RS(544) load", "olink-latency", "/summary/olink-rs544/load_latency_ns", " ns", ".1f"},
+      {"olink_one_way", "one way", "olink-latency", "/summary/olink-rs544/one_way_ns", " ns", ".1f"},
+      {"nvlink_load", "NVLink-class load", "olink-latency", "/summary/nvlink-class/load_latency_ns", " ns", ".1f"},
+      {"nvlink_one_way", "one way", "olink-latency", "/summary/nvlink-class/one_way_ns", " ns", ".1f"}},
+     "the OLink/NVLink-class load latency ratio ≥ 10 × 0.8",
+     [](Values v) { return v["ratio"] >= 10 * 0.8; },
+     "A 64-byte remote load, one at a time, through one switch: OLink on composed Lingyun ports, measured stage "
+     "by stage; NVLink-class a constant-delay preset from public figures (configured). The seed's 1.2 µs matches "
+     "OLink's round trip, not its one-way time."},
+    {"C2", "light FEC cuts codec latency vs RS(544,514) but tolerates less noise",
+     {{"p50_544", "p50 host to host at BER 0, KP4", "lingyun-fec-llr", "/summary/rs544/latency_p50_ns", " ns", ".1f"},
+      {"p50_272", "RS(272)+LLR", "lingyun-fec-llr", "/summary/rs272_llr/latency_p50_ns", " ns", ".1f"},
+      {"bad_544", "uncorrectable codewords at BER 1e-3, KP4", "lingyun-fec-llr-1e-3-rs544",
+       "/summary/rs544/uncorrectable_codewords", "", ".0f"},
+      {"bad_272", "RS(272)", "lingyun-fec-llr-1e-3-rs272", "/summary/rs272_llr/uncorrectable_codewords", "", ".0f"},
+      {"ber_544", "one link: pre-FEC BER of the 1 % point, KP4", "phy-fec-curve", "/summary/rs544/curve/0/pre_fec_ber",
+       "", ".3e"},
+      {"cer_544", "codeword error ratio measured there", "phy-fec-curve", "/summary/rs544/curve/0/measured_cer", "",
+       ".4f"},
+      {"ber_272", "RS(272)", "phy-fec-curve", "/summary/rs272/curve/0/pre_fec_ber", "", ".3e"},
+      {"cer_272", "measured", "phy-fec-curve", "/summary/rs272/curve/0/measured_cer", "", ".4f"}},
+     "RS(272)+LLR has the lower p50 at BER 0, RS(272) fails more codewords than KP4 at BER 1e-3, and its 1 % "
+     "point lies at a lower pre-FEC BER",
+     [](Values v) { return v["p50_272"] < v["p50_544"] && v["bad_272"] > v["bad_544"] && v["ber_272"] < v["ber_544"]; },
+     "lingyun-fec-llr: host - leaf - spine - leaf - host, 200 µs at load 0.5, every hop the design's FEC (KP4 "
+     "with end-to-end recovery, RS(272) with LLR); at BER 1e-3 each design runs alone, since the no-FEC design's "
+     "links cannot come up there. phy-fec-curve: one link, points aimed by the binomial formula at codeword error "
+     "ratios of 1 % to 50 % (150 failures expected at each), the first shown with what it measured."},
+    {"C3", "CBFC replaces PFC: back-pressure stays point-to-point, no pause storms or deadlock",
+     {{"cbfc_hops", "hops held upstream, CBFC", "lingyun-incast", "/summary/cbfc_shared_vc/backpressure_hops", "", ".0f"},
+      {"pfc_hops", "PFC", "lingyun-incast", "/summary/pfc_shared_vc/backpressure_hops", "", ".0f"},
+      {"chain_cbfc_hops", "on a switch chain, CBFC", "switch-incast", "/summary/cbfc/backpressure_hops", "", ".0f"},
+      {"chain_pfc_hops", "PFC", "switch-incast", "/summary/pfc/backpressure_hops", "", ".0f"},
+      {"cbfc_victim", "victim on the incast's VC, CBFC", "lingyun-incast", "/summary/cbfc_shared_vc/victim_gbps",
+       " Gb/s", ".1f"},
+      {"pfc_victim", "PFC", "lingyun-incast", "/summary/pfc_shared_vc/victim_gbps", " Gb/s", ".1f"},
+      {"pfc_pauses", "PFC pauses", "lingyun-incast", "/summary/pfc_shared_vc/pauses_sent", "", ".0f"},
+      {"cbfc_drops", "CBFC drops", "lingyun-incast", "/summary/cbfc_shared_vc/drops", "", ".0f"}},
+     "CBFC holds senders at most 1 hop upstream of the congested port on both fabrics, and drops "
+     "nothing",
+     [](Values v) { return v["cbfc_hops"] <= 1 && v["chain_cbfc_hops"] <= 1 && v["cbfc_drops"] == 0; },
+     "lingyun-incast: 2.5 lines into one on a leaf-spine of composed ports, a victim flow on the incast's VC, 40 µs "
+     "measured; switch-incast: 5:1 on a chain of three switch cores. Hops: how far upstream of the congested port "
+     "a sender was held back. CBFC sends no pause frames by construction; a tree has no cyclic buffer "
+     "dependency, so deadlock is not tested."},
+    {"C4", "LLR (Go-Back-N per hop) suppresses tail latency",
+     {{"llr_p999", "p99.9, LLR", "link-llr", "/summary/latency_p999_ns", " ns", ".1f"},
+      {"e2e_p999", "end-to-end retransmit", "link-e2e", "/summary/latency_p999_ns", " ns", ".1f"},
+      {"llr_goodput", "goodput ratio, LLR", "link-llr", "/summary/goodput_ratio", "", ".4f"},
+      {"e2e_goodput", "end-to-end", "link-e2e", "/summary/goodput_ratio", "", ".4f"}},
+     "LLR's p99.9 is at most half the end-to-end one at the same frame loss, with no lower "
+     "goodput",
+     [](Values v) { return v["llr_p999"] <= v["e2e_p999"] / 2 && v["llr_goodput"] >= v["e2e_goodput"]; },
+     "link-llr: one 800 Gb/s link, 100,000 frames each way, 1e-3 of them corrupted; LLR on the hop against "
+     "Go-Back-N between the end points over an 8 µs loop (RoCE-style), all else equal. lingyun-fec-llr is not "
+     "used here: its designs change the FEC with the LLR."},
+    {"C5", "in-network reduce in the switch raises training efficiency",
+     {{"in_network_8", "8 endpoints × 256 KiB: in-network", "switch-allreduce", "/summary/in_network/time_us", " µs",
+       ".2f"},
+      {"ring_8", "ring", "switch-allreduce", "/summary/ring/time_us", " µs", ".2f"},
+      {"speedup_8", "ring / in-network", "switch-allreduce", "/summary/speedup", "×", ".2f"},
+      {"speedup_64", "64 × 1 MiB: ring / in-network", "switch-allreduce-64", "/summary/speedup", "×", ".2f"}},
+     "the in-network AllReduce finishes before the ring at both sizes",
+     [](Values v) { return v["speedup_8"] > 1 && v["speedup_64"] > 1; },
+     "switch-allreduce: fp32 vectors reduced by the switch's reduce engine against a ring AllReduce over the same "
+     "switch; every endpoint's result checked. The AllReduce alone, not a training step."},
+    {"C6", "per-packet spraying over planes + receiver reorder removes ECMP hash collisions",
+     {{"spray_imbalance", "max/mean link load, spraying", "switch-ecmp", "/summary/spray/max_over_mean_link_load", "",
+       ".3f"},
+      {"spray_done", "last flow done, spraying", "switch-ecmp", "/summary/spray/completion_max_us", " µs", ".2f"},
+      {"crc_done", "ECMP CRC-32", "switch-ecmp", "/summary/ecmp-crc32/completion_max_us", " µs", ".2f"},
+      {"toeplitz_done", "ECMP Toeplitz", "switch-ecmp", "/summary/ecmp-toeplitz/completion_max_us", " µs", ".2f"},
+      {"reorder", "reorder buffer peak", "switch-ecmp", "/summary/spray/peak_reorder_held_packets", " packets", ".0f"}},
+     "spraying's max/mean link load ≤ 1.05 and its last flow ends before ECMP's with either hash",
+     [](Values v) {
+       return v["spray_imbalance"] <= 1.05 && v["spray_done"] < v["crc_done"] && v["spray_done"] < v["toeplitz_done"];
+     },
+     "switch-ecmp: 32 RoCEv2 elephant flows over 8 equal-cost links between two leaves, one plane. The paths have "
+     "equal latency, so spraying reorders nothing: the receiver's reorder buffer is not exercised."},
+    {"C7", "ENCC: throughput > 90 %, loss < 0.0001 %", {},
+     "ENCC is the Tianyi NIC's congestion control; the NIC is not built yet", nullptr, ""},
+    {"C8", "IGLB balances flows better than ECMP", {},
+     "IGLB is the NIC's congestion-aware path choice; the NIC is not built yet", nullptr, ""},
+    {"C9", "dual-plane redundancy + ARN: sub-millisecond failover", {},
+     "the dual-plane topology exists, but not failure detection, ARN switch-over or RDMA "
+     "retransmit",
+     nullptr, ""},
+    {"C10",
+     "Scale-Across: 300 km, 8:1 cross-PoD oversubscription, 8 GB spine buffer, IPCN → < 0.13 % training impact "
+     "at 1024 GPUs",
+     {}, "no OTN framer, long-haul links, IPCN or training traffic yet", nullptr, ""},
+    {"C11", "PCIe switch up-link (64 GB/s) starves TP/MoE; NVLink ≈ 900 GB/s",
+     {{"pcie", "all-to-all per GPU, PCIe switch", "olink-alltoall", "/summary/pcie-switch/bandwidth_per_gpu_GBps",
+       " GB/s", ".2f"},
+      {"olink", "OLink RS(544)", "olink-alltoall", "/summary/olink-rs544/bandwidth_per_gpu_GBps", " GB/s", ".1f"},
+      {"nvlink", "NVLink-class", "olink-alltoall", "/summary/nvlink-class/bandwidth_per_gpu_GBps", " GB/s", ".1f"}},
+     "the PCIe switch gives each GPU ≤ 1/10 of OLink's and of NVLink-class's all-to-all bandwidth",
+     [](Values v) { return v["pcie"] * 10 <= v["olink"] && v["pcie"] * 10 <= v["nvlink"]; },
+     "olink-alltoall: 8 GPUs, 1 MiB of 256-byte Stores from each to every other. The link rates are configured "
+     "(PCIe Gen5 x16 uplink 64 GB/s shared by every GPU; NVLink-class 450 GB/s each way, the seed's 900 counting "
+     "both); the bandwidths are measured."},
+    {"C12", "ECMP hash polarisation: e.g. 32 elephant flows, 5 on one link",
+     {{"crc_worst", "flows on the worst of 8 links, CRC-32", "switch-ecmp", "/summary/ecmp-crc32/flows_on_worst_link",
+       "", ".0f"},
+      {"toeplitz_worst", "Toeplitz", "switch-ecmp", "/summary/ecmp-toeplitz/flows_on_worst_link", "", ".0f"},
+      {"crc_imbalance", "max/mean link load, CRC-32", "switch-ecmp", "/summary/ecmp-crc32/max_over_mean_link_load",
+       "", ".3f"}},
+     "the CRC-32 hash puts ≥ 5 of the 32 flows on one of the 8 links, against 4 if spread evenly",
+     [](Values v) { return v["crc_worst"] >= 5; },
+     "switch-ecmp, the seed's set-up: 32 RoCEv2 flows (UDP 4791) hashed on their 5-tuples over 8 links."},
+    {"C13",
+     "incast → PFC pause → cluster-wide stall; RoCE drop → NAK retransmit storm, heavy tail (seed 000); DCQCN "
+     "with CNP (seed 001)",
+     {}, "DCQCN and RoCE retransmission need the NIC; PFC pause propagation alone is under C3", nullptr,
+     ""},
+};
+
+struct Outcome {
+  nlohmann::json results;  // the run's results.json, when it succeeded
+  std::string error;       // its error line, when it failed
+};
+
+struct Row {
+  const Claim* claim = nullptr;
+  std::string verdict, measured, failure;
+  nlohmann::json figures = nlohmann::json::array();
+};
+
+const Run& find_run(const std::string& name) {
+  for (const Run& r : kRuns)
+    if (r.name == name) return r;
+  throw std::logic_error("claims: no run named " + name);
+}
+
+// The runs a claim reads, in the order its figures name them.
+std::vector<const Run*> runs_of(const Claim& c) {
+  std::vector<const Run*> runs;
+  for (const Figure& f : c.figures) {
+    const Run* r = &find_run(f.run);
+    if (std::find(runs.begin(), runs.end(), r) == runs.end()) runs.push_back(r);
+  }
+  return runs;
+}
+
+std::string reproduce_command(const Run& r) {
+  std::string cmd = "build/xysim run " + r.scenario;
+  for (const auto& [k, v] : r.params) cmd += " --set " + k + "=" + v;
+  return cmd;
+}
+
+Row evaluate(const Claim& c, const std::map<std::string, Outcome>& outcomes) {
+  Row row;
+  row.claim = &c;
+  if (c.figures.empty()) {
+    row.verdict = "not modelled";
+    return row;
+  }
+  Values values;
+  std::string shown;
+  for (const Figure& f : c.figures) {
+    const Outcome& o = outcomes.at(f.run);
+    const nlohmann::json::json_pointer at(f.pointer);
+    if (!o.error.empty())
+      row.failure = fmt::format("{}: {}", f.run, o.error);
+    else if (!o.results.contains(at) || !o.results[at].is_number())
+      row.failure = fmt::format("{}: no number at {} in its results.json", f.run, f.pointer);
+    if (!row.failure.empty()) {
+      row.verdict = "failed";
+      return row;
+    }
+    const double value = o.results[at].get<double>();
+    values[f.key] = value;
+    shown += fmt::format("{}{} {}{}", shown.empty() ? "" : "; ", f.label, fmt::format(fmt::runtime("{:" + f.format + "}"), value),
+                         f.unit);
+    row.figures.push_back({{"key", f.key}, {"label", f.label}, {"run", f.run}, {"pointer", f.pointer}, {"value", value},
+                           {"unit", f.unit}});
+  }
+  row.measured = shown;
+  row.verdict = c.reproduced(values) ? "reproduced" : "refuted";
+  return row;
+}
+
+std::string cell(std::string text) {  // a Markdown table cell: its pipes escaped
+  for (std::size_t at = 0; (at = text.find('|', at)) != std::string::npos; at += 2) text.insert(at, "\\");
+  return text;
+}
+
+std::string table(const std::vector<Row>& rows) {
+  std::string out = "| claim | seed's figure | measured (seed 1) | verdict, and its rule | reproduce with |\n"
+                    "|---|---|---|---|---|\n";
+  for (const Row& r : rows) {
+    std::string commands;
+    for (const Run* run : runs_of(*r.claim))
+      commands += fmt::format("{}`{}`", commands.empty() ? "" : "<br>", reproduce_command(*run));
+    const std::string measured = !r.failure.empty() ? "failed: " + r.failure : r.measured.empty() ? "–" : r.measured;
+    const std::string verdict = fmt::format("**{}** ({}{})", r.verdict, r.claim->figures.empty() ? "" : "reproduced if ",
+                                            r.claim->rule);
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", r.claim->id, cell(r.claim->seed), cell(measured), cell(verdict),
+                       commands.empty() ? "–" : commands);
+  }
+  return out;
+}
+
+}  // namespace
+
+int claims_command(const char* self, const ClaimsOptions& o) {
+  for (const std::string& id : o.only)
+    if (std::none_of(kClaims.begin(), kClaims.end(), [&](const Claim& c) { return c.id == id; }))
+      throw ConfigError(fmt::format("--only '{}': no such claim; the claims are C1 to C13", id));
+  std::vector<const Claim*> chosen;  // in the table's order
+  for (const Claim& c : kClaims)
+    if (o.only.empty() || std::find(o.only.begin(), o.only.end(), c.id) != o.only.end()) chosen.push_back(&c);
+  std::vector<const Run*> runs;
+  for (const Run& r : kRuns)
+    for (const Claim* c : chosen) {
+      const auto used = runs_of(*c);
+      if (std::find(used.begin(), used.end(), &r) != used.end()) {
+        runs.push_back(&r);
+        break;
+      }
+    }
+
+  // Without --out the runs go to a temporary directory, removed at the end.
+  fs::path out = o.out_dir;
+  if (out.empty()) {
+    std::string pattern = (fs::temp_directory_path() / "xysim-claims-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot create a temporary directory for the runs");
+    out = pattern;
+  }
+  std::vector<Process> processes;
+  for (const Run* r : runs) {
+    const fs::path dir = out / "runs" / r->name;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw ConfigError(fmt::format("--out: cannot create {}: {}", dir.string(), ec.message()));
+    processes.push_back({run_args(self, r->scenario, 1, r->params, dir), dir / "log.txt"});
+  }
+
+  const int jobs = processes_at_once(o.jobs);
+  std::cerr << fmt::format("[claims] {} claims, {} runs, {} at a time\n", chosen.size(), runs.size(), jobs);
+  const auto start = std::chrono::steady_clock::now();
+  const auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  std::map<std::string, Outcome> outcomes;
+  std::size_t done = 0, failed = 0;
+  run_processes(processes, jobs, [&](std::size_t i, int exit_code) {
+    const Run& r = *runs[i];
+    Outcome& outcome = outcomes[r.name];
+    if (exit_code == 0) {
+      std::ifstream in(out / "runs" / r.name / "results.json");
+      outcome.results = nlohmann::json::parse(in, nullptr, false);
+      if (outcome.results.is_discarded()) outcome.error = "its results.json cannot be read";
+    } else {
+      outcome.error = last_line(processes[i].log);
+      if (outcome.error.empty()) outcome.error = fmt::format("exit {}", exit_code);
+    }
+    failed += !outcome.error.empty();
+    std::cerr << fmt::format("[claims] {} of {} runs done, {} failed, {:.0f} s: {}{}\n", ++done, runs.size(), failed,
+                             seconds(), r.name, outcome.error.empty() ? "" : " failed: " + outcome.error);
+  });
+  const double wall = seconds();
+
+  std::vector<Row> rows;
+  for (const Claim* c : chosen) rows.push_back(evaluate(*c, outcomes));
+  std::string command = "build/xysim claims";
+  if (!o.only.empty()) {
+    command += " --only ";
+    for (std::size_t i = 0; i < o.only.size(); ++i) command += (i ? "," : "") + o.only[i];
+  }
+  if (!o.out_dir.empty()) command += " --out " + o.out_dir;
+  command += fmt::format(" -j {}", jobs);
+  const std::string commit = git_commit();
+  const std::string produced =
+      fmt::format("Produced by `{}` at commit {}: {} runs, {} at a time, {:.0f} s wall time.", command, commit,
+                  runs.size(), jobs, wall);
+  const std::string body = table(rows);
+  std::cout << body << fmt::format("\nwall time {:.0f} s ({} runs, {} at a time)\n", wall, runs.size(), jobs);
+
+  bool any_failed = false;
+  for (const Row& r : rows) any_failed |= !r.failure.empty();
+  if (o.out_dir.empty()) {
+    fs::remove_all(out);
+    return any_failed ? 1 : 0;
+  }
+  std::string notes;
+  for (const Row& r : rows)
+    if (!r.claim->note.empty()) notes += fmt::format("- **{}**: {}\n", r.claim->id, r.claim->note);
+  std::ofstream(out / "claims.md")
+      << "# Seed claims: reproduced, refuted or not modelled\n\n"
+      << produced << "\n\n"
+      << "Every figure is read from the `summary` in its run's `results.json` (seed 1; the runs are deterministic). "
+         "The claims, the figures each reads, and the rule that decides each verdict are written in "
+         "`tb/xysim/claims.cpp`. The seed's figures are SPEC §1's.\n\n"
+      << body << "\n## About the runs\n\n" << notes;
+  nlohmann::json claims = nlohmann::json::array();
+  for (const Row& r : rows) {
+    nlohmann::json used = nlohmann::json::array();
+    for (const Run* run : runs_of(*r.claim))
+      used.push_back({{"name", run->name}, {"command", reproduce_command(*run)}, {"dir", (out / "runs" / run->name).string()}});
+    claims.push_back({{"id", r.claim->id}, {"seed", r.claim->seed}, {"verdict", r.verdict}, {"rule", r.claim->rule},
+                      {"measured", r.measured}, {"failure", r.failure}, {"figures", r.figures}, {"runs", used}});
+  }
+  std::ofstream(out / "claims.json") << nlohmann::json{{"command", command}, {"commit", commit}, {"wall_time_s", wall},
+                                                       {"jobs", jobs}, {"claims", claims}}.dump(2)
+                                     << "\n";
+  std::cout << fmt::format("  {}\n  {}\n", (out / "claims.md").string(), (out / "claims.json").string());
+  return any_failed ? 1 : 0;
+}
+
+}  // namespace xy

@@ -13,6 +13,7 @@
 //     fec_llr.design: [rs544, rs272_llr]
 //   points:                       # and/or these points, each its own values
 //     - {port.errors.ber: 1e-3}
+//   slurm: {partition: batch, time: "00:10:00", args: [--mem=1G]}   # only for --backend slurm
 #pragma once
 #include <string>
 
@@ -21,7 +22,8 @@ namespace xy {
 struct SweepOptions {
   std::string file, out_dir = "sweep";
   int jobs = 0;                    // 0 = every core
-  std::string backend = "local";   // local | print (the commands, one a line)
+  std::string backend = "local";   // local | print (the commands, one a line) | slurm (one job array)
+  int point = -1;                  // >= 0: run only this point (a task of the Slurm job array)
 };
 
 // Exit status: 0 when every point passed, 1 when some failed (the others still ran), 2 for a sweep

@@ -222,11 +222,8 @@ bool done_before(const std::string& scenario, const Point& p) {
          !read_results(p).empty();
 }
 
-int wait_for(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+// A waitpid status as a shell shows it: the exit code, or 128 + the signal that ended it.
+int exit_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
 
 void report_failure(const Point& p) {
   std::cerr << fmt::format("[sweep] point {} failed (exit {}): {} ({})\n", p.index, p.exit_code,
@@ -249,7 +246,7 @@ void run_local(const char* self, const Sweep& s, const std::vector<Point*>& todo
     if (pid < 0) break;
     Point* p = running.at(pid);
     running.erase(pid);
-    p->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    p->exit_code = exit_code(status);
     ++done;
     if (p->exit_code != 0) {
       ++failed;
@@ -306,8 +303,8 @@ long tasks_left(const std::string& job_id) {
 
 // Submits the points as one Slurm job array, each task running `xysim sweep FILE --out DIR --point
 // K` (run_point), at most `jobs` at once when given, and waits for it (sbatch --wait), showing how
-// many tasks are left. Returns 0, or 2 when sbatch refuses the array (its error line is shown).
-int run_slurm(const SweepOptions& o, const Sweep& s, const std::vector<Point*>& todo, std::size_t skipped) {
+// many tasks are left.
+void run_slurm(const SweepOptions& o, const Sweep& s, const std::vector<Point*>& todo, std::size_t skipped) {
   const std::string sbatch = on_path("sbatch");
   const fs::path out = fs::absolute(o.out_dir), slurm_dir = out / "slurm";
   fs::create_directories(slurm_dir);
@@ -344,10 +341,8 @@ int run_slurm(const SweepOptions& o, const Sweep& s, const std::vector<Point*>& 
                                static_cast<long>(todo.size()) - left, todo.size(), skipped);
     left_before = left;
   }
-  if (job_id().empty()) {
-    std::cerr << fmt::format("error: sbatch refused the job array: {} ({})\n", last_line(sbatch_log), sbatch_log.string());
-    return 2;
-  }
+  if (job_id().empty())  // e.g. an option in slurm: that this cluster does not take
+    throw ConfigError(fmt::format("sbatch refused the job array: {} ({})", last_line(sbatch_log), sbatch_log.string()));
   // A task that failed said why in its output (what run_point printed, or Slurm's own reason).
   for (const Point* p : todo)
     if (!read_results(*p).value("passed", false)) {
@@ -356,7 +351,6 @@ int run_slurm(const SweepOptions& o, const Sweep& s, const std::vector<Point*>& 
                                             : last_line(said))
                 << "\n";
     }
-  return 0;
 }
 
 std::vector<Point> all_points(const Sweep& s, const fs::path& out) {
@@ -435,7 +429,9 @@ int sweep_command(const char* self, const SweepOptions& o) {
     if (static_cast<std::size_t>(o.point) >= points.size())
       throw ConfigError(fmt::format("--point {}: the sweep has points 0 to {}", o.point, points.size() - 1));
     Point& p = points[o.point];
-    p.exit_code = wait_for(spawn(command(self, s.scenario, p), p.dir / "log.txt"));
+    int status = 0;
+    waitpid(spawn(command(self, s.scenario, p), p.dir / "log.txt"), &status, 0);
+    p.exit_code = exit_code(status);
     if (p.exit_code != 0) report_failure(p);
     return p.exit_code;
   }
@@ -464,7 +460,7 @@ int sweep_command(const char* self, const SweepOptions& o) {
   }
   const std::size_t skipped = points.size() - todo.size();
   if (o.backend == "slurm") {
-    if (!todo.empty() && run_slurm(o, s, todo, skipped) != 0) return 2;
+    if (!todo.empty()) run_slurm(o, s, todo, skipped);
   } else {
     run_local(self, s, todo, skipped, o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency()));
   }

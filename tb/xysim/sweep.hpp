@@ -2,7 +2,8 @@
 // each point a separate `xysim run` process (SystemC runs one simulation per process), N at a
 // time; each point writes its own results, and the sweep merges them into sweep.csv (one row a
 // point: parameters, seed, every summary leaf) and sweep.json. A failed point is reported and the
-// others go on; running the sweep again skips the points already done.
+// others go on; running the sweep again skips the points already done. --backend slurm submits the
+// points as one Slurm job array instead, each task running one point the same way (--point K).
 //
 // File format (every key checked, errors name file:line):
 //   scenario: lingyun-fec-llr

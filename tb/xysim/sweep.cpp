@@ -1,6 +1,7 @@
 #include "tb/xysim/sweep.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -302,8 +303,8 @@ long tasks_left(const std::string& job_id) {
 }
 
 // Submits the points as one Slurm job array, each task running `xysim sweep FILE --out DIR --point
-// K` (run_point), at most `jobs` at once when given, and waits for it (sbatch --wait), showing how
-// many tasks are left.
+// K`, at most `jobs` at once when given, and waits for it (sbatch --wait, or squeue listing none of
+// its tasks), showing how many are done.
 void run_slurm(const SweepOptions& o, const Sweep& s, const std::vector<Point*>& todo, std::size_t skipped) {
   const std::string sbatch = on_path("sbatch");
   const fs::path out = fs::absolute(o.out_dir), slurm_dir = out / "slurm";
@@ -340,10 +341,15 @@ void run_slurm(const SweepOptions& o, const Sweep& s, const std::vector<Point*>&
       std::cerr << fmt::format("[sweep] Slurm job {}: {} of {} done, {} skipped (done before)\n", id,
                                static_cast<long>(todo.size()) - left, todo.size(), skipped);
     left_before = left;
+    if (left == 0) {  // sbatch --wait notices the end after growing pauses (20 s and more); squeue at once
+      kill(pid, SIGTERM);
+      waitpid(pid, &status, 0);
+      break;
+    }
   }
   if (job_id().empty())  // e.g. an option in slurm: that this cluster does not take
     throw ConfigError(fmt::format("sbatch refused the job array: {} ({})", last_line(sbatch_log), sbatch_log.string()));
-  // A task that failed said why in its output (what run_point printed, or Slurm's own reason).
+  // A task that failed said why in its output (its report_failure line, or Slurm's own).
   for (const Point* p : todo)
     if (!read_results(*p).value("passed", false)) {
       const fs::path said = slurm_dir / fmt::format("{}.txt", p->index);

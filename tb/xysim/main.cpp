@@ -72,8 +72,10 @@ int xy::xysim_main(int argc, char** argv) {
   sweep_cmd->add_option("file", sweep.file, "SWEEP.yaml: scenario, seeds, set, grid, points")->required();
   sweep_cmd->add_option("--out", sweep.out_dir, "where the points and sweep.csv / sweep.json go (default: sweep)");
   sweep_cmd->add_option("-j,--jobs", sweep.jobs, "points run at once (default: every core)")->check(CLI::Range(1, 1024));
-  sweep_cmd->add_option("--backend", sweep.backend, "local: run here; print: print each point's command")
-      ->check(CLI::IsMember({"local", "print"}));
+  sweep_cmd->add_option("--backend", sweep.backend,
+                        "local: run here; print: print each point's command; slurm: one Slurm job array")
+      ->check(CLI::IsMember({"local", "print", "slurm"}));
+  sweep_cmd->add_option("--point", sweep.point)->group("")->check(CLI::Range(0, 1 << 30));  // a Slurm array task
 
   std::string compare_a, compare_b;
   double compare_tolerance = 0;

@@ -16,7 +16,6 @@
 extern char** environ;
 
 namespace xy {
-namespace {
 
 pid_t spawn(const Process& p) {
   std::vector<char*> argv;
@@ -34,7 +33,9 @@ pid_t spawn(const Process& p) {
   return pid;
 }
 
-}  // namespace
+int exit_status(int wait_status) {
+  return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+}
 
 std::vector<std::string> run_args(const char* self, const std::string& scenario, std::uint64_t seed,
                                   const Params& params, const std::filesystem::path& out) {
@@ -70,7 +71,7 @@ void run_processes(const std::vector<Process>& processes, int parallel,
     if (it == running.end()) continue;  // not one of ours
     const std::size_t i = it->second;
     running.erase(it);
-    finished(i, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    finished(i, exit_status(status));
   }
 }
 

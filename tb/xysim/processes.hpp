@@ -1,6 +1,8 @@
 // Running `xysim run` in processes of their own (SystemC allows one simulation per process), N at
 // a time: what `xysim sweep` and `xysim claims` share.
 #pragma once
+#include <sys/types.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -21,6 +23,11 @@ struct Process {
   std::vector<std::string> args;
   std::filesystem::path log;
 };
+
+// Starts a process with its stdout and stderr in its log; found on PATH when args[0] has no slash.
+pid_t spawn(const Process& p);
+// A waitpid status as a shell shows it: the exit code, or 128 + the signal that ended it.
+int exit_status(int wait_status);
 
 // How many processes run at once: `requested`, or one a core when 0.
 int processes_at_once(int requested);

@@ -1,11 +1,20 @@
 #include "tb/xysim/sweep.hpp"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
+#include <sstream>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -30,10 +39,17 @@ struct Point {
   int exit_code = -1;  // -1: not run (skipped: done before)
 };
 
+// What --backend slurm adds to sbatch, from the sweep file's `slurm:` map.
+struct SlurmOptions {
+  std::string partition, time;
+  std::vector<std::string> args;  // any other sbatch options, as given
+};
+
 struct Sweep {
   std::string scenario;
   std::vector<std::uint64_t> seeds{1};
   std::vector<Params> combos;  // parameter sets, before seeds
+  SlurmOptions slurm;
 };
 
 std::string at(const std::string& path, const YAML::Node& n) { return fmt::format("{}:{}", path, n.Mark().line + 1); }
@@ -49,6 +65,26 @@ Params scalars(const std::string& path, const YAML::Node& map, const char* what)
   return out;
 }
 
+SlurmOptions slurm_options(const std::string& path, const YAML::Node& map) {
+  if (!map.IsMap()) throw ConfigError(fmt::format("{}: slurm must be a map (partition, time, args)", at(path, map)));
+  SlurmOptions o;
+  for (const auto& kv : map) {
+    const std::string key = kv.first.Scalar();
+    const YAML::Node& v = kv.second;
+    if (key == "args") {
+      if (!v.IsSequence()) throw ConfigError(fmt::format("{}: slurm.args must be a list of sbatch options", at(path, v)));
+      for (const auto& a : v) o.args.push_back(a.Scalar());
+    } else if (key != "partition" && key != "time") {
+      throw ConfigError(fmt::format("{}: unknown key 'slurm.{}': allowed are partition, time, args", at(path, kv.first), key));
+    } else if (!v.IsScalar() || v.Scalar().empty()) {
+      throw ConfigError(fmt::format("{}: slurm.{} must be a single value", at(path, v), key));
+    } else {
+      (key == "partition" ? o.partition : o.time) = v.Scalar();
+    }
+  }
+  return o;
+}
+
 Sweep load(const std::string& path) {
   YAML::Node root;
   try {
@@ -57,7 +93,8 @@ Sweep load(const std::string& path) {
   } catch (const YAML::ParserException& e) {
     throw ConfigError(fmt::format("{}:{}:{}: YAML syntax error: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg));
   }
-  if (!root.IsMap()) throw ConfigError(fmt::format("{}: a sweep file is a map (scenario, seeds, set, grid, points)", path));
+  if (!root.IsMap())
+    throw ConfigError(fmt::format("{}: a sweep file is a map (scenario, seeds, set, grid, points, slurm)", path));
   Sweep s;
   Params fixed;
   std::vector<std::pair<std::string, std::vector<std::string>>> grid;
@@ -88,9 +125,11 @@ Sweep load(const std::string& path) {
     } else if (key == "points") {
       if (!v.IsSequence()) throw ConfigError(fmt::format("{}: points must be a list of maps", at(path, v)));
       for (const auto& p : v) points.push_back(scalars(path, p, "points[]"));
+    } else if (key == "slurm") {
+      s.slurm = slurm_options(path, v);
     } else {
-      throw ConfigError(fmt::format("{}: unknown key '{}': allowed are scenario, seeds, set, grid, points", at(path, kv.first),
-                                    key));
+      throw ConfigError(fmt::format("{}: unknown key '{}': allowed are scenario, seeds, set, grid, points, slurm",
+                                    at(path, kv.first), key));
     }
   }
   if (s.scenario.empty()) throw ConfigError(fmt::format("{}: 'scenario' missing", path));
@@ -125,6 +164,8 @@ nlohmann::json describe(const std::string& scenario, const Point& p) {
   return {{"scenario", scenario}, {"seed", p.seed}, {"params", params}};
 }
 
+
+
 std::string csv_cell(const nlohmann::json& v) {
   std::string s = v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump();
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -133,11 +174,147 @@ std::string csv_cell(const nlohmann::json& v) {
   return q + "\"";
 }
 
-}  // namespace
+// A point's results.json, or {} when there is none or only a part (a run killed while writing it).
+nlohmann::json read_results(const Point& p) {
+  std::ifstream in(p.dir / "results.json");
+  nlohmann::json r = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
+  return r.is_object() ? r : nlohmann::json::object();
+}
 
-int sweep_command(const char* self, const SweepOptions& o) {
-  const Sweep s = load(o.file);
-  const fs::path out = o.out_dir;
+// A point is done when its point.json describes it and its results are whole.
+bool done_before(const std::string& scenario, const Point& p) {
+  std::ifstream described(p.dir / "point.json");
+  return described && nlohmann::json::parse(described, nullptr, false) == describe(scenario, p) &&
+         !read_results(p).empty();
+}
+
+void report_failure(const Point& p) {
+  std::cerr << fmt::format("[sweep] point {} failed (exit {}): {} ({})\n", p.index, p.exit_code,
+                           last_line(p.dir / "log.txt"), (p.dir / "log.txt").string());
+}
+
+// Runs the points here, `jobs` at a time.
+void run_local(const char* self, const Sweep& s, const std::vector<Point*>& todo, std::size_t skipped, int jobs) {
+  std::vector<Process> processes;
+  for (const Point* p : todo) processes.push_back({command(self, s.scenario, *p), p->dir / "log.txt"});
+  std::size_t done = 0, failed = 0;
+  const auto start = std::chrono::steady_clock::now();
+  auto last_progress = start;
+  run_processes(processes, jobs, [&](std::size_t i, int exit_code) {
+    Point* p = todo[i];
+    p->exit_code = exit_code;
+    ++done;
+    if (p->exit_code != 0) {
+      ++failed;
+      report_failure(*p);
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (done == todo.size() || now - last_progress >= std::chrono::seconds(2)) {  // a line every 2 s at most
+      last_progress = now;
+      const double elapsed = std::chrono::duration<double>(now - start).count();
+      std::cerr << fmt::format("[sweep] {} of {} run, {} failed, {} skipped (done before), ETA {:.0f} s\n", done,
+                               todo.size(), failed, skipped, elapsed / done * (todo.size() - done));
+    }
+  });
+}
+
+// The full path of a program on PATH, or "" when it is not there.
+std::string on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / program;
+    if (access(candidate.c_str(), X_OK) == 0 && fs::is_regular_file(candidate)) return candidate.string();
+  }
+  return "";
+}
+
+std::string shell_quoted(const std::string& text) {
+  std::string q = "'";
+  for (char c : text) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Slurm's array syntax for these indices: 0-3,7,9-10.
+std::string index_ranges(const std::vector<Point*>& todo) {
+  std::string out;
+  for (std::size_t i = 0; i < todo.size();) {
+    std::size_t j = i;
+    while (j + 1 < todo.size() && todo[j + 1]->index == todo[j]->index + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(todo[i]->index);
+    if (j > i) out += "-" + std::to_string(todo[j]->index);
+    i = j + 1;
+  }
+  return out;
+}
+
+// How many tasks of a Slurm job are pending or running, or -1 when squeue cannot tell.
+long tasks_left(const std::string& job_id) {
+  FILE* pipe = popen(("squeue -h -r -o %i -j " + job_id + " 2>/dev/null").c_str(), "r");
+  if (!pipe) return -1;
+  long lines = 0;
+  for (int c; (c = std::fgetc(pipe)) != EOF;) lines += c == '\n';
+  return pclose(pipe) == 0 ? lines : -1;
+}
+
+// Submits the points as one Slurm job array, each task running `xysim sweep FILE --out DIR --point
+// K`, at most `jobs` at once when given, and waits for it (sbatch --wait, or squeue listing none of
+// its tasks), showing how many are done.
+void run_slurm(const SweepOptions& o, const Sweep& s, const std::vector<Point*>& todo, std::size_t skipped) {
+  const std::string sbatch = on_path("sbatch");
+  const fs::path out = fs::absolute(o.out_dir), slurm_dir = out / "slurm";
+  fs::create_directories(slurm_dir);
+  // The tasks run on other nodes: every path absolute, and xysim the very binary running here.
+  const std::string task = fmt::format("exec {} sweep {} --out {} --point \"$SLURM_ARRAY_TASK_ID\"",
+                                       shell_quoted(fs::canonical("/proc/self/exe").string()),
+                                       shell_quoted(fs::absolute(o.file).string()), shell_quoted(out.string()));
+  std::vector<std::string> args{sbatch, "--parsable", "--wait", "--job-name=xysim-sweep",
+                                "--array=" + index_ranges(todo) + (o.jobs > 0 ? "%" + std::to_string(o.jobs) : ""),
+                                "--output=" + (slurm_dir / "%a.txt").string()};
+  if (!s.slurm.partition.empty()) args.push_back("--partition=" + s.slurm.partition);
+  if (!s.slurm.time.empty()) args.push_back("--time=" + s.slurm.time);
+  args.insert(args.end(), s.slurm.args.begin(), s.slurm.args.end());
+  args.push_back("--wrap=" + task);
+  const fs::path sbatch_log = slurm_dir / "sbatch.txt";
+  const pid_t pid = spawn({args, sbatch_log});
+
+  // --parsable prints the job id (as "id" or "id;cluster") once the array is queued.
+  auto job_id = [&]() -> std::string {
+    std::ifstream in(sbatch_log);
+    std::string line;
+    std::getline(in, line);
+    return !line.empty() && std::isdigit(static_cast<unsigned char>(line[0])) ? line.substr(0, line.find(';')) : "";
+  };
+  long left_before = -1;
+  int status = 0;
+  for (int tick = 0; waitpid(pid, &status, WNOHANG) == 0; ++tick) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const std::string id = job_id();
+    if (tick % 10 != 0 || id.empty()) continue;  // squeue every 2 s
+    const long left = tasks_left(id);
+    if (left >= 0 && left != left_before)
+      std::cerr << fmt::format("[sweep] Slurm job {}: {} of {} done, {} skipped (done before)\n", id,
+                               static_cast<long>(todo.size()) - left, todo.size(), skipped);
+    left_before = left;
+    if (left == 0) {  // sbatch --wait notices the end after growing pauses (20 s and more); squeue at once
+      kill(pid, SIGTERM);
+      waitpid(pid, &status, 0);
+      break;
+    }
+  }
+  if (job_id().empty())  // e.g. an option in slurm: that this cluster does not take
+    throw ConfigError(fmt::format("sbatch refused the job array: {} ({})", last_line(sbatch_log), sbatch_log.string()));
+  // A task that failed said why in its output (its report_failure line, or Slurm's own).
+  for (const Point* p : todo)
+    if (!read_results(*p).value("passed", false)) {
+      const fs::path said = slurm_dir / fmt::format("{}.txt", p->index);
+      std::cerr << (last_line(said).empty() ? fmt::format("[sweep] point {} failed ({})", p->index, said.string())
+                                            : last_line(said))
+                << "\n";
+    }
+}
+
+std::vector<Point> all_points(const Sweep& s, const fs::path& out) {
   std::vector<Point> points;
   for (const Params& combo : s.combos)
     for (std::uint64_t seed : s.seeds) {
@@ -148,71 +325,25 @@ int sweep_command(const char* self, const SweepOptions& o) {
       p.dir = out / "points" / fmt::format("{:04}", p.index);
       points.push_back(p);
     }
-  if (o.backend == "print") {
-    for (const Point& p : points) {
-      std::string line;
-      for (const auto& a : command(self, s.scenario, p)) line += (line.empty() ? "" : " ") + a;
-      std::cout << line << "\n";
-    }
-    return 0;
-  }
-  std::error_code ec;
-  fs::create_directories(out / "points", ec);
-  if (ec) throw ConfigError(fmt::format("--out '{}': cannot create it: {}", o.out_dir, ec.message()));
+  return points;
+}
 
-  // Points done before with the same description are skipped.
-  std::vector<Point*> todo;
-  std::size_t skipped = 0;
-  for (Point& p : points) {
-    const nlohmann::json d = describe(s.scenario, p);
-    std::ifstream old(p.dir / "point.json");
-    nlohmann::json before;
-    if (old && fs::exists(p.dir / "results.json")) before = nlohmann::json::parse(old, nullptr, false);
-    if (before == d) {
-      ++skipped;
-      continue;
-    }
-    fs::create_directories(p.dir);
-    fs::remove(p.dir / "results.json", ec);
-    std::ofstream(p.dir / "point.json") << d.dump(2) << "\n";
-    todo.push_back(&p);
-  }
-  std::vector<Process> processes;
-  for (const Point* p : todo) processes.push_back({command(self, s.scenario, *p), p->dir / "log.txt"});
-  std::size_t done = 0, failed = 0;
-  const auto start = std::chrono::steady_clock::now();
-  auto last_progress = start;
-  run_processes(processes, o.jobs, [&](std::size_t i, int exit_code) {
-    Point* p = todo[i];
-    p->exit_code = exit_code;
-    ++done;
-    if (p->exit_code != 0) {
-      ++failed;
-      std::cerr << fmt::format("[sweep] point {} failed (exit {}): {} ({})\n", p->index, p->exit_code,
-                               last_line(p->dir / "log.txt"), (p->dir / "log.txt").string());
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (done == todo.size() || now - last_progress >= std::chrono::seconds(2)) {  // a line every 2 s at most
-      last_progress = now;
-      const double elapsed = std::chrono::duration<double>(now - start).count();
-      std::cerr << fmt::format("[sweep] {} of {} run, {} failed, {} skipped (done before), ETA {:.0f} s\n", done,
-                               todo.size(), failed, skipped, elapsed / done * (todo.size() - done));
-    }
-  });
-
-  // Merge: every point's parameters, seed and summary leaves.
+// Writes sweep.json and sweep.csv from every point's results and prints the summary; returns the
+// number of points that did not pass.
+std::size_t merge(const Sweep& s, const fs::path& out, const std::vector<Point>& points, std::size_t run,
+                  std::size_t skipped) {
   nlohmann::json merged = nlohmann::json::array();
   std::vector<std::map<std::string, nlohmann::json>> rows;
   std::set<std::string> param_keys, leaf_keys;
+  std::size_t failed = 0;
   for (const Point& p : points) {
     nlohmann::json entry = describe(s.scenario, p);
     entry["point"] = p.index;
-    std::ifstream in(p.dir / "results.json");
-    const nlohmann::json r = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
-    entry["passed"] = r.is_object() && r.value("passed", false);
-    entry["failure"] = r.is_object() ? r.value("failure", "") : last_line(p.dir / "log.txt");
-    entry["summary"] = r.is_object() && r.contains("summary") ? r["summary"] : nlohmann::json::object();
-    if (!entry["passed"].get<bool>()) failed += p.exit_code == -1;  // skipped, but failed before
+    const nlohmann::json r = read_results(p);
+    entry["passed"] = r.value("passed", false);
+    entry["failure"] = r.empty() ? last_line(p.dir / "log.txt") : r.value("failure", "");
+    entry["summary"] = r.value("summary", nlohmann::json::object());
+    failed += !entry["passed"].get<bool>();
     merged.push_back(entry);
     std::map<std::string, nlohmann::json> row;
     for (const auto& [k, v] : p.params) {
@@ -244,9 +375,57 @@ int sweep_command(const char* self, const SweepOptions& o) {
     csv << "\n";
   }
   std::cout << fmt::format("sweep of {}: {} points, {} run, {} skipped, {} failed\n  {}\n  {}\n", s.scenario,
-                           points.size(), todo.size(), skipped, failed, (out / "sweep.csv").string(),
+                           points.size(), run, skipped, failed, (out / "sweep.csv").string(),
                            (out / "sweep.json").string());
-  return failed ? 1 : 0;
+  return failed;
+}
+
+}  // namespace
+
+int sweep_command(const char* self, const SweepOptions& o) {
+  const Sweep s = load(o.file);
+  const fs::path out = o.out_dir;
+  std::vector<Point> points = all_points(s, out);
+  if (o.point >= 0) {  // one task of the Slurm array: the point the submitter prepared
+    if (static_cast<std::size_t>(o.point) >= points.size())
+      throw ConfigError(fmt::format("--point {}: the sweep has points 0 to {}", o.point, points.size() - 1));
+    Point& p = points[o.point];
+    int status = 0;
+    waitpid(spawn({command(self, s.scenario, p), p.dir / "log.txt"}), &status, 0);
+    p.exit_code = exit_status(status);
+    if (p.exit_code != 0) report_failure(p);
+    return p.exit_code;
+  }
+  if (o.backend == "print") {
+    for (const Point& p : points) {
+      std::string line;
+      for (const auto& a : command(self, s.scenario, p)) line += (line.empty() ? "" : " ") + a;
+      std::cout << line << "\n";
+    }
+    return 0;
+  }
+  if (o.backend == "slurm" && on_path("sbatch").empty())
+    throw ConfigError("--backend slurm: sbatch is not on PATH (Slurm's client commands are needed on this machine)");
+  std::error_code ec;
+  fs::create_directories(out / "points", ec);
+  if (ec) throw ConfigError(fmt::format("--out '{}': cannot create it: {}", o.out_dir, ec.message()));
+
+  // Points done before with the same description are skipped.
+  std::vector<Point*> todo;
+  for (Point& p : points) {
+    if (done_before(s.scenario, p)) continue;
+    fs::create_directories(p.dir);
+    fs::remove(p.dir / "results.json", ec);
+    std::ofstream(p.dir / "point.json") << describe(s.scenario, p).dump(2) << "\n";
+    todo.push_back(&p);
+  }
+  const std::size_t skipped = points.size() - todo.size();
+  if (o.backend == "slurm") {
+    if (!todo.empty()) run_slurm(o, s, todo, skipped);
+  } else {
+    run_local(self, s, todo, skipped, o.jobs);
+  }
+  return merge(s, out, points, todo.size(), skipped) ? 1 : 0;
 }
 
 }  // namespace xy

@@ -2,7 +2,8 @@
 // each point a separate `xysim run` process (SystemC runs one simulation per process), N at a
 // time; each point writes its own results, and the sweep merges them into sweep.csv (one row a
 // point: parameters, seed, every summary leaf) and sweep.json. A failed point is reported and the
-// others go on; running the sweep again skips the points already done.
+// others go on; running the sweep again skips the points already done. --backend slurm submits the
+// points as one Slurm job array instead, each task running one point the same way (--point K).
 //
 // File format (every key checked, errors name file:line):
 //   scenario: lingyun-fec-llr
@@ -13,6 +14,7 @@
 //     fec_llr.design: [rs544, rs272_llr]
 //   points:                       # and/or these points, each its own values
 //     - {port.errors.ber: 1e-3}
+//   slurm: {partition: batch, time: "00:10:00", args: [--mem=1G]}   # only for --backend slurm
 #pragma once
 #include <string>
 
@@ -21,7 +23,8 @@ namespace xy {
 struct SweepOptions {
   std::string file, out_dir = "sweep";
   int jobs = 0;                    // 0 = every core
-  std::string backend = "local";   // local | print (the commands, one a line)
+  std::string backend = "local";   // local | print (the commands, one a line) | slurm (one job array)
+  int point = -1;                  // >= 0: run only this point (a task of the Slurm job array)
 };
 
 // Exit status: 0 when every point passed, 1 when some failed (the others still ran), 2 for a sweep

@@ -35,6 +35,27 @@ message_sweep() {
   "$xysim" sweep "$work/m.yaml" --out "$work/S" -j 2 >/dev/null 2>"$work/err" || fail "sweep: $(cat "$work/err")"
 }
 
+# The sweep of sweep_resume and sweep_slurm: 12 points of switch-uniform over two parameters, each
+# a few hundred milliseconds (a 4-port switch at one load for 10^6 cycles).
+write_switch_sweep() {
+  printf 'scenario: switch-uniform\nseeds: [1, 2]\nset: {switch.ports: 4, uniform.measure_cycles: 1000000}\ngrid:\n  uniform.load: [0.3, 0.6, 0.9]\n  switch.arbiter: [islip, round-robin]\n' >"$1"
+}
+
+# The rows of sweep.csv in $1 are the grid of write_switch_sweep, in its order (the last key fastest,
+# then the seeds), each passed.
+check_switch_sweep_rows() {
+  python3 - "$1" <<'PY' || fail "$1: rows are not the grid's points"
+import csv, itertools, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+want = [(load, arbiter, seed) for load, arbiter in itertools.product(["0.3", "0.6", "0.9"], ["islip", "round-robin"])
+        for seed in ["1", "2"]]
+got = [(r["param.uniform.load"], r["param.switch.arbiter"], r["seed"]) for r in rows]
+assert got == want, got
+assert [r["point"] for r in rows] == [str(i) for i in range(12)]
+assert all(r["passed"] == "true" for r in rows)
+PY
+}
+
 case "$case_name" in
   negative_latency)
     expect_bad_input "link.latency_cycles = '-3'" run link-basic --set link.latency_cycles=-3 --quiet ;;
@@ -232,6 +253,9 @@ PY
     [ "$("$xysim" sweep "$work/s.yaml" --backend print | grep -c ' run link-basic --seed ')" -eq 10 ] || fail "print backend"
     printf 'scenario: link-basic\ngird: {traffic.load: [0.5]}\n' >"$work/bad.yaml"
     expect_bad_input "bad.yaml:2: unknown key 'gird'" sweep "$work/bad.yaml"
+    printf 'scenario: link-basic\ngrid: {traffic.load: []}\n' >"$work/empty.yaml"
+    expect_bad_input "empty.yaml:2: grid.traffic.load must be a list of at least one value" sweep "$work/empty.yaml"
+    expect_bad_input "--backend: slurmm not in {local,print,slurm}" sweep "$work/s.yaml" --backend slurmm
     echo "ok: sweep" ;;
   compare)
     # Two runs that differ in one parameter and the seed: compare names both, and each differing
@@ -336,6 +360,78 @@ PY
     [ "$(grep -c '^| C' "$work/C/claims.md")" -eq 3 ] || fail "--only C5,C12,C7 gave other rows"
     expect_bad_input "--only 'C99': no such claim" claims --only C99
     echo "ok: claims_failed_run" ;;
+  sweep_resume)
+    # A sweep killed half-way and run again runs only the points that had not finished, leaves the
+    # finished ones as they were, and merges the same sweep.csv as a sweep never stopped.
+    write_switch_sweep "$work/s.yaml"
+    "$xysim" sweep "$work/s.yaml" --out "$work/whole" -j 2 >"$work/out" 2>/dev/null || fail "sweep: $(cat "$work/out")"
+    grep -q "12 points, 12 run, 0 skipped, 0 failed" "$work/out" || fail "uninterrupted sweep: $(cat "$work/out")"
+    check_switch_sweep_rows "$work/whole/sweep.csv"
+    # Its own process group, so that the kill reaches the points it runs too.
+    setsid "$xysim" sweep "$work/s.yaml" --out "$work/cut" -j 2 >/dev/null 2>&1 &
+    sweep_pid=$!
+    until [ "$(ls "$work"/cut/points/*/results.json 2>/dev/null | wc -l)" -ge 3 ]; do
+      kill -0 "$sweep_pid" 2>/dev/null || fail "the sweep ended before 3 points were done"
+      sleep 0.05
+    done
+    kill -TERM -- -"$sweep_pid"
+    while kill -0 -- -"$sweep_pid" 2>/dev/null; do sleep 0.05; done
+    # Finished: results.json whole (a point killed while writing it is not).
+    python3 - "$work/cut" >"$work/finished" <<'PY'
+import glob, json, os, sys
+for f in sorted(glob.glob(sys.argv[1] + "/points/*/results.json")):
+    try:
+        json.load(open(f))
+    except ValueError:
+        continue
+    print(f, os.stat(f).st_mtime_ns)
+PY
+    finished=$(wc -l <"$work/finished")
+    [ "$finished" -ge 3 ] && [ "$finished" -lt 12 ] || fail "killed with $finished of 12 points finished"
+    "$xysim" sweep "$work/s.yaml" --out "$work/cut" -j 2 >"$work/out" 2>/dev/null || fail "resumed sweep: $(cat "$work/out")"
+    grep -q "12 points, $((12 - finished)) run, $finished skipped, 0 failed" "$work/out" ||
+      fail "resumed after $finished finished: $(cat "$work/out")"
+    python3 - "$work/finished" <<'PY' || fail "a point finished before the kill was run again"
+import os, sys
+for line in open(sys.argv[1]):
+    path, mtime_ns = line.split()
+    assert os.stat(path).st_mtime_ns == int(mtime_ns), path
+PY
+    cmp "$work/whole/sweep.csv" "$work/cut/sweep.csv" || fail "resumed sweep.csv differs from the uninterrupted one"
+    echo "ok: killed with $finished of 12 finished, resumed running $((12 - finished))" ;;
+  sweep_slurm)
+    # The same sweep as one Slurm job array on a local single-node Slurm (scripts/slurm-local) gives
+    # the local backend's sweep.csv; a second submission runs only the points left to do.
+    write_switch_sweep "$work/s.yaml"
+    printf 'scenario: link-basic\nslurm: {partiton: debug}\n' >"$work/bad.yaml"
+    expect_bad_input "bad.yaml:2: unknown key 'slurm.partiton': allowed are partition, time, args" \
+      sweep "$work/bad.yaml" --backend slurm
+    PATH=/nonexistent "$xysim" sweep "$work/s.yaml" --out "$work/N" --backend slurm 2>"$work/err"
+    rc=$?
+    [ "$rc" -eq 2 ] && [ "$(wc -l <"$work/err")" -eq 1 ] && grep -q "sbatch is not on PATH" "$work/err" ||
+      fail "without sbatch: exit $rc, $(cat "$work/err")"
+    [ "$(id -u)" -eq 0 ] || { echo "SKIP: starting a local Slurm (scripts/slurm-local) needs root"; exit 77; }
+    slurm_local=$(dirname "$0")/../../scripts/slurm-local
+    export XY_SLURM_DIR=$work/slurm SLURM_CONF=$work/slurm/slurm.conf
+    trap '"$slurm_local" stop; rm -rf "$work"' EXIT
+    "$slurm_local" start || fail "scripts/slurm-local start"
+    "$xysim" sweep "$work/s.yaml" --out "$work/local" -j 2 >/dev/null 2>&1 || fail "local sweep"
+    "$xysim" sweep "$work/s.yaml" --out "$work/slurm-out" -j 2 --backend slurm >"$work/out" 2>"$work/err" ||
+      fail "slurm sweep: $(cat "$work/out" "$work/err")"
+    grep -q "12 points, 12 run, 0 skipped, 0 failed" "$work/out" || fail "slurm sweep: $(cat "$work/out")"
+    cmp "$work/local/sweep.csv" "$work/slurm-out/sweep.csv" || fail "Slurm's sweep.csv differs from the local one"
+    check_switch_sweep_rows "$work/slurm-out/sweep.csv"
+    # Slurm writes each array task's output as slurm/<task id>.txt: one a point.
+    [ "$(cd "$work/slurm-out/slurm" && ls [0-9]*.txt | sort -n | tr '\n' ' ')" = "$(seq -f %g.txt -s ' ' 0 11) " ] ||
+      fail "array tasks: $(ls "$work/slurm-out/slurm")"
+    rm -r "$work/slurm-out/slurm" "$work"/slurm-out/points/{0003,0010}/results.json
+    "$xysim" sweep "$work/s.yaml" --out "$work/slurm-out" --backend slurm >"$work/out" 2>"$work/err" ||
+      fail "second slurm sweep: $(cat "$work/out" "$work/err")"
+    grep -q "12 points, 2 run, 10 skipped, 0 failed" "$work/out" || fail "second slurm sweep: $(cat "$work/out")"
+    [ "$(cd "$work/slurm-out/slurm" && ls [0-9]*.txt | sort -n | tr '\n' ' ')" = "3.txt 10.txt " ] ||
+      fail "second array's tasks: $(ls "$work/slurm-out/slurm")"
+    cmp "$work/local/sweep.csv" "$work/slurm-out/sweep.csv" || fail "second slurm sweep.csv differs from the local one"
+    echo "ok: sweep_slurm" ;;
   lingyun_waves)
     # The composed fabric's hierarchy in the waves (switch, port, mac/phy/fc), and the same results
     # with waves on as off.

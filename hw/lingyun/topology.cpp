@@ -34,7 +34,7 @@ int add_node(Topology& t, std::map<std::string, int>& index, const std::string& 
 }
 
 void connect(Topology& t, int a, int b, double cable_m, std::string where) {
-  t.links.push_back({a, b, cable_m, std::move(where)});
+  t.links.push_back({a, b, cable_m, std::move(where), {}, {}, {}});
   for (int n : {a, b})
     if (!t.nodes[n].is_switch) ++t.nodes[n].ports;
 }

@@ -254,7 +254,7 @@ class LingyunIncast : public Testbench {
         flow(kS1, kR, 1.0, 0);
         flow(kS2, kR, 1.0, 0);
         flow(kV, kW, 0.5, own_vc ? 1 : 0);
-        Run run{fc, own_vc};
+        Run run{fc, own_vc, {}};
         const std::string name = fmt::format("{}_{}", fc, own_vc ? "own_vc" : "shared_vc");
         run.rig = std::make_unique<FabricRig>("top." + name, "incast_" + name, topology_, sp, pp, traffic, stats_,
                                               pool_, ctx);
@@ -359,8 +359,8 @@ class LingyunIncast : public Testbench {
     for (const char* sw : {"leaf0", "leaf1", "leaf2"}) t.nodes.push_back({sw, true, 3});
     t.nodes.push_back({"spine0", true, 3});
     for (const char* h : {"A", "V", "S1", "W", "S2", "R"}) t.nodes.push_back({h, false, 1});
-    for (int h = 0; h < kHosts; ++h) t.links.push_back({4 + h, h / 2, cable, "lingyun-incast"});
-    for (int leaf = 0; leaf < 3; ++leaf) t.links.push_back({leaf, 3, spine_cable, "lingyun-incast"});
+    for (int h = 0; h < kHosts; ++h) t.links.push_back({4 + h, h / 2, cable, "lingyun-incast", {}, {}, {}});
+    for (int leaf = 0; leaf < 3; ++leaf) t.links.push_back({leaf, 3, spine_cable, "lingyun-incast", {}, {}, {}});
     t.validate();
     return t;
   }

@@ -54,7 +54,9 @@ TEST(SwitchUniform, AcceptsWhatIsOfferedUpTo95PercentWithISlipAndLosesNothing) {
   ASSERT_EQ(r.failure, "");  // in order per source, buffer accounting exact
   for (const auto& row : r.results["summary"]["curve"]) {
     const double offered = row["offered_load"].get<double>(), accepted = row["accepted_load"].get<double>();
-    if (offered <= 0.95 + 1e-9) EXPECT_GE(accepted, 0.95 * offered) << "offered " << offered;
+    if (offered <= 0.95 + 1e-9) {
+      EXPECT_GE(accepted, 0.95 * offered) << "offered " << offered;
+    }
     EXPECT_EQ(row["drops"].get<std::uint64_t>(), 0u);
   }
   std::ifstream csv(dir.file("out") + "/switch_uniform.csv");

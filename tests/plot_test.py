@@ -136,6 +136,8 @@ elif case == "fec_curve":
              {(p["pre_fec_ber"], p["failed_codewords"] / p["codewords"]) for p in s["curve"]}, f"{mode} measured")
         same({(r["x"], r["y"]) for r in drawn if r["series"] == f"{mode} binomial"},
              {(p["pre_fec_ber"], p["binomial_cer"]) for p in s["curve"]}, f"{mode} binomial")
+    expect_bad_input("stages needs olink-latency results (summary.FABRIC.breakdown); this is a phy-fec-curve run",
+                     "stages", work / "fc", "-o", work / "x.png")
     # C2 + C4 as in scripts/sweeps/fec-llr-random.yaml, on fewer points and shorter traffic.
     out = sweep("fec-llr", "scenario: lingyun-fec-llr\nset: {sim.watchdog_us: 100, traffic.us: 4}\n"
                            "grid:\n  port.errors.ber: [1e-6, 1e-4]\n  fec_llr.design: [rs544, rs272_llr]\n")

@@ -196,6 +196,9 @@ elif case == "bad_input":
     expect_bad_input("holds neither sweep.json nor results.json", "cdf", work, "-o", work / "x.png")
     (work / "results.json").write_text("{not json")
     expect_bad_input("not JSON", "stages", work / "results.json", "-o", work / "x.png")
+    (work / "results.json").write_text(json.dumps({"schema_version": 2, "scenario": "olink-latency", "passed": True,
+                                                   "summary": {}}))
+    expect_bad_input("schema_version 2: scripts/plot reads 1", "stages", work, "-o", work / "x.png")
     expect_bad_input("the following arguments are required: --y", "sweep", work, "--x", "a", "-o", work / "x.png")
     expect_bad_input("invalid choice: 'pie'", "pie", work, "-o", work / "x.png")
 

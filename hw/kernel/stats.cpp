@@ -33,6 +33,13 @@ Cycle LatencyHistogram::quantile(double q) const {
   return max_;
 }
 
+std::vector<std::pair<Cycle, std::uint64_t>> LatencyHistogram::bins() const {
+  std::vector<std::pair<Cycle, std::uint64_t>> out;
+  for (auto&& bin : bh::indexed(hist_))
+    if (*bin > 0) out.emplace_back(static_cast<Cycle>(bin.bin()), static_cast<std::uint64_t>(*bin));
+  return out;
+}
+
 void LatencyHistogram::reset() {
   hist_ = bh::make_histogram(Axis(0, 1));
   count_ = sum_ = min_ = max_ = 0;

@@ -7,6 +7,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -35,6 +37,8 @@ class LatencyHistogram {
   // Smallest value v with at least q of the samples <= v (q in [0, 1]); 0 when empty.
   Cycle quantile(double q) const;
   Time period() const { return period_; }
+  // (cycles, count) of every non-empty bin, ascending: the whole distribution, for CDFs.
+  std::vector<std::pair<Cycle, std::uint64_t>> bins() const;
   void reset();
   nlohmann::json to_json() const;  // count, mean/p50/p99/p999/max in _cycles and _ns
 

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "tb/scenarios/fabric_rig.hpp"
+#include "tb/scenarios/latency_csv.hpp"
 #include "tb/scenarios/lingyun.hpp"
 
 namespace xy {
@@ -178,6 +179,11 @@ class LingyunFecLlr : public Testbench {
                          d["frames_lost_after_recovery"].get<std::uint64_t>());
     }
     return out;
+  }
+  void write_artifacts(const std::string& dir) const override {
+    std::vector<std::pair<std::string, const LatencyHistogram*>> histograms;
+    for (const auto& r : runs_) histograms.emplace_back(r.design->name, r.rig->latency);
+    write_latency_histograms(dir, histograms);
   }
 
  private:

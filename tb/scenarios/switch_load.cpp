@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "tb/scenarios/fabric_rig.hpp"
+#include "tb/scenarios/latency_csv.hpp"
 #include "tb/scenarios/switch_rig.hpp"
 #include "xingyun/clock_domain.hpp"
 
@@ -228,6 +229,9 @@ class SwitchUniform : public Testbench {
       csv << row["offered_load"].get<double>() << ',' << row["accepted_load"].get<double>() << ','
           << row["latency_p50_ns"].get<double>() << ',' << row["latency_p99_ns"].get<double>() << ','
           << row["latency_max_ns"].get<double>() << ',' << row["drops"].get<std::uint64_t>() << '\n';
+    std::vector<std::pair<std::string, const LatencyHistogram*>> histograms;
+    for (const auto& pt : points_) histograms.emplace_back(fmt::format("load {}", pt.load), pt.latency.get());
+    write_latency_histograms(dir, histograms);
   }
 
  private:

@@ -42,6 +42,15 @@ TEST(LatencyHistogram, TailOfASkewedDistribution) {
   EXPECT_EQ(h.quantile(0.9995), 5000u);
 }
 
+TEST(LatencyHistogram, BinsAreTheNonEmptyValuesWithTheirCounts) {
+  LatencyHistogram h(kNs);
+  for (Cycle c : {7, 3, 7, 400, 3, 7}) h.record(c);  // 400: past several doublings of the axis
+  const std::vector<std::pair<Cycle, std::uint64_t>> want{{3, 2}, {7, 3}, {400, 1}};
+  EXPECT_EQ(h.bins(), want);
+  h.reset();
+  EXPECT_TRUE(h.bins().empty());
+}
+
 TEST(Stats, RegistryResetsAtTheEndOfWarmup) {
   Stats s;
   Counter& c = s.counter("top.a.packets", "packets", "d");

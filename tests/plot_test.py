@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""scripts/plot on small real runs and sweeps: plot_test.py XYSIM PLOT CASE
+
+Every plot must be a valid image, and the numbers it drew (--data) must be the run's: the test
+reads them itself from results.json and sweep.csv and compares. Bad input: exit 2, one line.
+"""
+import atexit
+import csv
+import json
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+import zlib
+from pathlib import Path
+
+xysim, plot, case = sys.argv[1], sys.argv[2], sys.argv[3]
+work = Path(tempfile.mkdtemp(prefix="plot-test-"))
+atexit.register(shutil.rmtree, work, ignore_errors=True)
+
+
+def fail(message):
+    print(f"FAIL: {message}")
+    sys.exit(1)
+
+
+def run(*args):
+    r = subprocess.run([str(a) for a in args], capture_output=True, text=True)
+    if r.returncode != 0:
+        fail(f"{' '.join(map(str, args))}: exit {r.returncode}: {r.stderr.strip()}")
+    return r.stdout
+
+
+def check_png(path):
+    """PNG signature, then an IHDR chunk (CRC checked) with a width and height above 0."""
+    data = Path(path).read_bytes()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        fail(f"{path}: no PNG signature")
+    length, kind = struct.unpack(">I4s", data[8:16])
+    if kind != b"IHDR" or length != 13:
+        fail(f"{path}: the first chunk is {kind!r} of {length} bytes, not IHDR of 13")
+    width, height = struct.unpack(">II", data[16:24])
+    (crc,) = struct.unpack(">I", data[29:33])
+    if crc != zlib.crc32(data[12:29]):
+        fail(f"{path}: IHDR CRC mismatch")
+    if width == 0 or height == 0:
+        fail(f"{path}: {width} x {height} pixels")
+    if not data.endswith(b"IEND\xaeB`\x82"):
+        fail(f"{path}: no IEND chunk at the end")
+    print(f"ok: {path.name} is a {width} x {height} PNG of {len(data)} bytes")
+
+
+def plot_data(kind, source, *extra, out="plot.png"):
+    """Runs scripts/plot with --data; the image is checked, the rows drawn returned."""
+    image, data = work / out, work / (out + ".csv")
+    run(plot, kind, source, "-o", image, "--data", data, *extra)
+    if image.suffix == ".png":
+        check_png(image)
+    else:
+        root = ET.parse(image).getroot()
+        if not root.tag.endswith("svg"):
+            fail(f"{image}: root element {root.tag}, not svg")
+        print(f"ok: {image.name} is an SVG")
+    with open(data, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def sweep_rows(directory):
+    with open(directory / "sweep.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def same(drawn, expected, what):
+    """drawn and expected are sets of tuples with floats; equal to within rounding."""
+    def key(t):
+        return tuple(round(float(v), 9) if isinstance(v, (int, float)) or re.fullmatch(r"[-+.\deE]+", str(v)) else v
+                     for v in t)
+    d, e = sorted(map(key, drawn)), sorted(map(key, expected))
+    if d != e:
+        fail(f"{what}: drawn {d} but the results say {e}")
+    print(f"ok: {what}: the {len(d)} points drawn are the results'")
+
+
+def expect_bad_input(want, *args):
+    r = subprocess.run([plot, *map(str, args)], capture_output=True, text=True)
+    lines = r.stderr.strip().splitlines()
+    if r.returncode != 2 or len(lines) != 1 or want not in r.stderr:
+        fail(f"scripts/plot {' '.join(map(str, args))}: exit {r.returncode}, stderr {r.stderr!r}; expected exit 2 and "
+             f"one line containing {want!r}")
+    print(f"ok: {lines[0]}")
+
+
+def sweep(name, text):
+    (work / f"{name}.yaml").write_text(text)
+    run(xysim, "sweep", work / f"{name}.yaml", "--out", work / name, "-j", "2")
+    return work / name
+
+
+SWITCH = "switch.ports: 8, uniform.warmup_cycles: 1000, uniform.measure_cycles: 4000"
+
+if case == "latency_load":
+    # One run: its curve of offered loads.
+    run(xysim, "run", "switch-uniform", "--set", "switch.ports=8", "--set", "uniform.points=4", "--set",
+        "uniform.measure_cycles=4000", "--set", "uniform.warmup_cycles=1000", "--out", work / "run", "--quiet")
+    curve = json.loads((work / "run/results.json").read_text())["summary"]["curve"]
+    drawn = plot_data("latency-load", work / "run")
+    for panel, leaf in (("latency_p50_ns", "latency_p50_ns"), ("latency_p99_ns", "latency_p99_ns"),
+                        ("accepted_load", "accepted_load")):
+        same({(r["x"], r["y"]) for r in drawn if r["panel"] == panel}, {(c["offered_load"], c[leaf]) for c in curve},
+             f"run, {panel}")
+    # A sweep over load x buffer: a line per buffer size, each point from its row of sweep.csv.
+    out = sweep("load-buffer", f"scenario: switch-uniform\nset: {{{SWITCH}}}\n"
+                               "grid:\n  uniform.load: [0.3, 0.9]\n  switch.buffer_mib: [0.125, 64]\n")
+    rows = sweep_rows(out)
+    drawn = plot_data("latency-load", out, out="sweep.svg")
+    for panel, leaf in (("latency_p50_ns", "latency_p50_ns"), ("latency_p99_ns", "latency_p99_ns"),
+                        ("accepted_load", "accepted_load")):
+        same({(re.search(r"switch\.buffer_mib=(\S+)", r["series"]).group(1), r["x"], r["y"]) for r in drawn
+              if r["panel"] == panel},
+             {(r["param.switch.buffer_mib"], r["curve.0.offered_load"], r[f"curve.0.{leaf}"]) for r in rows},
+             f"sweep, {panel}")
+    run(xysim, "run", "link-basic", "--set", "traffic.packets=100", "--out", work / "link", "--quiet")
+    expect_bad_input("latency-load needs switch-uniform results", "latency-load", work / "link", "-o", work / "x.png")
+
+elif case == "fec_curve":
+    run(xysim, "run", "phy-fec-curve", "--set", "curve.points=3", "--set", "curve.failures=20", "--out", work / "fc",
+        "--quiet")
+    summary = json.loads((work / "fc/results.json").read_text())["summary"]
+    drawn = plot_data("fec-curve", work / "fc")
+    for mode, s in summary.items():
+        # The measured ratio from the counts, by the test's own division.
+        same({(r["x"], r["y"]) for r in drawn if r["series"] == f"{mode} measured"},
+             {(p["pre_fec_ber"], p["failed_codewords"] / p["codewords"]) for p in s["curve"]}, f"{mode} measured")
+        same({(r["x"], r["y"]) for r in drawn if r["series"] == f"{mode} binomial"},
+             {(p["pre_fec_ber"], p["binomial_cer"]) for p in s["curve"]}, f"{mode} binomial")
+    expect_bad_input("stages needs olink-latency results (summary.FABRIC.breakdown); this is a phy-fec-curve run",
+                     "stages", work / "fc", "-o", work / "x.png")
+    # C2 + C4 as in scripts/sweeps/fec-llr-random.yaml, on fewer points and shorter traffic.
+    out = sweep("fec-llr", "scenario: lingyun-fec-llr\nset: {sim.watchdog_us: 100, traffic.us: 4}\n"
+                           "grid:\n  port.errors.ber: [1e-6, 1e-4]\n  fec_llr.design: [rs544, rs272_llr]\n")
+    rows = sweep_rows(out)
+    drawn = plot_data("fec-curve", out, out="fec-llr.png")
+    same({(r["series"], r["x"], r["y"]) for r in drawn},
+         {(r["param.fec_llr.design"], r["param.port.errors.ber"], r[f"{r['param.fec_llr.design']}.latency_p99_ns"])
+          for r in rows}, "p99 per design")
+    expect_bad_input("fec-curve needs a phy-fec-curve run or a lingyun-fec-llr sweep; this is a lingyun-fec-llr run",
+                     "fec-curve", out / "points/0000", "-o", work / "x.png")
+
+elif case == "cdf":
+    run(xysim, "run", "lingyun-fec-llr", "--set", "traffic.us=10", "--set", "port.errors.ber=1e-5", "--out",
+        work / "run", "--quiet")
+    summary = json.loads((work / "run/results.json").read_text())["summary"]
+    drawn = plot_data("cdf", work / "run")
+    for design in ("rs544", "rs272_llr", "none_llr"):
+        cdf = [(float(r["x"]), float(r["y"])) for r in drawn if r["panel"] == "cdf" and r["series"] == design]
+        if not cdf or abs(cdf[-1][1] - 1) > 1e-12:
+            fail(f"{design}: the CDF does not end at 1: {cdf[-3:]}")
+        # A quantile is the smallest latency whose CDF reaches it (xysim's definition).
+        for q, leaf in ((0.5, "latency_p50_ns"), (0.99, "latency_p99_ns"), (0.999, "latency_p999_ns")):
+            at = next(x for x, y in cdf if y >= q - 1e-12)
+            if abs(at - summary[design][leaf]) > 1e-6:
+                fail(f"{design}: the CDF reaches {q} at {at} ns, results.json says {leaf} = {summary[design][leaf]}")
+        print(f"ok: {design}: the CDF's p50, p99, p99.9 are results.json's")
+    run(xysim, "run", "olink-latency", "--out", work / "olink", "--quiet")
+    expect_bad_input("latency_histograms.csv: no such file", "cdf", work / "olink", "-o", work / "x.png")
+
+elif case == "stages":
+    run(xysim, "run", "olink-latency", "--out", work / "run", "--quiet")
+    summary = json.loads((work / "run/results.json").read_text())["summary"]
+    drawn = plot_data("stages", work / "run")
+    expected = {(fabric, s["provenance"][k], k.removesuffix("_ns"), v) for fabric, s in summary.items()
+                if isinstance(s, dict) and "breakdown" in s for k, v in s["breakdown"].items()}
+    same({(r["panel"], r["series"], r["x"], r["y"]) for r in drawn}, expected, "stages with their provenance")
+    if {e[1] for e in expected} < {"measured", "configured"}:
+        fail("olink-latency reports no measured and configured stages to tell apart")
+
+elif case == "sweep_leaf":
+    out = sweep("arbiter", f"scenario: switch-uniform\nset: {{{SWITCH}}}\n"
+                           "grid:\n  uniform.load: [0.5, 1.0]\n  switch.arbiter: [islip, round-robin]\n")
+    rows = sweep_rows(out)
+    leaf = "curve.0.latency_p99_ns"
+    drawn = plot_data("sweep", out, "--x", "uniform.load", "--y", leaf, "--series", "switch.arbiter")
+    same({(r["series"], r["x"], r["y"]) for r in drawn},
+         {(f"switch.arbiter={r['param.switch.arbiter']}", r["param.uniform.load"], r[leaf]) for r in rows}, leaf)
+    expect_bad_input("leaves: curve.0.accepted_load, curve.0.drops", "sweep", out, "--x", "uniform.load", "--y",
+                     "curve.0.p99", "-o", work / "x.png")
+    expect_bad_input("--x 'no.such': the sweep sets no such parameter; it sets: switch.arbiter, switch.ports", "sweep", out, "--x",
+                     "no.such", "--y", leaf, "-o", work / "x.png")
+
+elif case == "bad_input":
+    expect_bad_input("no such file or directory", "latency-load", work / "missing", "-o", work / "x.png")
+    expect_bad_input("give a .png or .svg file", "latency-load", work, "-o", work / "x.pdf")
+    expect_bad_input("holds neither sweep.json nor results.json", "cdf", work, "-o", work / "x.png")
+    (work / "results.json").write_text("{not json")
+    expect_bad_input("not JSON", "stages", work / "results.json", "-o", work / "x.png")
+    (work / "results.json").write_text(json.dumps({"schema_version": 2, "scenario": "olink-latency", "passed": True,
+                                                   "summary": {}}))
+    expect_bad_input("schema_version 2: scripts/plot reads 1", "stages", work, "-o", work / "x.png")
+    expect_bad_input("the following arguments are required: --y", "sweep", work, "--x", "a", "-o", work / "x.png")
+    expect_bad_input("invalid choice: 'pie'", "pie", work, "-o", work / "x.png")
+
+else:
+    fail(f"unknown case {case}")

@@ -65,6 +65,8 @@ class Testbench {
   // End-of-run scoreboard checks; throws CheckFailure.
   virtual void check() const = 0;
   virtual nlohmann::json summary() const = 0;  // headline figures, units in key names
+  // Figures of wall time (a model's speed), which no seed reproduces: they go to run.json.
+  virtual nlohmann::json wall_clock() const { return nullptr; }
   virtual std::string report() const = 0;       // the same for people, a few table lines
   // Extra files beside results.json (CSV curves and the like), when the run has --out.
   virtual void write_artifacts(const std::string& dir) const {}

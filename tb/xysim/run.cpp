@@ -220,6 +220,7 @@ RunResult run_scenario(const RunOptions& options) {
            {"waves", waves.path()},
            {"pcap_frames", pcap ? pcap->frames() : 0},
            {"gtkw", waves.enabled() ? waves.gtkw_path() : ""}};
+  if (const nlohmann::json wall = tb->wall_clock(); !wall.is_null()) r.run["scenario_wall_clock"] = wall;
   r.report = fmt::format("xysim {} — scenario {}, seed {}, simulated {}\n{}{}", kVersion, name, seed,
                          format_time(end),
                          failure.empty() ? "" : "  the run FAILED: the figures below cover only what it did until then\n",

@@ -28,7 +28,7 @@ std::string rate(double gbps) {
 // those an uncorrectable codeword carries. A frame spans k + 1 or k + 2 codewords at a random
 // offset (k = whole codewords of data in it), each failing with the binomial codeword error ratio.
 double frame_loss(const lingyun::PortParams& p) {
-  if (p.llr || p.phy.errors.ber == 0) return 0;
+  if (p.llr) return 0;
   if (p.phy.errors.p_good_to_bad > 0 || p.phy.errors.dfe_propagation > 0)
     throw ConfigError("port.errors.p_good_to_bad or port.errors.dfe_propagation set on a link without LLR: its frame "
                       "loss is computed for random errors only (port.errors.ber)");

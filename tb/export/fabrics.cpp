@@ -78,7 +78,8 @@ std::vector<Fabric> fabrics_of(const Input& in) {
   const std::string first = topology.nodes[topology.endpoints()[0]].name;
   const std::vector<std::string> prefixes = stats_prefixes(doc["stats"], first);
   if (prefixes.empty())
-    throw ConfigError(fmt::format("no fabric of composed ports in its stats (no <fabric>.{}.port0.phy.frame_latency)", first));
+    throw ConfigError(
+        fmt::format("no fabric of composed ports in its stats (no <fabric>.{}.port0.phy.frame_latency)", first));
   std::vector<Fabric> out;
   for (const std::string& prefix : prefixes) {
     Fabric f;
@@ -153,13 +154,7 @@ void Fabric::require_one_link_per_endpoint(const std::string& why_one) const {
 std::vector<Fabric> fabrics_of(const std::vector<Input>& inputs) {
   std::vector<Fabric> out;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
-    std::vector<Fabric> some;
-    try {
-      some = fabrics_of(inputs[k]);
-    } catch (const ConfigError& e) {
-      throw ConfigError(fmt::format("{}: {}", inputs[k].path, e.what()));
-    }
-    for (Fabric& f : some) {
+    for (Fabric& f : naming(inputs[k].path, [&] { return fabrics_of(inputs[k]); })) {
       f.dir = inputs.size() > 1 ? fmt::format("{}/{}", k + 1, f.name) : f.name;
       out.push_back(std::move(f));
     }

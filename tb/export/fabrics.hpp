@@ -46,6 +46,19 @@ struct Fabric {
   void require_one_link_per_endpoint(const std::string& why_one) const;
 };
 
+// make(), its ConfigError or a malformed input's JSON error rethrown as one ConfigError line that
+// starts with `origin` (an input path, or a fabric's origin()).
+template <class Make>
+auto naming(const std::string& origin, Make&& make) -> decltype(make()) {
+  try {
+    return make();
+  } catch (const ConfigError& e) {
+    throw ConfigError(origin + ": " + e.what());
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(origin + ": malformed: " + e.what());
+  }
+}
+
 // Every fabric of every input, in order. Throws ConfigError, one line naming the input and what it
 // lacks: not a results.json of a run that passed, or a scenario without a fabric of composed ports.
 std::vector<Fabric> fabrics_of(const std::vector<Input>& inputs);

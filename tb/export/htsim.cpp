@@ -63,8 +63,10 @@ LeafSpine leaf_spine(const Fabric& f) {
   ls.bundle = bundles.begin()->second;
   for (std::size_t k = 0; k < ls.leaves.size(); ++k)
     if (static_cast<int>(ls.hosts[k].size()) != ls.down)
-      throw ConfigError(fmt::format("leaf {} has {} endpoints and leaf {} has {}: htsim's ToRs all have Radix_Down hosts",
-                                    t.nodes[ls.leaves[0]].name, ls.down, t.nodes[ls.leaves[k]].name, ls.hosts[k].size()));
+      throw ConfigError(fmt::format("leaf {} has {} endpoints and leaf {} has {}: htsim's ToRs all have Radix_Down "
+                                    "hosts",
+                                    t.nodes[ls.leaves[0]].name, ls.down, t.nodes[ls.leaves[k]].name,
+                                    ls.hosts[k].size()));
   for (int leaf : ls.leaves)
     for (int spine : ls.spines) {
       const auto it = bundles.find({leaf, spine});
@@ -122,7 +124,8 @@ std::string topo(const Fabric& f) {
       "and transcoding).\n"
       "# Downlink_Latency_ns: a link's fixed PHY latency one way (FEC encoder, PMA TX, 5 ns/m of cable, PMA RX and "
       "deskew, codeword gathering, FEC decoder, in PHY cycles): {:.3f} ns host-leaf ({} m, {}), {:.3f} ns leaf-spine "
-      "({} m, {}); configured, and the run's measured least PHY latency at every port agrees.\n"
+      "({} m, {}); configured, and within a codeword group of the least PHY latency the run measured at every "
+      "port (checked).\n"
       "# Switch_Latency_ns: the least port-to-port latency the run measured through the tier's switches (pipeline, no "
       "queueing): {:.2f} ns leaves, {:.2f} ns spines.\n"
       "# Not here: the shared switch buffer ({} MiB; htsim sizes each port's queue with -q, and Queue_Down/Queue_Up "
@@ -146,7 +149,8 @@ std::string topo(const Fabric& f) {
                    gbps, ls.down, up, ls.down / up, host_ns, std::lround(leaf_switch));
   s += fmt::format("Tier 1\nDownlink_speed_Gbps {}\nRadix_Down {}\nBundle {}\nDownlink_Latency_ns {}\n"
                    "Switch_Latency_ns {}\n",
-                   gbps, ls.bundle * static_cast<int>(ls.leaves.size()), ls.bundle, spine_ns, std::lround(spine_switch));
+                   gbps, ls.bundle * static_cast<int>(ls.leaves.size()), ls.bundle, spine_ns,
+                   std::lround(spine_switch));
   return s;
 }
 
@@ -154,13 +158,8 @@ std::string topo(const Fabric& f) {
 
 std::vector<File> htsim_topo(const std::vector<Input>& inputs) {
   std::vector<File> out;
-  for (const Fabric& f : fabrics_of(inputs)) {
-    try {
-      out.push_back({f.dir + ".topo", topo(f)});
-    } catch (const ConfigError& e) {
-      throw ConfigError(fmt::format("{}: {}", f.origin(), e.what()));
-    }
-  }
+  for (const Fabric& f : fabrics_of(inputs))
+    out.push_back({f.dir + ".topo", naming(f.origin(), [&] { return topo(f); })});
   return out;
 }
 

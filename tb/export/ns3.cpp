@@ -133,13 +133,13 @@ std::string readme(const Fabric& f) {
       "transcoding).\n"
       "- Delay: the link's fixed PHY latency one way, in whole ns (ns-3's default time resolution), rounded to the "
       "nearest: FEC encoder + PMA TX + 5 ns/m of cable + PMA RX and deskew + gathering the codeword group + FEC "
-      "decoder, in PHY cycles. Configured, and the run's measured least PHY latency at every port agrees (checked "
-      "on export). A frame's serialisation is not in it (ns-3 adds it from the rate).\n"
+      "decoder, in PHY cycles. Configured, and within a codeword group of the least PHY latency the run measured at "
+      "every port (checked on export). A frame's serialisation is not in it (ns-3 adds it from the rate).\n"
       "- Error rate (a per-packet drop probability in third.cc): computed, not measured. 0 on links with LLR (they "
       "replay what the FEC cannot correct: it costs latency, not packets). Without LLR: the share of {}-byte "
       "packets an uncorrectable codeword hits at the configured pre-FEC BER ({:g}, random errors), from the "
-      "binomial codeword error ratio the model's `phy-fec-curve` checks, over the 1 to 3 codewords a packet spans "
-      "at a random offset. The run's own counters (uncorrectable codewords, bad FCS, LLR replays) are in its "
+      "binomial codeword error ratio the model's `phy-fec-curve` checks, over the codewords a packet spans at a "
+      "random offset. The run's own counters (uncorrectable codewords, bad FCS, LLR replays) are in its "
       "results.json.\n\n"
       "## config.txt\n\n"
       "Every key third.cc reads, in the order it tests them. From the run: ENABLE_QCN (switch.ecn.on = {}), "
@@ -166,16 +166,13 @@ std::string readme(const Fabric& f) {
 
 std::vector<File> ns3_config(const std::vector<Input>& inputs) {
   std::vector<File> out;
-  for (const Fabric& f : fabrics_of(inputs)) {
-    try {
+  for (const Fabric& f : fabrics_of(inputs))
+    naming(f.origin(), [&] {
       f.require_one_link_per_endpoint("HPCC's hosts have one NIC (third.cc addresses the first only)");
       out.push_back({f.dir + "/topology.txt", topology_txt(f)});
       out.push_back({f.dir + "/config.txt", config_txt(f)});
       out.push_back({f.dir + "/README.md", readme(f)});
-    } catch (const ConfigError& e) {
-      throw ConfigError(fmt::format("{}: {}", f.origin(), e.what()));
-    }
-  }
+    });
   return out;
 }
 

@@ -148,7 +148,7 @@ def htsim_fec_llr():
         topo = htsim(os.path.join(directory, f"{design}.topo"))
         fec = res["summary"][design]["fec"]
         t0, t1 = topo["tiers"][0]["downlink_latency_ns"], topo["tiers"][1]["downlink_latency_ns"]
-        want = (round(phy_ns(cfg, fec, cfg["topology.cable_m"])), round(phy_ns(cfg, fec, cfg["topology.spine_cable_m"])))
+        want = tuple(round(phy_ns(cfg, fec, cfg[k])) for k in ("topology.cable_m", "topology.spine_cable_m"))
         check((t0, t1) == want, f"{design}: host and spine link latencies {t0}, {t1} ns = {want}")
         # The path e0 - leaf0 - spine0 - leaf1 - e1 crosses each link kind twice; its PHY stages
         # were measured (summed over the frames' hops) by the run.
@@ -188,13 +188,23 @@ def htsim_refusals():
     refused("htsim", [dual], "endpoint e0 has 2 links")
     single, _ = run("single", "olink-latency", "topology=single")
     refused("htsim", [single], "one tier of switches")
-    half, _ = run("half", "switch-uniform", "topology=leaf-spine", "topology.endpoints=4", "topology.oversubscription=0.5",
-                  "uniform.points=1", "uniform.load=0.2", "uniform.measure_cycles=2000")
+    half, _ = run("half", "switch-uniform", "topology=leaf-spine", "topology.endpoints=4",
+                  "topology.oversubscription=0.5", "uniform.points=1", "uniform.load=0.2", "uniform.measure_cycles=2000")
     refused("htsim", [half], "whole ratio")
     uneven = yaml_topology(os.path.join(WORK, "uneven.yaml"), (2, 7), "rs544")
     out, _ = run("uneven", "switch-uniform", f"topology={uneven}", "uniform.points=1", "uniform.load=0.2",
                  "uniform.measure_cycles=2000")
     refused("htsim", [out], "htsim has one latency a tier")
+    # The file changed after the run: the rebuilt links are not those the run measured.
+    yaml_topology(uneven, (2, 7), "none")
+    refused("htsim", [out], "not the link it ran")
+    with open(os.path.join(out, "results.json")) as f:
+        doc = json.load(f)
+    doc["stats"]["top.load1.e0.port0.phy.frame_latency"] = {"count": 3}
+    broken = os.path.join(WORK, "broken.json")
+    with open(broken, "w") as f:
+        json.dump(doc, f)
+    refused("htsim", [broken], "malformed")
     sweep = os.path.join(WORK, "sweep.json")
     with open(sweep, "w") as f:
         json.dump({"points": []}, f)
@@ -266,7 +276,8 @@ def ns3_refusals():
     flap, _ = run("flap", "lingyun-fec-llr", "fec_llr.design=rs272_llr", "traffic.us=20", "port.link_down_at_us=8",
                   "port.link_down_us=0.5")
     refused("ns3", [flap], "LINK_DOWN")
-    burst, _ = run("burst", "lingyun-fec-llr", "fec_llr.design=rs544", "traffic.us=10", "port.errors.p_good_to_bad=1e-7")
+    burst, _ = run("burst", "lingyun-fec-llr", "fec_llr.design=rs544", "traffic.us=10",
+                   "port.errors.p_good_to_bad=1e-7")
     refused("ns3", [burst], "random errors only")
 
 

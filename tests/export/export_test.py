@@ -281,8 +281,49 @@ def ns3_refusals():
     refused("ns3", [burst], "random errors only")
 
 
+def checkers_catch_planted_bugs():
+    """The consumers' rules above are shown to bite: each planted bug in a good export is rejected."""
+    out, _ = run("fec", "lingyun-fec-llr", "fec_llr.design=rs544", "traffic.us=10")
+    topo = read(export("htsim", out), "rs544.topo")
+    htsim_load(topo)
+    ns3 = os.path.join(export("ns3", out), "rs544")
+    config, topology = read(ns3, "config.txt"), read(ns3, "topology.txt")
+    hpcc_topology(topology, hpcc_config(config))
+    plants = [
+        ("htsim", "Downlink_Latency_ns 93", "Downlink_Latency_ns 92.988", "not an integer"),
+        ("htsim", "Oversubscribed 1", "Oversubscribed 2", "Mismatch between TOR radix"),
+        ("htsim", "Bundle 1", "Bundle 1\nQueue_Down 100000", "Duplicate queue_down"),
+        ("htsim", "Radix_Down 2", "Radix_Down 3", "not a multiple"),
+        ("htsim", "Downlink_Latency_ns 133", "Downlink_latency_ns 0", "Missing downlink_latency_ns"),
+        ("config", "PAUSE_TIME 5\n", "", "keys missing ['PAUSE_TIME']"),
+        ("config", "ENABLE_QCN 0\nUSE_DYNAMIC_PFC_THRESHOLD 1", "USE_DYNAMIC_PFC_THRESHOLD 1\nENABLE_QCN 0", "order"),
+        ("config", "PAUSE_TIME 5", "PAUSE_TIME 5 # from xysim", "not a key third.cc reads"),
+        ("config", "BUFFER_SIZE 64", "BUFFER_SIZE 4096", "overflows"),
+        ("config", "L2_CHUNK_SIZE 4000", "L2_CHUNK_SIZE 4000.5", "not a uint32"),
+        ("config", "KMAX_MAP 1 800000000000", "KMAX_MAP 1 400000000000", "must set KMAX_MAP"),
+        ("topology", "800Gbps 93ns", "800Gbits 93ns", "DataRate cannot parse"),
+        ("topology", "800Gbps 93ns", "800Gbps 92.5ns", "finer than ns-3's resolution"),
+        ("topology", "5 3 4", "4 3 4", "beyond"),
+        ("topology", "5 3 4", "5 3 3", "words after the last link"),
+    ]
+    for where, good, bad, want in plants:
+        try:
+            if where == "htsim":
+                check(good in topo, f"{good!r} in the .topo")
+                htsim_load(topo.replace(good, bad, 1))
+            else:
+                text = config if where == "config" else topology
+                check(good in text, f"{good!r} in the {where} file")
+                mutated = text.replace(good, bad, 1)
+                hpcc_topology(mutated if where == "topology" else topology,
+                              hpcc_config(mutated if where == "config" else config))
+            fail(f"{where}: {bad!r} for {good!r} was read")
+        except Rejected as e:
+            check(want in str(e), f"{where}: {bad!r} for {good!r} rejected: {e}")
+
+
 CASES = {f.__name__: f for f in (htsim_leaf_spine, htsim_fec_llr, htsim_incast, htsim_refusals, ns3_fec_llr,
-                                 ns3_file_topology, ns3_error_rate, ns3_refusals)}
+                                 ns3_file_topology, ns3_error_rate, ns3_refusals, checkers_catch_planted_bugs)}
 if CASE not in CASES:
     fail(f"unknown case {CASE}")
 CASES[CASE]()

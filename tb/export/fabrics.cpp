@@ -35,14 +35,14 @@ lingyun::Topology topology_of(const std::string& scenario, Config& c, bool has_t
 
 // What a scenario set over port.* for one fabric: lingyun-fec-llr's designs name their FEC and
 // LLR in the summary; olink-latency's composed fabrics are named olink-<fec>.
-lingyun::PortParams ports_of(const lingyun::PortParams& common, const std::string& fabric,
-                             const nlohmann::json& summary) {
+lingyun::PortParams ports_of(const lingyun::PortParams& common, const std::string& scenario,
+                             const std::string& fabric, const nlohmann::json& summary) {
   lingyun::PortParams p = common;
-  if (const auto it = summary.find(fabric); it != summary.end() && it->is_object() && it->contains("fec")) {
-    p.phy = common.phy.with_fec(it->at("fec").get<std::string>());
-    p.llr = it->at("llr").get<bool>();
+  if (scenario == "lingyun-fec-llr") {
+    p.phy = common.phy.with_fec(summary.at(fabric).at("fec").get<std::string>());
+    p.llr = summary.at(fabric).at("llr").get<bool>();
   }
-  if (fabric.rfind("olink-", 0) == 0) p.phy = common.phy.with_fec(fabric.substr(6));
+  if (scenario == "olink-latency") p.phy = common.phy.with_fec(fabric.substr(fabric.find('-') + 1));
   return p;
 }
 
@@ -93,7 +93,7 @@ std::vector<Fabric> fabrics_of(const Input& in) {
     f.line_gbps = common.line_gbps();
     f.stats = &doc["stats"];
     f.stats_prefix = prefix;
-    const lingyun::PortParams fabric_ports = ports_of(common, f.name, doc["summary"]);
+    const lingyun::PortParams fabric_ports = ports_of(common, scenario, f.name, doc["summary"]);
     for (std::size_t i = 0; i < topology.links.size(); ++i) {
       const auto& l = topology.links[i];
       Fabric::Link link{lingyun::link_ports(fabric_ports, l).for_link(l.cable_m),
@@ -107,8 +107,8 @@ std::vector<Fabric> fabrics_of(const Input& in) {
         const int node = side ? l.b : l.a;
         const nlohmann::json* measured = f.stat(node, fmt::format("port{}.phy.frame_latency", routes.port_of[i][side]));
         if (!measured)
-          throw ConfigError(fmt::format("{}: link {} has no port {} in the run's stats: the topology rebuilt from "
-                                        "its config is not the one it ran (a topology file changed since?)",
+          throw ConfigError(fmt::format("{}: link {}: no stats of its port at {} in the run: the topology rebuilt "
+                                        "from its config is not the one it ran (a topology file changed since?)",
                                         f.name, link.name, topology.nodes[node].name));
         if (measured->value("count", 0) == 0) continue;
         const auto min = static_cast<Cycle>(measured->at("min_cycles").get<double>());

@@ -34,7 +34,7 @@ struct Fabric {
   const nlohmann::json* stats = nullptr;
   std::string stats_prefix;  // top.<name>
 
-  std::string origin() const { return input + " (" + name + ")"; }
+  std::string origin() const { return input + ": " + name; }  // for messages
   // The run's stat <prefix>.<node>.<what>, or nullptr.
   const nlohmann::json* stat(int node, const std::string& what) const;
   // The least port-to-port latency the run measured through these switches: their pipeline

@@ -27,14 +27,15 @@ LeafSpine leaf_spine(const Fabric& f) {
   const lingyun::Topology& t = f.topology;
   LeafSpine ls;
   f.require_one_link_per_endpoint("htsim's fat tree gives every host one");
+  const auto host_link = [&](const lingyun::Topology::Link& l) {
+    return !t.nodes[l.a].is_switch || !t.nodes[l.b].is_switch;
+  };
+  std::vector<bool> has_host(t.nodes.size(), false);
+  for (const auto& l : t.links)
+    if (host_link(l)) has_host[l.a] = has_host[l.b] = true;
   std::vector<int> leaf_of(t.nodes.size(), -1);
-  for (const auto& l : t.links) {
-    const int host = t.nodes[l.a].is_switch ? l.b : l.a, sw = host == l.a ? l.b : l.a;
-    if (t.nodes[host].is_switch) continue;
-    if (leaf_of[sw] < 0) leaf_of[sw] = 0;  // marked a leaf; numbered below
-  }
   for (int s : t.switches()) {
-    if (leaf_of[s] < 0) {
+    if (!has_host[s]) {
       ls.spines.push_back(s);
       continue;
     }
@@ -48,8 +49,9 @@ LeafSpine leaf_spine(const Fabric& f) {
   for (int i = 0; i < static_cast<int>(t.links.size()); ++i) {
     const auto& l = t.links[i];
     const bool a_leaf = leaf_of[l.a] >= 0, b_leaf = leaf_of[l.b] >= 0;
-    if (!t.nodes[l.a].is_switch || !t.nodes[l.b].is_switch) {
-      ls.hosts[leaf_of[t.nodes[l.a].is_switch ? l.a : l.b]].push_back(t.nodes[l.a].is_switch ? l.b : l.a);
+    if (host_link(l)) {
+      const int host = t.nodes[l.a].is_switch ? l.b : l.a;
+      ls.hosts[leaf_of[host == l.a ? l.b : l.a]].push_back(host);
       ls.host_links.push_back(i);
     } else if (a_leaf != b_leaf) {
       ++bundles[a_leaf ? std::pair{l.a, l.b} : std::pair{l.b, l.a}];
@@ -60,7 +62,8 @@ LeafSpine leaf_spine(const Fabric& f) {
     }
   }
   ls.down = static_cast<int>(ls.hosts[0].size());
-  ls.bundle = bundles.begin()->second;
+  const std::pair<int, int> first = bundles.empty() ? std::pair{ls.leaves[0], ls.spines[0]} : bundles.begin()->first;
+  ls.bundle = bundles.empty() ? 0 : bundles.begin()->second;
   for (std::size_t k = 0; k < ls.leaves.size(); ++k)
     if (static_cast<int>(ls.hosts[k].size()) != ls.down)
       throw ConfigError(fmt::format("leaf {} has {} endpoints and leaf {} has {}: htsim's ToRs all have Radix_Down "
@@ -71,12 +74,11 @@ LeafSpine leaf_spine(const Fabric& f) {
     for (int spine : ls.spines) {
       const auto it = bundles.find({leaf, spine});
       const int n = it == bundles.end() ? 0 : it->second;
-      if (n != ls.bundle)
+      if (n == 0 || n != ls.bundle)
         throw ConfigError(fmt::format("{} links between {} and {} but {} between {} and {}: htsim links every ToR to "
-                                      "every spine by a bundle of the same size",
-                                      n, t.nodes[leaf].name, t.nodes[spine].name, ls.bundle,
-                                      t.nodes[bundles.begin()->first.first].name,
-                                      t.nodes[bundles.begin()->first.second].name));
+                                      "every spine by a bundle of the same size, at least one",
+                                      n, t.nodes[leaf].name, t.nodes[spine].name, ls.bundle, t.nodes[first.first].name,
+                                      t.nodes[first.second].name));
     }
   const int up = ls.bundle * static_cast<int>(ls.spines.size());
   if (ls.down % up)

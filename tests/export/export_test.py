@@ -195,9 +195,16 @@ def htsim_refusals():
     out, _ = run("uneven", "switch-uniform", f"topology={uneven}", "uniform.points=1", "uniform.load=0.2",
                  "uniform.measure_cycles=2000")
     refused("htsim", [out], "htsim has one latency a tier")
-    # The file changed after the run: the rebuilt links are not those the run measured.
+    # The file changed after the run: the rebuilt links are not those the run measured, or have
+    # ports the run never had.
     yaml_topology(uneven, (2, 7), "none")
     refused("htsim", [out], "not the link it ran")
+    with open(yaml_topology(uneven, (2, 7), "rs544"), "a") as f:
+        f.write("  - {a: leaf0, b: spine0, cable_m: 30}\n")
+    refused("htsim", [out], "no stats of its port at leaf0")
+    run("lopsided", "switch-uniform", f"topology={uneven}", "uniform.points=1", "uniform.load=0.2",
+        "uniform.measure_cycles=2000")
+    refused("htsim", [os.path.join(WORK, "lopsided")], "by a bundle of the same size")
     with open(os.path.join(out, "results.json")) as f:
         doc = json.load(f)
     doc["stats"]["top.load1.e0.port0.phy.frame_latency"] = {"count": 3}

@@ -149,14 +149,21 @@ std::string readme(const Fabric& f) {
       "rate and the longest link). The rest (congestion control, workload files, monitoring) are HPCC's sample "
       "`mix/config.txt`.\n\n"
       "## Not carried over\n\n"
-      "- The switch pipeline: HPCC's switch forwards without a pipeline latency; the run measured at least {:.2f} ns "
-      "port to port (`port_to_port` in results.json).\n"
+      "- The switch pipeline: HPCC's inputs have no switch latency; the run measured at least {:.2f} ns port to port "
+      "(`port_to_port` in results.json).\n"
       "- The MAC and clock-crossing stages (a few ns a hop, measured), LLR replays, and the link flow control "
       "(port.fc: CBFC, PFC or none; HPCC runs PFC).\n\n"
-      "## Node ids\n\n",
+      "## Links, unrounded\n\n",
       f.xysim_version, f.input, f.scenario, f.seed, f.name, t.name, f.line_gbps, kPayloadBytes,
       f.links[0].ports.phy.errors.ber, f.switches.ecn.on, f.switches.ecn.kmin, f.switches.ecn.kmax, f.switches.ecn.pmax,
       f.buffer_mib(), f.least_switch_ns(t.switches()));
+  for (std::size_t i = 0; i < t.links.size(); ++i) {
+    const Fabric::Link& l = f.links[i];
+    s += fmt::format("- {} - {} ({}): {} m, {}, LLR {}: {:.3f} ns, packet loss {:.6g}\n", t.links[i].a,
+                     t.links[i].b, l.name, t.links[i].cable_m, l.ports.phy.fec, l.ports.llr ? "on" : "off", l.phy_ns,
+                     frame_loss(l.ports));
+  }
+  s += "\n## Node ids\n\n";
   for (std::size_t n = 0; n < t.nodes.size(); ++n)
     s += fmt::format("- {}: {}{}\n", n, t.nodes[n].name, t.nodes[n].is_switch ? " (switch)" : "");
   return s;

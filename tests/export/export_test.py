@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Exports of real runs, read back as their consumers read them (consumers.py), against arithmetic
-from first principles written here: export_test.py XYSIM EXPORT_FILES CASE."""
+"""Exports of real runs (xysim export), read back as their consumers read them (consumers.py), against
+arithmetic from first principles written here: export_test.py XYSIM CASE."""
 import json
 import math
 import os
@@ -11,7 +11,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from consumers import Rejected, hpcc_config, hpcc_topology, htsim_load  # noqa: E402
 
-XYSIM, EXPORT_FILES, CASE = sys.argv[1:4]
+XYSIM, CASE = sys.argv[1:3]
 WORK = tempfile.mkdtemp(prefix="export_test_")
 
 
@@ -26,11 +26,11 @@ def check(cond, msg):
     print(f"ok: {msg}")
 
 
-def run(name, scenario, *sets):
+def run(name, scenario, *sets, status=0):
     out = os.path.join(WORK, name)
     args = [XYSIM, "run", scenario, "--quiet", "--out", out] + [a for s in sets for a in ("--set", s)]
     r = subprocess.run(args, capture_output=True, text=True)
-    if r.returncode != 0:
+    if r.returncode != status:
         fail(f"{' '.join(args)}: exit {r.returncode}: {r.stderr}")
     with open(os.path.join(out, "results.json")) as f:
         return out, json.load(f)
@@ -38,14 +38,15 @@ def run(name, scenario, *sets):
 
 def export(fmt, *inputs):
     out = os.path.join(WORK, f"{fmt}-{len(os.listdir(WORK))}")
-    r = subprocess.run([EXPORT_FILES, fmt, out, *inputs], capture_output=True, text=True)
+    r = subprocess.run([XYSIM, "export", fmt, *inputs, "--out", out], capture_output=True, text=True)
     if r.returncode != 0:
         fail(f"export {fmt} {inputs}: exit {r.returncode}: {r.stderr}")
     return out
 
 
 def refused(fmt, inputs, want):
-    r = subprocess.run([EXPORT_FILES, fmt, os.path.join(WORK, "refused"), *inputs], capture_output=True, text=True)
+    r = subprocess.run([XYSIM, "export", fmt, *inputs, "--out", os.path.join(WORK, "refused")], capture_output=True,
+                       text=True)
     lines = r.stderr.splitlines()
     check(r.returncode == 2 and len(lines) == 1 and want in lines[0] and inputs[0] in lines[0],
           f"{fmt} refuses {inputs[0]}: exit {r.returncode}, one line naming it and '{want}': {r.stderr.strip()}")
@@ -212,10 +213,13 @@ def htsim_refusals():
     with open(broken, "w") as f:
         json.dump(doc, f)
     refused("htsim", [broken], "malformed")
-    sweep = os.path.join(WORK, "sweep.json")
+    sweep = os.path.join(WORK, "sweep.yaml")
     with open(sweep, "w") as f:
-        json.dump({"points": []}, f)
-    refused("htsim", [sweep], "not a results.json of xysim run")
+        f.write("scenario: olink-latency\npoints:\n  - {topology: leaf-spine}\n")
+    r = subprocess.run([XYSIM, "sweep", sweep, "--out", os.path.join(WORK, "sweep"), "-j", "1"], capture_output=True,
+                       text=True)
+    check(r.returncode == 0, f"xysim sweep: exit {r.returncode} {r.stderr}")
+    refused("htsim", [os.path.join(WORK, "sweep", "sweep.json")], "OUT/points/NNNN/results.json")
 
 
 def ns3_fec_llr():
@@ -283,6 +287,10 @@ def ns3_refusals():
     flap, _ = run("flap", "lingyun-fec-llr", "fec_llr.design=rs272_llr", "traffic.us=20", "port.link_down_at_us=8",
                   "port.link_down_us=0.5")
     refused("ns3", [flap], "LINK_DOWN")
+    # No FEC at 1e-4: LLR cannot bring the links up, the watchdog ends the run.
+    down, _ = run("down", "lingyun-fec-llr", "fec_llr.design=none_llr", "port.errors.ber=1e-4", "traffic.us=10",
+                  "sim.watchdog_us=20", status=1)
+    refused("ns3", [down], "the run did not pass")
     burst, _ = run("burst", "lingyun-fec-llr", "fec_llr.design=rs544", "traffic.us=10",
                    "port.errors.p_good_to_bad=1e-7")
     refused("ns3", [burst], "random errors only")

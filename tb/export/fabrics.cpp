@@ -103,7 +103,9 @@ std::vector<Fabric> fabrics_of(const Input& in) {
       // within one codeword group of it (a small frame waits at most that for its group).
       for (int side = 0; side < 2; ++side) {
         const int node = side ? l.b : l.a;
-        const nlohmann::json* measured = f.stat(node, fmt::format("port{}.phy.frame_latency", routes.port_of[i][side]));
+        link.port_stats[side] = fmt::format("{}.{}.port{}", prefix, topology.nodes[node].name, routes.port_of[i][side]);
+        const auto it = f.stats->find(link.port_stats[side] + ".phy.frame_latency");
+        const nlohmann::json* measured = it == f.stats->end() ? nullptr : &*it;
         if (!measured)
           throw ConfigError(fmt::format("{}: link {}: no stats of its port at {} in the run: the topology rebuilt "
                                         "from its config is not the one it ran (a topology file changed since?)",
@@ -127,6 +129,13 @@ std::vector<Fabric> fabrics_of(const Input& in) {
 const nlohmann::json* Fabric::stat(int node, const std::string& what) const {
   const auto it = stats->find(fmt::format("{}.{}.{}", stats_prefix, topology.nodes[node].name, what));
   return it == stats->end() ? nullptr : &*it;
+}
+
+std::uint64_t Fabric::link_count(const Link& link, const std::string& what) const {
+  std::uint64_t n = 0;
+  for (const std::string& port : link.port_stats)
+    if (const auto it = stats->find(port + "." + what); it != stats->end()) n += it->at("value").get<std::uint64_t>();
+  return n;
 }
 
 double Fabric::least_switch_ns(const std::vector<int>& switches) const {

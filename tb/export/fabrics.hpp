@@ -3,6 +3,7 @@
 // (SwitchParams, PortParams, Topology or the scenario's own fabric), and every link's PHY latency
 // is held against the latencies the run measured at its ports.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@ struct Fabric {
     // hw/phy/phy.hpp); a frame's serialisation and queueing are not in it.
     Cycle phy_cycles = 0;
     double phy_ns = 0;
+    std::array<std::string, 2> port_stats;  // each end's port in the run's stats: top.rs544.leaf0.port1
   };
   std::string input, scenario, name;  // input path; the fabric's name in the run (rs544, load1, ...)
   std::uint64_t seed = 0;
@@ -37,6 +39,8 @@ struct Fabric {
   std::string origin() const { return input + ": " + name; }  // for messages
   // The run's stat <prefix>.<node>.<what>, or nullptr.
   const nlohmann::json* stat(int node, const std::string& what) const;
+  // A counter of both ends' ports of a link, summed (phy.fec.codewords: both directions).
+  std::uint64_t link_count(const Link& link, const std::string& what) const;
   // The least port-to-port latency the run measured through these switches: their pipeline
   // without queueing; 0 when no frame crossed them.
   double least_switch_ns(const std::vector<int>& switches) const;

@@ -23,19 +23,28 @@ std::string rate(double gbps) {
   return bps % 1000000000 ? fmt::format("{}bps", bps) : fmt::format("{}Gbps", bps / 1000000000);
 }
 
-// The share of frames of kPayloadBytes the link loses to the layer above at the configured pre-FEC
-// BER: none with LLR (it replays them, at a cost in latency this format cannot carry); without,
-// those an uncorrectable codeword carries. A frame spans k + 1 or k + 2 codewords at a random
-// offset (k = whole codewords of data in it), each failing with the binomial codeword error ratio.
-double frame_loss(const lingyun::PortParams& p) {
+bool random_errors_only(const phy::PhyParams& q) {
+  return q.errors.p_good_to_bad == 0 && q.errors.dfe_propagation == 0;
+}
+
+// The share of frames of kPayloadBytes an uncorrectable codeword hits at the configured pre-FEC BER
+// (random errors): a frame spans k + 1 or k + 2 codewords at a random offset (k = whole codewords
+// of data in it), each failing with the binomial codeword error ratio.
+double frame_errors(const phy::PhyParams& q) {
+  const double codewords = kPayloadBytes * 8.0 / (64.0 * q.blocks_per_codeword());
+  const double k = std::floor(codewords), straddle = codewords - k;
+  const double log_ok = std::log1p(-phy::codeword_error_ratio(q, q.errors.ber));
+  return -(1 - straddle) * std::expm1((k + 1) * log_ok) - straddle * std::expm1((k + 2) * log_ok);
+}
+
+// What the link loses to the layer above: nothing with LLR (it replays, at a cost in latency this
+// format cannot carry), else the frames with errors.
+double packet_loss(const lingyun::PortParams& p) {
   if (p.llr) return 0;
-  if (p.phy.errors.p_good_to_bad > 0 || p.phy.errors.dfe_propagation > 0)
+  if (!random_errors_only(p.phy))
     throw ConfigError("port.errors.p_good_to_bad or port.errors.dfe_propagation set on a link without LLR: its frame "
                       "loss is computed for random errors only (port.errors.ber)");
-  const double codewords = kPayloadBytes * 8.0 / (64.0 * p.phy.blocks_per_codeword());
-  const double k = std::floor(codewords), straddle = codewords - k;
-  const double log_ok = std::log1p(-phy::codeword_error_ratio(p.phy, p.phy.errors.ber));
-  return -(1 - straddle) * std::expm1((k + 1) * log_ok) - straddle * std::expm1((k + 2) * log_ok);
+  return frame_errors(p.phy);
 }
 
 std::string topology_txt(const Fabric& f) {
@@ -44,7 +53,7 @@ std::string topology_txt(const Fabric& f) {
   s += fmt::format("{}\n", fmt::join(t.switches(), " "));
   for (std::size_t i = 0; i < t.links.size(); ++i)
     s += fmt::format("{} {} {} {}ns {:.6g}\n", t.links[i].a, t.links[i].b, rate(f.line_gbps),
-                     std::lround(f.links[i].phy_ns), frame_loss(f.links[i].ports));
+                     std::lround(f.links[i].phy_ns), packet_loss(f.links[i].ports));
   return s;
 }
 
@@ -139,8 +148,8 @@ std::string readme(const Fabric& f) {
       "replay what the FEC cannot correct: it costs latency, not packets). Without LLR: the share of {}-byte "
       "packets an uncorrectable codeword hits at the configured pre-FEC BER ({:g}, random errors), from the "
       "binomial codeword error ratio the model's `phy-fec-curve` checks, over the codewords a packet spans at a "
-      "random offset. The run's own counters (uncorrectable codewords, bad FCS, LLR replays) are in its "
-      "results.json.\n\n"
+      "random offset. Below, each link's binomial codeword error ratio stands beside the uncorrectable codewords the "
+      "run counted on it (both directions).\n\n"
       "## config.txt\n\n"
       "Every key third.cc reads, in the order it tests them. From the run: ENABLE_QCN (switch.ecn.on = {}), "
       "KMIN_MAP / KMAX_MAP (switch.ecn.kmin_bytes / kmax_bytes = {} / {} B, in KB rounded to the nearest), PMAX_MAP "
@@ -159,9 +168,15 @@ std::string readme(const Fabric& f) {
       f.buffer_mib(), f.least_switch_ns(t.switches()));
   for (std::size_t i = 0; i < t.links.size(); ++i) {
     const Fabric::Link& l = f.links[i];
-    s += fmt::format("- {} - {} ({}): {} m, {}, LLR {}: {:.3f} ns, packet loss {:.6g}\n", t.links[i].a,
-                     t.links[i].b, l.name, t.links[i].cable_m, l.ports.phy.fec, l.ports.llr ? "on" : "off", l.phy_ns,
-                     frame_loss(l.ports));
+    const std::string errors = random_errors_only(l.ports.phy) ? fmt::format("{:.6g}", frame_errors(l.ports.phy))
+                                                               : "not computed (bursts or DFE)";
+    const std::uint64_t failed = f.link_count(l, "phy.fec.uncorrectable_codewords"),
+                        words = f.link_count(l, "phy.fec.codewords");
+    s += fmt::format("- {} - {} ({}): {} m, {}, LLR {}: {:.3f} ns; codeword errors {:.3g} (binomial), measured {} of "
+                     "{}; post-FEC frame errors {}, packet loss {:.6g}\n",
+                     t.links[i].a, t.links[i].b, l.name, t.links[i].cable_m, l.ports.phy.fec, l.ports.llr ? "on" : "off",
+                     l.phy_ns, phy::codeword_error_ratio(l.ports.phy, l.ports.phy.errors.ber), failed, words, errors,
+                     packet_loss(l.ports));
   }
   s += "\n## Node ids\n\n";
   for (std::size_t n = 0; n < t.nodes.size(); ++n)

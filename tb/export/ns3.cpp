@@ -174,9 +174,9 @@ std::string readme(const Fabric& f) {
                         words = f.link_count(l, "phy.fec.codewords");
     s += fmt::format("- {} - {} ({}): {} m, {}, LLR {}: {:.3f} ns; codeword errors {:.3g} (binomial), measured {} of "
                      "{}; post-FEC frame errors {}, packet loss {:.6g}\n",
-                     t.links[i].a, t.links[i].b, l.name, t.links[i].cable_m, l.ports.phy.fec, l.ports.llr ? "on" : "off",
-                     l.phy_ns, phy::codeword_error_ratio(l.ports.phy, l.ports.phy.errors.ber), failed, words, errors,
-                     packet_loss(l.ports));
+                     t.links[i].a, t.links[i].b, l.name, t.links[i].cable_m, l.ports.phy.fec,
+                     l.ports.llr ? "on" : "off", l.phy_ns, phy::codeword_error_ratio(l.ports.phy, l.ports.phy.errors.ber),
+                     failed, words, errors, packet_loss(l.ports));
   }
   s += "\n## Node ids\n\n";
   for (std::size_t n = 0; n < t.nodes.size(); ++n)

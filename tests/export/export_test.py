@@ -190,7 +190,8 @@ def htsim_refusals():
     single, _ = run("single", "olink-latency", "topology=single")
     refused("htsim", [single], "one tier of switches")
     half, _ = run("half", "switch-uniform", "topology=leaf-spine", "topology.endpoints=4",
-                  "topology.oversubscription=0.5", "uniform.points=1", "uniform.load=0.2", "uniform.measure_cycles=2000")
+                  "topology.oversubscription=0.5", "uniform.points=1", "uniform.load=0.2",
+                  "uniform.measure_cycles=2000")
     refused("htsim", [half], "whole ratio")
     uneven = yaml_topology(os.path.join(WORK, "uneven.yaml"), (2, 7), "rs544")
     out, _ = run("uneven", "switch-uniform", f"topology={uneven}", "uniform.points=1", "uniform.load=0.2",

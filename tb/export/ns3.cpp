@@ -168,15 +168,15 @@ std::string readme(const Fabric& f) {
       f.buffer_mib(), f.least_switch_ns(t.switches()));
   for (std::size_t i = 0; i < t.links.size(); ++i) {
     const Fabric::Link& l = f.links[i];
-    const std::string errors = random_errors_only(l.ports.phy) ? fmt::format("{:.6g}", frame_errors(l.ports.phy))
-                                                               : "not computed (bursts or DFE)";
-    const std::uint64_t failed = f.link_count(l, "phy.fec.uncorrectable_codewords"),
-                        words = f.link_count(l, "phy.fec.codewords");
+    const phy::PhyParams& q = l.ports.phy;
+    const std::string errors =
+        random_errors_only(q) ? fmt::format("{:.6g}", frame_errors(q)) : "not computed (bursts or DFE)";
     s += fmt::format("- {} - {} ({}): {} m, {}, LLR {}: {:.3f} ns; codeword errors {:.3g} (binomial), measured {} of "
                      "{}; post-FEC frame errors {}, packet loss {:.6g}\n",
-                     t.links[i].a, t.links[i].b, l.name, t.links[i].cable_m, l.ports.phy.fec,
-                     l.ports.llr ? "on" : "off", l.phy_ns, phy::codeword_error_ratio(l.ports.phy, l.ports.phy.errors.ber),
-                     failed, words, errors, packet_loss(l.ports));
+                     t.links[i].a, t.links[i].b, l.name, t.links[i].cable_m, q.fec, l.ports.llr ? "on" : "off",
+                     l.phy_ns, phy::codeword_error_ratio(q, q.errors.ber),
+                     f.link_count(l, "phy.fec.uncorrectable_codewords"), f.link_count(l, "phy.fec.codewords"), errors,
+                     packet_loss(l.ports));
   }
   s += "\n## Node ids\n\n";
   for (std::size_t n = 0; n < t.nodes.size(); ++n)

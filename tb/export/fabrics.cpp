@@ -94,8 +94,9 @@ std::vector<Fabric> fabrics_of(const Input& in) {
     const lingyun::PortParams fabric_ports = ports_of(common, scenario, f.name, doc["summary"]);
     for (std::size_t i = 0; i < topology.links.size(); ++i) {
       const auto& l = topology.links[i];
-      Fabric::Link link{lingyun::link_ports(fabric_ports, l).for_link(l.cable_m),
-                        topology.nodes[l.a].name + " - " + topology.nodes[l.b].name};
+      Fabric::Link link;
+      link.ports = lingyun::link_ports(fabric_ports, l).for_link(l.cable_m);
+      link.name = topology.nodes[l.a].name + " - " + topology.nodes[l.b].name;
       const phy::PhyParams& q = link.ports.phy;
       link.phy_cycles = phy_cycles(q);
       link.phy_ns = to_ns(link.phy_cycles * q.period());

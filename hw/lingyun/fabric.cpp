@@ -8,6 +8,15 @@
 
 namespace xy::lingyun {
 
+PortParams link_ports(const PortParams& common, const Topology::Link& l) {
+  PortParams pp = common;
+  if (l.fec) pp.phy = common.phy.with_fec(*l.fec);
+  if (l.llr) pp.llr = *l.llr;
+  if (l.fc) pp.fc = *l.fc == "cbfc" ? PortFcMode::kCbfc : *l.fc == "pfc" ? PortFcMode::kPfc : PortFcMode::kNone;
+  if (pp.fc == PortFcMode::kPfc) pp.pfc.validate("pfc");
+  return pp;
+}
+
 Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::SwitchParams& switch_params,
                const PortParams& port_params, Clock& core, Clock& phy, Clock& endpoint_clock, Stats& stats,
                std::uint64_t seed, PacketPool& pool, bool spray)
@@ -17,14 +26,9 @@ Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::Sw
                                   "FEC and transcoding): set them to agree",
                                   switch_params.port_gbps, port_params.line_gbps(), port_params.phy.lanes,
                                   port_params.phy.lane_gbps));
-  // Each link's ports: the common ones, with what the topology sets for that link.
   std::vector<PortParams> link_params;
   for (const auto& l : t_.links) {
-    PortParams pp = port_params;
-    if (l.fec) pp.phy = port_params.phy.with_fec(*l.fec);
-    if (l.llr) pp.llr = *l.llr;
-    if (l.fc) pp.fc = *l.fc == "cbfc" ? PortFcMode::kCbfc : *l.fc == "pfc" ? PortFcMode::kPfc : PortFcMode::kNone;
-    if (pp.fc == PortFcMode::kPfc) pp.pfc.validate("pfc");
+    const PortParams pp = link_ports(port_params, l);
     if (std::string why = pp.reach_problem(l.cable_m); !why.empty())
       throw ConfigError(fmt::format("{}: link {} - {}: {}", l.where, t_.nodes[l.a].name, t_.nodes[l.b].name, why));
     link_params.push_back(pp);

@@ -18,6 +18,9 @@
 
 namespace xy::lingyun {
 
+// One link's ports: the common ones (port.*) with what the topology sets for that link.
+PortParams link_ports(const PortParams& common, const Topology::Link& link);
+
 class Fabric {
  public:
   Fabric(const std::string& prefix, const Topology& topology, const sw::SwitchParams& switch_params,

@@ -23,6 +23,9 @@ const std::vector<Exporter>& exporters() {
       {"astra-sim", "ASTRA-sim analytical network.yml (Switch) and system.json, fitted to an olink-message size sweep",
        astra_sim},
       {"nccl-tests", "nccl-tests columns size, time, algbw, busbw (CSV) of an olink-message size sweep", nccl_tests},
+      {"htsim", "htsim fat-tree .topo of each two-tier leaf-spine fabric of composed ports a run built", htsim_topo},
+      {"ns3", "ns-3 HPCC topology.txt and config.txt (scratch/third.cc) of each fabric of composed ports a run built",
+       ns3_config},
   };
   return all;
 }
@@ -131,6 +134,7 @@ int export_command(const ExportOptions& o) {
   fs::create_directories(o.out_dir, ec);
   for (const File& f : files) {
     const fs::path path = fs::path(o.out_dir) / f.name;
+    fs::create_directories(path.parent_path(), ec);  // a format may put files in directories of their own
     std::ofstream out(path);
     out << f.text;
     if (!out) throw ConfigError(fmt::format("--out '{}': cannot write {} there", o.out_dir, f.name));

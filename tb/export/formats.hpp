@@ -38,5 +38,11 @@ MessageSweep message_sweep(const std::vector<Input>& inputs, std::size_t sizes, 
 std::vector<File> astra_sim(const std::vector<Input>& inputs);
 // nccl-tests' columns (size, time, algbw, busbw) as CSV, for point-to-point transfers.
 std::vector<File> nccl_tests(const std::vector<Input>& inputs);
+// htsim: a two-tier leaf-spine as an htsim fat-tree .topo (tiers, radices, link speeds and
+// latencies, integers), per fabric of composed Lingyun ports (tb/export/fabrics.hpp).
+std::vector<File> htsim_topo(const std::vector<Input>& inputs);
+// ns3: the fabric as ns-3 HPCC's topology.txt and config.txt (scratch/third.cc), with a README of
+// where each value comes from.
+std::vector<File> ns3_config(const std::vector<Input>& inputs);
 
 }  // namespace xy::exports

@@ -17,6 +17,28 @@
 #include "tb/scenarios/lingyun.hpp"
 
 namespace xy {
+
+lingyun::Topology lingyun_fec_llr_topology(Config& c) {
+  const double cable = c.real("topology.cable_m", 2, "m", 0, 1e6, "host to leaf cable");
+  const double spine_cable = c.real("topology.spine_cable_m", 10, "m", 0, 1e6, "leaf to spine cable");
+  return lingyun::Topology::leaf_spine(2, 2, 1, 1, cable, spine_cable);
+}
+
+lingyun::Topology lingyun_incast_topology(Config& c) {
+  const double cable = c.real("topology.cable_m", 2, "m", 0, 1e6, "host to leaf cable");
+  const double spine_cable = c.real("topology.spine_cable_m", 10, "m", 0, 1e6, "leaf to spine cable");
+  lingyun::Topology t;
+  t.name = "incast leaf-spine";
+  for (const char* sw : {"leaf0", "leaf1", "leaf2"}) t.nodes.push_back({sw, true, 3});
+  t.nodes.push_back({"spine0", true, 3});
+  const char* hosts[] = {"A", "V", "S1", "W", "S2", "R"};  // two on each leaf
+  for (const char* h : hosts) t.nodes.push_back({h, false, 1});
+  for (int h = 0; h < 6; ++h) t.links.push_back({4 + h, h / 2, cable, "lingyun-incast", {}, {}, {}});
+  for (int leaf = 0; leaf < 3; ++leaf) t.links.push_back({leaf, 3, spine_cable, "lingyun-incast", {}, {}, {}});
+  t.validate();
+  return t;
+}
+
 namespace {
 
 struct Design {
@@ -49,9 +71,7 @@ class LingyunFecLlr : public Testbench {
                "half of traffic.us if that is shorter");
     if (warmup_us >= traffic_us_)
       throw ConfigError(fmt::format("traffic.warmup_us = {}: must be below traffic.us = {}", warmup_us, traffic_us_));
-    const double cable = c.real("topology.cable_m", 2, "m", 0, 1e6, "host to leaf cable");
-    const double spine_cable = c.real("topology.spine_cable_m", 10, "m", 0, 1e6, "leaf to spine cable");
-    const lingyun::Topology t = lingyun::Topology::leaf_spine(2, 2, 1, 1, cable, spine_cable);
+    const lingyun::Topology t = lingyun_fec_llr_topology(c);
     // End to end: Go-Back-N over the path, its timeout above the path's round trip.
     link::LlrConfig e2e;
     e2e.seq_bits = 22;
@@ -241,10 +261,8 @@ class LingyunIncast : public Testbench {
     sp.vcs = std::max(sp.vcs, 2);
     warmup_us_ = c.real("incast.warmup_us", 10, "us", 0, 1e6, "not measured: the buffers fill");
     measure_us_ = c.real("incast.measure_us", 40, "us", 0.1, 1e6, "measured");
-    const double cable = c.real("topology.cable_m", 2, "m", 0, 1e6, "host to leaf cable");
-    const double spine_cable = c.real("topology.spine_cable_m", 10, "m", 0, 1e6, "leaf to spine cable");
+    topology_ = lingyun_incast_topology(c);
     const lingyun::PortParams base = lingyun::PortParams::declare(c, sp.vcs);
-    topology_ = topology(cable, spine_cable);
     period_ = sp.period();
     const auto stop = static_cast<Cycle>((warmup_us_ + measure_us_) * kUs / static_cast<double>(period_));
     for (const char* fc : {"cbfc", "pfc", "none"})
@@ -359,17 +377,6 @@ class LingyunIncast : public Testbench {
     std::uint64_t pauses = 0;
     nlohmann::json held_percent = nlohmann::json::object();  // sender side -> % of the run, all VCs
   };
-  static lingyun::Topology topology(double cable, double spine_cable) {
-    lingyun::Topology t;
-    t.name = "incast leaf-spine";
-    for (const char* sw : {"leaf0", "leaf1", "leaf2"}) t.nodes.push_back({sw, true, 3});
-    t.nodes.push_back({"spine0", true, 3});
-    for (const char* h : {"A", "V", "S1", "W", "S2", "R"}) t.nodes.push_back({h, false, 1});
-    for (int h = 0; h < kHosts; ++h) t.links.push_back({4 + h, h / 2, cable, "lingyun-incast", {}, {}, {}});
-    for (int leaf = 0; leaf < 3; ++leaf) t.links.push_back({leaf, 3, spine_cable, "lingyun-incast", {}, {}, {}});
-    t.validate();
-    return t;
-  }
   Time from() const { return static_cast<Time>(warmup_us_ * kUs); }
   Time to() const { return static_cast<Time>((warmup_us_ + measure_us_) * kUs); }
   std::uint64_t lost(const Run& r) const { return r.rig->fabric->drops() + r.rig->fabric->frames_lost_on_links(); }

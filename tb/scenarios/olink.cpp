@@ -336,20 +336,18 @@ class OlinkLatency : public Testbench {
     for (const Preset& pr : kPresets) {
       Measured m;
       std::string name;
-      OlinkEndpoint* ends[2];
+      const std::vector<std::unique_ptr<OlinkEndpoint>>* ends;
       Time period;
       if (std::string(pr.name).rfind("olink-", 0) == 0) {
         m.composed = make_composed(pr, std::string(pr.name).substr(6), topology, base, port, pool_, ctx);
         name = m.composed->name;
-        ends[0] = m.composed->endpoints[0].get();
-        ends[1] = m.composed->endpoints[1].get();
+        ends = &m.composed->endpoints;
         period = m.composed->period;
         summary_line_ = m.composed->fabric->summary();
       } else {
         m.fabric = make_fabric(pr, 2, base, pool_, ctx);
         name = m.fabric->name;
-        ends[0] = m.fabric->endpoints[0].get();
-        ends[1] = m.fabric->endpoints[1].get();
+        ends = &m.fabric->endpoints;
         period = m.fabric->period;
       }
       std::vector<Access> program;
@@ -358,10 +356,12 @@ class OlinkLatency : public Testbench {
       // fabric. The first starts on a clock edge, as every later one does. GPU 1 only serves.
       m.gpu = std::make_unique<GpuInitiator>(fmt::format("{}_initiator", name).c_str(), program,
                                              to_sc_time(1000 * period));
-      m.gpu->socket.bind(ends[0]->socket);
-      m.idle = std::make_unique<GpuInitiator>(fmt::format("{}_gpu1_initiator", name).c_str(), std::vector<Access>{},
-                                              sc_core::SC_ZERO_TIME);
-      m.idle->socket.bind(ends[1]->socket);
+      m.gpu->socket.bind((*ends)[0]->socket);
+      for (std::size_t g = 1; g < ends->size(); ++g) {  // the others only serve (a topology may have more than 2)
+        m.idle.push_back(std::make_unique<GpuInitiator>(fmt::format("{}_gpu{}_initiator", name, g).c_str(),
+                                                        std::vector<Access>{}, sc_core::SC_ZERO_TIME));
+        m.idle.back()->socket.bind((*ends)[g]->socket);
+      }
       runs_.push_back(std::move(m));
     }
   }
@@ -470,7 +470,8 @@ class OlinkLatency : public Testbench {
   struct Measured {
     std::unique_ptr<Fabric> fabric;             // a preset: constant-delay links
     std::unique_ptr<ComposedFabric> composed;   // composed Lingyun ports
-    std::unique_ptr<GpuInitiator> gpu, idle;
+    std::unique_ptr<GpuInitiator> gpu;
+    std::vector<std::unique_ptr<GpuInitiator>> idle;
   };
   struct StageNs {
     std::string name;

@@ -434,6 +434,19 @@ PY
       fail "second array's tasks: $(ls "$work/slurm-out/slurm")"
     cmp "$work/local/sweep.csv" "$work/slurm-out/sweep.csv" || fail "second slurm sweep.csv differs from the local one"
     echo "ok: sweep_slurm" ;;
+  olink_latency_more_endpoints)
+    # GPUs that only serve are bound too: on one switch with 4 GPUs, GPU 0's loads from GPU 1 take
+    # the same path, so the same time, as with 2.
+    "$xysim" run olink-latency --set olink.loads=3 --out "$work/two" --quiet >/dev/null || fail "2 endpoints"
+    "$xysim" run olink-latency --set olink.loads=3 --set topology.endpoints=4 --out "$work/four" --quiet >"$work/out" 2>&1 \
+      || fail "4 endpoints: $(tail -1 "$work/out")"
+    python3 - "$work" <<'PY' || fail "4 endpoints changed GPU 0 -> GPU 1"
+import json, sys
+two, four = (json.load(open(f"{sys.argv[1]}/{d}/results.json"))["summary"] for d in ("two", "four"))
+for fabric in ("olink-rs544", "olink-rs272"):
+    assert two[fabric]["load_latency_ns"] == four[fabric]["load_latency_ns"], fabric
+PY
+    echo "ok: 4 endpoints" ;;
   lingyun_waves)
     # The composed fabric's hierarchy in the waves (switch, port, mac/phy/fc), and the same results
     # with waves on as off.

@@ -92,8 +92,9 @@ std::vector<File> astra_sim(const std::vector<Input>& inputs) {
       {"collective-optimization", "baseline"},
       {"local-reduction-delay", 1},
       {"xysim-provenance",
-       {{"endpoint-delay", fmt::format("measured: half of delivered_ns less transfer_ns (the NICs at both ends), mean over "
-                                       "{} points of {}: {:.1f} ns, rounded (ASTRA-sim reads an integer, ns)",
+       {{"endpoint-delay", fmt::format("half of delivered_ns less transfer_ns, both measured, mean over {} points of {}: "
+                                       "{:.1f} ns, rounded (ASTRA-sim reads an integer, ns); most of it is the NICs' "
+                                       "configured olink.<fabric>.egress_ns and ingress_ns",
                                        s.messages.size(), s.inputs, endpoint)},
         {"scheduling-policy", "default: LIFO, as ASTRA-sim's examples"},
         {"active-chunks-per-dimension", "default: 1, ASTRA-sim's own"},

@@ -59,6 +59,23 @@ TEST(Crc32, MatchesBitwiseDefinitionAtEveryLengthAndAlignment) {
           << "start " << start << " size " << size;
 }
 
+// Jumbo-sized buffers too, at random offsets and from random register values (a frame that
+// arrives in pieces), each piece checked against the bit-serial definition.
+TEST(Crc32, MatchesBitwiseDefinitionOnRandomBuffersAndPieces) {
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    Rng rng(seed, "crc32_random");
+    std::vector<std::uint8_t> data(rng.between(0, 9100) + 16);
+    rng.fill(data.data(), data.size());
+    const std::size_t start = rng.below(16), size = rng.below(data.size() - start + 1);
+    ASSERT_EQ(crc32(data.data() + start, size), crc32_bitwise(data.data() + start, size))
+        << "seed " << seed << " start " << start << " size " << size;
+    const std::size_t cut = rng.below(size + 1);
+    const std::uint32_t reg = crc32_update(kCrc32Preset, data.data() + start, cut);
+    ASSERT_EQ(~crc32_update(reg, data.data() + start + cut, size - cut), crc32_bitwise(data.data() + start, size))
+        << "seed " << seed << " cut " << cut;
+  }
+}
+
 TEST(Crc32, IncrementalEqualsOneShot) {
   std::vector<std::uint8_t> data(1000);
   Rng(2, "crc32_test").fill(data.data(), data.size());

@@ -16,6 +16,19 @@ std::uint64_t splitmix64(std::uint64_t& x) {
 
 std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
+// One step of xoshiro256** (Blackman & Vigna) on the state `s`.
+inline std::uint64_t xoshiro256ss(std::uint64_t* s) {
+  const std::uint64_t result = rotl(s[1] * 5, 7) * 9;
+  const std::uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return result;
+}
+
 }  // namespace
 
 std::uint64_t hash_name(std::string_view name) {
@@ -30,17 +43,7 @@ Rng::Rng(std::uint64_t raw_seed) {
 
 Rng::Rng(std::uint64_t seed, std::string_view stream_name) : Rng(seed ^ rotl(hash_name(stream_name), 17)) {}
 
-std::uint64_t Rng::next() {  // xoshiro256** (Blackman & Vigna)
-  const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const std::uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
-}
+std::uint64_t Rng::next() { return xoshiro256ss(s_); }
 
 std::uint64_t Rng::below(std::uint64_t n) {  // Lemire's multiply-and-reject
   unsigned __int128 m = static_cast<unsigned __int128>(next()) * n;
@@ -60,10 +63,19 @@ std::uint64_t Rng::between(std::uint64_t lo, std::uint64_t hi) {
 }
 
 void Rng::fill(std::uint8_t* data, std::size_t size) {
-  for (std::size_t i = 0; i < size; i += 8) {
-    const std::uint64_t r = next();
-    std::memcpy(data + i, &r, std::min<std::size_t>(8, size - i));
+  // The state in locals, where it stays in registers, and whole words stored with a fixed-size
+  // copy; the last draw gives its first bytes to a partial word.
+  std::uint64_t s[4] = {s_[0], s_[1], s_[2], s_[3]};
+  const std::size_t whole = size / 8 * 8;
+  for (std::size_t i = 0; i < whole; i += 8) {
+    const std::uint64_t r = xoshiro256ss(s);
+    std::memcpy(data + i, &r, 8);
   }
+  if (size > whole) {
+    const std::uint64_t r = xoshiro256ss(s);
+    std::memcpy(data + whole, &r, size - whole);
+  }
+  std::copy(s, s + 4, s_);
 }
 
 double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }

@@ -65,6 +65,22 @@ TEST(Stats, RegistryResetsAtTheEndOfWarmup) {
   EXPECT_THROW(s.counter("top.a.packets", "", ""), std::logic_error);
 }
 
+// fill() is next()'s stream, eight bytes a draw in the host's byte order, the last draw cut
+// short, and leaves the stream where next() would have.
+TEST(Rng, FillGivesTheBytesOfNextAndContinuesTheStream) {
+  for (std::size_t size = 0; size < 100; ++size) {
+    Rng filled(size, "fill"), drawn(size, "fill");
+    std::vector<std::uint8_t> got(size), want(size);
+    filled.fill(got.data(), size);
+    for (std::size_t i = 0; i < size; i += 8) {
+      const std::uint64_t r = drawn.next();
+      for (std::size_t k = 0; k < 8 && i + k < size; ++k) want[i + k] = reinterpret_cast<const std::uint8_t*>(&r)[k];
+    }
+    EXPECT_EQ(got, want) << "size " << size;
+    EXPECT_EQ(filled.next(), drawn.next()) << "size " << size;
+  }
+}
+
 TEST(Rng, SameSeedAndNameGiveTheSameStream) {
   Rng a(7, "top.gen"), b(7, "top.gen"), c(7, "top.sink"), d(8, "top.gen");
   bool differs_by_name = false, differs_by_seed = false;

@@ -1,20 +1,17 @@
 #include "xingyun/stats.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 namespace xy {
 
-namespace bh = boost::histogram;
-
-LatencyHistogram::LatencyHistogram(Time period) : period_(period), hist_(bh::make_histogram(Axis(0, 1))) {}
+LatencyHistogram::LatencyHistogram(Time period) : period_(period) {}
 
 void LatencyHistogram::record(Cycle cycles) {
-  // Grow the axis by doubling (an empty fill far out): one bin at a time is quadratic when the
-  // latency climbs steadily, as under a queue that builds.
-  if (static_cast<std::int64_t>(cycles) >= hist_.axis().size()) hist_(2 * static_cast<std::int64_t>(cycles) + 1, bh::weight(0));
-  hist_(static_cast<std::int64_t>(cycles));
+  ++counts_[cycles];
   min_ = count_ ? std::min(min_, cycles) : cycles;
   max_ = std::max(max_, cycles);
   sum_ += cycles;
@@ -23,25 +20,24 @@ void LatencyHistogram::record(Cycle cycles) {
 
 Cycle LatencyHistogram::quantile(double q) const {
   if (!count_) return 0;
-  // The q-quantile is the first bin whose cumulative count reaches ceil(q * count).
+  // The q-quantile is the first value whose cumulative count reaches ceil(q * count).
   const auto need = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(q * count_)));
   std::uint64_t seen = 0;
-  for (auto&& bin : bh::indexed(hist_)) {
-    seen += static_cast<std::uint64_t>(*bin);
-    if (seen >= need) return static_cast<Cycle>(bin.bin());  // an integer axis bin is its value
+  for (const auto& [cycles, n] : bins()) {
+    seen += n;
+    if (seen >= need) return cycles;
   }
   return max_;
 }
 
 std::vector<std::pair<Cycle, std::uint64_t>> LatencyHistogram::bins() const {
-  std::vector<std::pair<Cycle, std::uint64_t>> out;
-  for (auto&& bin : bh::indexed(hist_))
-    if (*bin > 0) out.emplace_back(static_cast<Cycle>(bin.bin()), static_cast<std::uint64_t>(*bin));
+  std::vector<std::pair<Cycle, std::uint64_t>> out(counts_.begin(), counts_.end());
+  std::sort(out.begin(), out.end());
   return out;
 }
 
 void LatencyHistogram::reset() {
-  hist_ = bh::make_histogram(Axis(0, 1));
+  counts_.clear();
   count_ = sum_ = min_ = max_ = 0;
 }
 

@@ -1,12 +1,12 @@
 // Stats: counters and latency histograms registered under hierarchical names
-// (top.link.sink.latency). Histograms count whole cycles in a Boost.Histogram integer axis that
-// grows to the largest value seen, so percentiles are exact cycle counts.
+// (top.link.sink.latency). Histograms count whole cycles, one count per value seen, so
+// percentiles are exact cycle counts.
 #pragma once
-#include <boost/histogram.hpp>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -43,11 +43,11 @@ class LatencyHistogram {
   nlohmann::json to_json() const;  // count, mean/p50/p99/p999/max in _cycles and _ns
 
  private:
-  using Axis = boost::histogram::axis::integer<std::int64_t, boost::histogram::use_default,
-                                               boost::histogram::axis::option::growth_t>;
-  using Hist = decltype(boost::histogram::make_histogram(std::declval<Axis>()));
   Time period_;
-  Hist hist_;
+  // Count per value seen: a record is one hash update, memory and the quantiles' work follow the
+  // distinct values, not the range (a queue that builds spreads a few thousand samples over
+  // millions of cycles).
+  std::unordered_map<Cycle, std::uint64_t> counts_;
   std::uint64_t count_ = 0, sum_ = 0;
   Cycle min_ = 0, max_ = 0;
 };

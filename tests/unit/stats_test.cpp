@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <vector>
+
 #include "xingyun/packet.hpp"
 #include "xingyun/rng.hpp"
 #include "xingyun/units.hpp"
@@ -49,6 +54,34 @@ TEST(LatencyHistogram, BinsAreTheNonEmptyValuesWithTheirCounts) {
   EXPECT_EQ(h.bins(), want);
   h.reset();
   EXPECT_TRUE(h.bins().empty());
+}
+
+// Against the definition on the sorted samples: the q-quantile is the ceil(q * n)-th smallest
+// (the first for q = 0), over narrow and wide ranges, with warm-up resets between.
+TEST(LatencyHistogram, QuantilesEqualTheSortedSamplesOnRandomData) {
+  Rng rng(3, "histogram_test");
+  LatencyHistogram h(kNs);
+  for (int trial = 0; trial < 60; ++trial) {
+    h.reset();
+    const std::uint64_t n = rng.between(1, 3000), range = std::uint64_t{1} << rng.below(28);
+    std::vector<Cycle> samples;
+    std::map<Cycle, std::uint64_t> counts;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      // A body near the floor and, now and then, a tail far out.
+      const Cycle c = rng.chance(0.9) ? 8 + rng.below(std::min<std::uint64_t>(range, 50)) : rng.below(range);
+      h.record(c);
+      samples.push_back(c);
+      ++counts[c];
+    }
+    std::sort(samples.begin(), samples.end());
+    for (double q : {0.0, 0.5, 0.9, 0.99, 0.999, 1.0, rng.uniform(), rng.uniform()}) {
+      const auto rank = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(n))));
+      ASSERT_EQ(h.quantile(q), samples[rank - 1]) << "trial " << trial << " q " << q;
+    }
+    EXPECT_EQ(h.bins(), (std::vector<std::pair<Cycle, std::uint64_t>>(counts.begin(), counts.end())));
+    EXPECT_EQ(h.min(), samples.front());
+    EXPECT_EQ(h.max(), samples.back());
+  }
 }
 
 TEST(Stats, RegistryResetsAtTheEndOfWarmup) {

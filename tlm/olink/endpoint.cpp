@@ -16,13 +16,23 @@ struct OlinkEndpoint::Nic : Core {
   struct Pending {
     tlm::tlm_generic_payload* trans;
     bool blocking;
+    bool bulk;                // its frames' txns are in parent_of
     sc_core::sc_event* done;  // blocking: notified at completion
     std::uint32_t remaining;  // frames still to be answered (a bulk write sends several)
     std::uint8_t status;      // the first error among them, or OK
+    Cycle started;
   };
   struct Timed {
     Cycle at;
     std::vector<std::uint8_t> frame;
+  };
+  // A request frame still to send: encoded only when it is the next to go (thousands may wait,
+  // and the transaction holds their bytes until it completes).
+  struct Request {
+    Cycle at;
+    tlm::tlm_generic_payload* trans;
+    std::uint32_t txn;
+    std::uint32_t segment;  // of a bulk write
   };
 
   sw::EgressGate* gate = nullptr;
@@ -45,16 +55,11 @@ struct OlinkEndpoint::Nic : Core {
     const std::uint32_t id = next_txn;
     const bool bulk = trans.get_data_length() > params.max_bytes;
     const std::uint32_t frames = bulk ? segments_of(trans, params.segment_bytes) : 1;
-    table[id] = {&trans, blocking, done, frames, static_cast<std::uint8_t>(tlm::TLM_OK_RESPONSE)};
-    started[id] = at;
-    Header h;
-    std::vector<std::uint8_t> data;
+    table[id] = {&trans, blocking, bulk, done, frames, static_cast<std::uint8_t>(tlm::TLM_OK_RESPONSE), at};
     for (std::uint32_t i = 0; i < frames; ++i) {
       const std::uint32_t txn = next_txn++;
-      if (bulk) to_segment(trans, static_cast<std::uint16_t>(gpu), txn, i, params.segment_bytes, h, data);
-      else to_request(trans, static_cast<std::uint16_t>(gpu), txn, h, data);
-      parent_of[txn] = id;
-      outbox.push_back({at + params.egress, encode(h, data.data(), static_cast<std::uint32_t>(data.size()))});
+      if (bulk) parent_of[txn] = id;
+      outbox.push_back({at + params.egress, &trans, txn, i});
     }
     requests.add();
     wake_at(at);
@@ -69,16 +74,18 @@ struct OlinkEndpoint::Nic : Core {
         monitor->on_depart(p->bytes, p->vc);
       }
       if (on_arrival) on_arrival(*p, clock().time_of(now_c));
-      inbox.push_back({now_c + (p->bytes + params.width - 1) / params.width - 1 + params.ingress, p->payload});
+      inbox.push_back({now_c + (p->bytes + params.width - 1) / params.width - 1 + params.ingress, spare_buffer()});
+      inbox.back().frame.swap(p->payload);  // the bytes change hands, the packet keeps a buffer
       pool.release(p);
     }
     while (!inbox.empty() && inbox.front().at <= now_c) {
-      const Timed in = std::move(inbox.front());
+      Timed in = std::move(inbox.front());
       inbox.pop_front();
-      const auto h = decode(in.frame);
-      if (!h) continue;
-      if (h->op == Op::kResponse) complete(*h, in.frame);
-      else serve(*h, in.frame);
+      if (const auto h = decode(in.frame)) {
+        if (h->op == Op::kResponse) complete(*h, in.frame);
+        else serve(*h, in.frame);
+      }
+      spare_buffers.push_back(std::move(in.frame));
     }
     // Memory: the HBM answers in order, `memory` cycles after the access starts.
     while (!memory_out.empty() && memory_out.front().at <= now_c) {
@@ -89,13 +96,20 @@ struct OlinkEndpoint::Nic : Core {
     // new frame per cycle (a channel takes one item a cycle); responses and requests in turn.
     const bool answer = !answers.empty() && answers.front().at <= now_c;
     const bool request = !outbox.empty() && outbox.front().at <= now_c;
-    std::deque<Timed>& next = answer && (!request || !answered_last) ? answers : outbox;
-    if (!next.empty() && next.front().at <= now_c && line_bytes < (now_c + 1) * params.width &&
-        to_fabric.can_push() && allowed(next.front().frame)) {
+    const bool send_answer = answer && (!request || !answered_last);
+    if ((send_answer || request) && line_bytes < (now_c + 1) * params.width && to_fabric.can_push() &&
+        allowed(send_answer ? answers.front().frame : next_request())) {
       Packet* p = pool.acquire();
-      p->payload = std::move(next.front().frame);
-      next.pop_front();
-      answered_last = &next == &answers;
+      if (send_answer) {
+        p->payload.swap(answers.front().frame);
+        spare_buffers.push_back(std::move(answers.front().frame));
+        answers.pop_front();
+      } else {
+        p->payload.swap(request_frame);
+        outbox.pop_front();
+        request_encoded = false;
+      }
+      answered_last = send_answer;
       p->bytes = static_cast<std::uint32_t>(p->payload.size()) + kFcsBytes;
       p->phantom = false;
       p->dst = decode(p->payload)->dst;
@@ -105,6 +119,27 @@ struct OlinkEndpoint::Nic : Core {
       to_fabric.push(p);
       line_bytes = std::max<std::uint64_t>(line_bytes, now_c * params.width) + p->bytes + kPreambleGapBytes;
     }
+  }
+  // The frame of the request at the head of the outbox, encoded once.
+  const std::vector<std::uint8_t>& next_request() {
+    if (!request_encoded) {
+      const Request& r = outbox.front();
+      Header h;
+      if (r.trans->get_data_length() > params.max_bytes)
+        to_segment(*r.trans, static_cast<std::uint16_t>(gpu), r.txn, r.segment, params.segment_bytes, h, request_data);
+      else to_request(*r.trans, static_cast<std::uint16_t>(gpu), r.txn, h, request_data);
+      encode(h, request_data.data(), static_cast<std::uint32_t>(request_data.size()), request_frame);
+      request_encoded = true;
+    }
+    return request_frame;
+  }
+  // A frame buffer that an earlier frame left, with its capacity (or a new one).
+  std::vector<std::uint8_t> spare_buffer() {
+    if (spare_buffers.empty()) return {};
+    std::vector<std::uint8_t> b = std::move(spare_buffers.back());
+    spare_buffers.pop_back();
+    b.clear();
+    return b;
   }
   // May a frame of these bytes (and its FCS) go on a flow-controlled port now?
   bool allowed(const std::vector<std::uint8_t>& frame) const {
@@ -117,8 +152,9 @@ struct OlinkEndpoint::Nic : Core {
     Cycle next = ~Cycle{0};
     if (!inbox.empty()) next = std::min(next, inbox.front().at);
     if (!memory_out.empty()) next = std::min(next, memory_out.front().at);
-    for (const auto* q : {&outbox, &answers})
-      if (!q->empty()) next = std::min(next, std::max(q->front().at, line_bytes / params.width));
+    const Cycle line_free = line_bytes / params.width;
+    if (!outbox.empty()) next = std::min(next, std::max(outbox.front().at, line_free));
+    if (!answers.empty()) next = std::min(next, std::max(answers.front().at, line_free));
     if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
     set_busy(from_fabric.ready_by(now() + 1));
   }
@@ -130,23 +166,25 @@ struct OlinkEndpoint::Nic : Core {
     r.src = static_cast<std::uint16_t>(gpu);
     r.dst = h.src;
     r.status = static_cast<std::uint8_t>(tlm::TLM_OK_RESPONSE);
-    std::vector<std::uint8_t> data;
+    std::vector<std::uint8_t>& data = response_data;
     if (!memory.serve(h, payload_of(frame), data)) return;
     if (h.op == Op::kStore) r.bytes = 0;
     served.add();
     if (on_served) on_served(clock().time_of(now()));
     const Cycle data_cycles = (h.bytes + params.memory_width - 1) / params.memory_width;
     memory_free = std::max(memory_free, now()) + data_cycles;
-    memory_out.push_back({memory_free + params.memory, encode(r, data.data(), static_cast<std::uint32_t>(data.size()))});
+    memory_out.push_back({memory_free + params.memory, spare_buffer()});
+    encode(r, data.data(), static_cast<std::uint32_t>(data.size()), memory_out.back().frame);
   }
 
   // A response to one of ours.
   void complete(const Header& h, const std::vector<std::uint8_t>& frame) {
-    const auto parent = parent_of.find(h.txn);
-    if (parent == parent_of.end()) return;
-    const std::uint32_t id = parent->second;
-    parent_of.erase(parent);
-    Pending& p = table.at(id);
+    const auto parent = parent_of.find(h.txn);  // a bulk write's frame; any other is its own
+    const auto it = table.find(parent != parent_of.end() ? parent->second : h.txn);
+    if (it == table.end() || it->second.bulk != (parent != parent_of.end())) return;  // not ours, or answered
+    if (parent != parent_of.end()) parent_of.erase(parent);
+    const std::uint32_t id = it->first;
+    Pending& p = it->second;
     if (p.status == tlm::TLM_OK_RESPONSE) p.status = h.status;
     tlm::tlm_generic_payload& t = *p.trans;
     if (t.is_read() || t.get_extension<AtomicExtension>())
@@ -155,8 +193,7 @@ struct OlinkEndpoint::Nic : Core {
     const Pending pend = p;
     table.erase(id);
     t.set_response_status(static_cast<tlm::tlm_response_status>(pend.status));
-    latency.record(now() - started[id]);
-    started.erase(id);
+    latency.record(now() - pend.started);
     const sc_time in = to_sc_time(clock().time_of(now()) - sim_now());  // the clock may run ahead
     if (pend.blocking) pend.done->notify(in);
     else shell.responses_.push(t, clock().time_of(now()));
@@ -169,10 +206,14 @@ struct OlinkEndpoint::Nic : Core {
   PacketPool& pool;
   OlinkEndpoint& shell;
   std::unordered_map<std::uint32_t, Pending> table;  // by the id of its first frame
-  std::unordered_map<std::uint32_t, std::uint32_t> parent_of;  // frame's txn → transaction id
-  std::unordered_map<std::uint32_t, Cycle> started;
+  std::unordered_map<std::uint32_t, std::uint32_t> parent_of;  // bulk write frame's txn → transaction id
   std::uint32_t next_txn = 1;
-  std::deque<Timed> outbox, answers, inbox, memory_out;  // outbox: requests; answers: responses
+  std::deque<Request> outbox;
+  std::deque<Timed> answers, inbox, memory_out;  // answers: responses
+  // Frame buffers are reused: the head request's frame, the response data, spare buffers.
+  std::vector<std::uint8_t> request_frame, request_data, response_data;
+  bool request_encoded = false;
+  std::vector<std::vector<std::uint8_t>> spare_buffers;
   std::uint64_t line_bytes = 0;  // line position, in bytes since cycle 0
   bool answered_last = false;    // the last frame sent was a response
   Cycle memory_free = 0;

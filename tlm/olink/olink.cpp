@@ -1,7 +1,7 @@
 #include "tlm/olink/olink.hpp"
 
 #include <algorithm>
-#include <cstring>
+#include <iterator>
 
 namespace xy::olink {
 namespace {
@@ -75,16 +75,16 @@ void to_segment(const tlm::tlm_generic_payload& trans, std::uint16_t src, std::u
   payload.assign(trans.get_data_ptr() + offset, trans.get_data_ptr() + offset + bytes);
 }
 
-std::vector<std::uint8_t> encode(const Header& h, const std::uint8_t* data, std::uint32_t data_bytes) {
-  std::vector<std::uint8_t> f(kEthernetHeaderBytes + kHeaderBytes + data_bytes, 0);
+void encode(const Header& h, const std::uint8_t* data, std::uint32_t data_bytes, std::vector<std::uint8_t>& frame) {
+  std::uint8_t head[kEthernetHeaderBytes + kHeaderBytes] = {};
   // Locally administered MACs that name the GPUs.
-  f[0] = 0x02;
-  put<std::uint16_t>(&f[4], h.dst);
-  f[6] = 0x02;
-  put<std::uint16_t>(&f[10], h.src);
-  f[12] = static_cast<std::uint8_t>(kEtherType >> 8);
-  f[13] = static_cast<std::uint8_t>(kEtherType);
-  std::uint8_t* o = &f[kEthernetHeaderBytes];
+  head[0] = 0x02;
+  put<std::uint16_t>(&head[4], h.dst);
+  head[6] = 0x02;
+  put<std::uint16_t>(&head[10], h.src);
+  head[12] = static_cast<std::uint8_t>(kEtherType >> 8);
+  head[13] = static_cast<std::uint8_t>(kEtherType);
+  std::uint8_t* o = &head[kEthernetHeaderBytes];
   o[0] = static_cast<std::uint8_t>(h.op);
   o[1] = h.status;
   put<std::uint16_t>(o + 2, h.src);
@@ -94,8 +94,8 @@ std::vector<std::uint8_t> encode(const Header& h, const std::uint8_t* data, std:
   put<std::uint32_t>(o + 16, h.txn);
   put<std::uint64_t>(o + 20, h.operand);
   put<std::uint64_t>(o + 28, h.compare);
-  if (data_bytes) std::memcpy(o + kHeaderBytes, data, data_bytes);
-  return f;
+  frame.assign(std::begin(head), std::end(head));
+  frame.insert(frame.end(), data, data + data_bytes);
 }
 
 std::optional<Header> decode(const std::vector<std::uint8_t>& f) {

@@ -69,8 +69,9 @@ std::uint32_t segments_of(const tlm::tlm_generic_payload& trans, std::uint32_t s
 void to_segment(const tlm::tlm_generic_payload& trans, std::uint16_t src, std::uint32_t txn, std::uint32_t index,
                 std::uint32_t segment_bytes, Header& h, std::vector<std::uint8_t>& payload);
 
-// A whole frame (Ethernet header, OLink header, data), without the FCS.
-std::vector<std::uint8_t> encode(const Header& h, const std::uint8_t* data, std::uint32_t data_bytes);
+// A whole frame (Ethernet header, OLink header, data), without the FCS, into `frame` (its old
+// contents replaced; a reused buffer keeps its capacity, so no allocation and no zero fill).
+void encode(const Header& h, const std::uint8_t* data, std::uint32_t data_bytes, std::vector<std::uint8_t>& frame);
 // Decodes a frame; nullopt if it is too short or not an OLink frame.
 std::optional<Header> decode(const std::vector<std::uint8_t>& frame);
 inline const std::uint8_t* payload_of(const std::vector<std::uint8_t>& frame) {

@@ -18,12 +18,14 @@ void LatencyHistogram::record(Cycle cycles) {
   ++count_;
 }
 
-Cycle LatencyHistogram::quantile(double q) const {
+Cycle LatencyHistogram::quantile(double q) const { return quantile_of(bins(), q); }
+
+Cycle LatencyHistogram::quantile_of(const std::vector<std::pair<Cycle, std::uint64_t>>& bins, double q) const {
   if (!count_) return 0;
   // The q-quantile is the first value whose cumulative count reaches ceil(q * count).
   const auto need = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(q * count_)));
   std::uint64_t seen = 0;
-  for (const auto& [cycles, n] : bins()) {
+  for (const auto& [cycles, n] : bins) {
     seen += n;
     if (seen >= need) return cycles;
   }
@@ -51,9 +53,10 @@ nlohmann::json LatencyHistogram::to_json() const {
   };
   put("min", static_cast<double>(min_));
   put("mean", mean());
-  put("p50", static_cast<double>(quantile(0.50)));
-  put("p99", static_cast<double>(quantile(0.99)));
-  put("p999", static_cast<double>(quantile(0.999)));
+  const auto sorted = bins();  // sorted once for the three
+  put("p50", static_cast<double>(quantile_of(sorted, 0.50)));
+  put("p99", static_cast<double>(quantile_of(sorted, 0.99)));
+  put("p999", static_cast<double>(quantile_of(sorted, 0.999)));
   put("max", static_cast<double>(max_));
   return j;
 }
@@ -100,8 +103,9 @@ std::string Stats::table() const {
     out += fmt::format("  {:<44} {:>14} {}\n", path, e.value->value(), e.unit);
   for (const auto& [path, e] : histograms_) {
     const LatencyHistogram& h = *e.value;
-    out += fmt::format("  {:<44} n={} p50={} p99={} p99.9={} max={} cycles\n", path, h.count(), h.quantile(0.5),
-                       h.quantile(0.99), h.quantile(0.999), h.max());
+    const auto sorted = h.bins();
+    out += fmt::format("  {:<44} n={} p50={} p99={} p99.9={} max={} cycles\n", path, h.count(),
+                       h.quantile_of(sorted, 0.5), h.quantile_of(sorted, 0.99), h.quantile_of(sorted, 0.999), h.max());
   }
   return out;
 }

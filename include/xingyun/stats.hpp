@@ -36,6 +36,8 @@ class LatencyHistogram {
   double mean() const { return count_ ? static_cast<double>(sum_) / count_ : 0.0; }
   // Smallest value v with at least q of the samples <= v (q in [0, 1]); 0 when empty.
   Cycle quantile(double q) const;
+  // The same from this histogram's bins() (several quantiles from one sort).
+  Cycle quantile_of(const std::vector<std::pair<Cycle, std::uint64_t>>& bins, double q) const;
   Time period() const { return period_; }
   // (cycles, count) of every non-empty bin, ascending: the whole distribution, for CDFs.
   std::vector<std::pair<Cycle, std::uint64_t>> bins() const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <queue>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -113,11 +114,12 @@ struct Switch::Impl {
         deficit(p_.ports, std::vector<std::int64_t>(p_.vcs, 0)), dwrr_next(p_.ports, 0),
         turn_started(p_.ports, false), width(p.port_bytes_per_cycle()), in(std::move(in_)), out(std::move(out_)),
         route(std::move(route_)), fabric(*this), arbiter(p.ports, p.ports, p.iterations, p.arbiter),
-        requests(p.ports, p.ports), voq(static_cast<std::size_t>(p.ports) * p.ports),
-        voq_nonempty(p.ports, std::vector<std::uint64_t>((p.ports + 63) / 64, 0)), in_busy_until(p.ports, 0),
+        requests(p.ports, p.ports), heads_ready(p.ports, p.ports), free_in(bitmap_of_all(p.ports)),
+        free_out(bitmap_of_all(p.ports)), masked(free_out.size()), voq(static_cast<std::size_t>(p.ports) * p.ports),
+        in_busy_until(p.ports, 0),
         out_busy_until(p.ports, 0), port_cells(p.ports, 0), pipelines(p.ports),
         egress_queues(p.ports, std::vector<std::deque<Entry>>(p.vcs)), pending_tx(p.ports),
-        out_busy((p.ports + 63) / 64, 0), releasing(p.ports), line_free(p.ports, 0), match(p.ports, -1),
+        releasing(p.ports), line_free(p.ports, 0),
         received(stats.counter(name + ".packets_in", "packets", "packets that reached an ingress port")),
         forwarded_(stats.counter(name + ".packets_out", "packets", "packets sent by an egress port")),
         drops_buffer(stats.counter(name + ".drops.buffer", "packets", "dropped: the shared buffer could not admit them")),
@@ -196,8 +198,9 @@ struct Switch::Impl {
       // Into its VOQ now; the crossbar sees it from `ready` on (enqueue >= 1, so never in
       // this cycle, whatever order the cores of a cycle run in).
       e.ready = now + p.lat.enqueue + (p.cut_through ? 0 : e.beats - 1);
-      if (queue(i, e.out).empty()) voq_nonempty[i][e.out / 64] |= std::uint64_t{1} << (e.out % 64);
+      if (queue(i, e.out).empty()) fabric_events.push({e.ready, i, e.out, FabricEvent::kHeadReady});
       queue(i, e.out).push_back(e);
+      ++packets_in_voqs;
       cells_in_voqs += e.cells;
       backlog[e.out] += e.bytes;
       fabric.wake_at(e.ready);
@@ -216,39 +219,32 @@ struct Switch::Impl {
     dropped.push_back(e.packet);
   }
 
+  // The fabric keeps the request matrix up to date instead of rebuilding it: input i requests
+  // output o while VOQ[i][o]'s head is ready and both ports are free `arbiter` cycles ahead
+  // (requests = heads_ready AND free_in AND free_out). It changes only at events: a head becomes
+  // ready (its ready time), a match takes an input and an output (their requests are withdrawn),
+  // a transfer's ports free up (the ready heads of that input and that output request again).
+  // So a cycle costs its events and the requests the arbiter sees, not a scan of every port.
+  //
+  // The fabric still ticks whenever it did when it rebuilt the matrix every cycle (woken by every
+  // admission, busy while packets wait in VOQs; a tick with nothing due costs a few compares), so
+  // it keeps its place in each cycle's order of cores: what it pushes to the egress and the wakes
+  // it asks for come in the same order as before, and results stay byte-identical.
   void fabric_eval() {
     const Cycle now = clock.now();
-    requests.clear();
-    bool any = false;
-    waiting = false;
-    // Outputs that cannot take a transfer starting `arbiter` cycles from now.
-    for (int o = 0; o < p.ports; ++o) {
-      const std::uint64_t bit = std::uint64_t{1} << (o % 64);
-      if (out_busy_until[o] > now + p.lat.arbiter) out_busy[o / 64] |= bit;
-      else out_busy[o / 64] &= ~bit;
+    waiting = packets_in_voqs > 0;  // as it stands when the fabric runs, before it takes any
+    while (!fabric_events.empty() && fabric_events.top().at <= now) {
+      const FabricEvent ev = fabric_events.top();
+      fabric_events.pop();
+      if (ev.what == FabricEvent::kHeadReady) head_ready(ev.in, ev.out);
+      else ports_free(ev.in, ev.out);
     }
-    for (int i = 0; i < p.ports; ++i) {
-      bool queued = false;
-      for (std::uint64_t w : voq_nonempty[i]) queued = queued || w;
-      if (!queued) continue;
-      waiting = true;
-      if (in_busy_until[i] > now + p.lat.arbiter) continue;
-      for (std::size_t w = 0; w < voq_nonempty[i].size(); ++w)
-        for (std::uint64_t bits = voq_nonempty[i][w] & ~out_busy[w]; bits; bits &= bits - 1) {
-          const int o = static_cast<int>(w * 64 + __builtin_ctzll(bits));
-          if (queue(i, o).front().ready > now) continue;
-          requests.set(i, o);
-          any = true;
-        }
-    }
-    if (!any) return;
-    arbiter.match(requests, match);
-    for (int i = 0; i < p.ports; ++i) {
-      const int o = match[i];
-      if (o < 0) continue;
+    if (requests.empty()) return;
+    arbiter.match(requests, matches);
+    for (const auto& [i, o] : matches) {
       Entry e = queue(i, o).front();
       queue(i, o).pop_front();
-      if (queue(i, o).empty()) voq_nonempty[i][o / 64] &= ~(std::uint64_t{1} << (o % 64));
+      --packets_in_voqs;
       const Cycle start = std::max({now + p.lat.arbiter, in_busy_until[i], out_busy_until[o]});
       const Cycle duration = (e.packet->bytes + width * p.speedup - 1) / (width * p.speedup);
       in_busy_until[i] = out_busy_until[o] = start + duration;
@@ -258,13 +254,35 @@ struct Switch::Impl {
       transfers.add();
       egress_queues[o][std::min<int>(e.vc, p.vcs - 1)].push_back(e);
       egress[o]->wake_at(e.first_at);
+      // Both ports may take part in a request again once they are free `arbiter` cycles ahead.
+      bitmap_set(free_in, i, false);
+      bitmap_set(free_out, o, false);
+      fabric_events.push({start + duration - p.lat.arbiter, i, o, FabricEvent::kPortsFree});
+    }
+    for (const auto& [i, o] : matches) {
+      for_each_bit(requests.row(i), requests.words_per_row(), [&](int out) { requests.reset(i, out); });
+      for_each_bit(requests.column(o), requests.words_per_column(), [&](int in) { requests.reset(in, o); });
+      const auto& q = queue(i, o);  // the served VOQ's next head
+      if (q.empty() || q.front().ready > now) heads_ready.reset(i, o);
+      if (!q.empty() && q.front().ready > now) fabric_events.push({q.front().ready, i, o, FabricEvent::kHeadReady});
     }
   }
-  // Ticked every cycle while packets wait in VOQs (matches change as ports free up); a packet
-  // that joins an empty switch wakes it.
   void fabric_commit() {
     fabric.set_busy(waiting);
     check_conservation();
+  }
+
+  void head_ready(int i, int o) {
+    heads_ready.set(i, o);
+    if (bitmap_test(free_in, i) && bitmap_test(free_out, o)) requests.set(i, o);
+  }
+  void ports_free(int i, int o) {
+    bitmap_set(free_in, i, true);
+    bitmap_set(free_out, o, true);
+    for (int w = 0; w < heads_ready.words_per_row(); ++w) masked[w] = heads_ready.row(i)[w] & free_out[w];
+    for_each_bit(masked.data(), heads_ready.words_per_row(), [&](int out) { requests.set(i, out); });
+    for (int w = 0; w < heads_ready.words_per_column(); ++w) masked[w] = heads_ready.column(o)[w] & free_in[w];
+    for_each_bit(masked.data(), heads_ready.words_per_column(), [&](int in) { requests.set(in, o); });
   }
 
   // Every cell the buffer counts as used is in exactly one place: a VOQ, or past the crossbar
@@ -412,22 +430,33 @@ struct Switch::Impl {
   Fabric fabric;
   Islip arbiter;
   RequestMatrix requests;
+  RequestMatrix heads_ready;                    // VOQ heads whose ready time has come
+  std::vector<std::uint64_t> free_in, free_out;  // ports free `arbiter` cycles ahead
+  std::vector<std::uint64_t> masked;             // scratch: a row or column of ready heads, masked
   std::vector<std::deque<Entry>> voq;
-  std::vector<std::vector<std::uint64_t>> voq_nonempty;
   std::vector<Cycle> in_busy_until, out_busy_until;
   std::vector<std::uint64_t> port_cells;
   std::vector<std::deque<std::pair<Cycle, Entry>>> pipelines;
   std::vector<std::vector<std::deque<Entry>>> egress_queues;  // per output, per VC
   std::vector<std::deque<Entry>> pending_tx;
-  std::vector<std::uint64_t> out_busy;
   std::vector<std::deque<std::pair<Cycle, Entry>>> releasing;
   std::vector<Cycle> line_free;
-  std::vector<int> match;
+  std::vector<Islip::Pair> matches;
+  // What changes the requests, at the cycle it happens (earliest first; order within a cycle
+  // does not matter).
+  struct FabricEvent {
+    Cycle at;
+    int in, out;
+    enum What { kHeadReady, kPortsFree } what;  // VOQ[in][out]'s head; a transfer in -> out ends
+    bool operator>(const FabricEvent& o) const { return at > o.at; }
+  };
+  std::priority_queue<FabricEvent, std::vector<FabricEvent>, std::greater<FabricEvent>> fabric_events;
+  std::uint64_t packets_in_voqs = 0;
   std::vector<Packet*> dropped;  // the testbench returns them to its pool
   std::vector<EgressGate*> gates;
   std::vector<IngressMonitor*> monitors;
   std::vector<bool> ingress_waiting;  // the head packet waits for buffer space (lossless)
-  bool waiting = false;  // packets in VOQs
+  bool waiting = false;  // packets in VOQs when the fabric last ran
   std::uint64_t used = 0, peak = 0;
   std::uint64_t cells_in_voqs = 0, cells_at_egress = 0;
   Counter &received, &forwarded_, &drops_buffer, &drops_route, &transfers, &ecn_marked, &admission_waits,

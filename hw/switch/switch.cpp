@@ -82,6 +82,60 @@ struct Entry {
   Cycle ready;        // may request the crossbar from here
   Cycle first_at = 0;  // first bytes at the egress
   Cycle tx_at = 0;     // first byte on the output wire
+  std::uint32_t next = 0;  // the entry behind it in its FIFO
+};
+
+// Packets inside the switch live in one pool and move from FIFO to FIFO by index (ingress
+// pipeline, VOQ, egress queue, waiting for the wire, releasing its cells): a FIFO is two
+// indices, so 64 x 64 VOQs take 32 KiB and stay in cache, and nothing is copied or allocated
+// on a packet's way through (freed entries are reused, last freed first).
+using EntryId = std::uint32_t;
+constexpr EntryId kNoEntry = ~EntryId{0};
+
+struct Fifo {
+  EntryId head = kNoEntry, tail = kNoEntry;
+  bool empty() const { return head == kNoEntry; }
+};
+
+class EntryPool {
+ public:
+  EntryId add(const Entry& e) {
+    if (free_.empty()) {
+      entries_.push_back(e);
+      return static_cast<EntryId>(entries_.size() - 1);
+    }
+    const EntryId id = free_.back();
+    free_.pop_back();
+    entries_[id] = e;
+    return id;
+  }
+  void remove(EntryId id) { free_.push_back(id); }
+  // References stay valid until the next add().
+  Entry& operator[](EntryId id) { return entries_[id]; }
+  Entry& front(const Fifo& f) { return entries_[f.head]; }
+  const Entry& front(const Fifo& f) const { return entries_[f.head]; }
+
+  void push(Fifo& f, EntryId id) {
+    entries_[id].next = kNoEntry;
+    if (f.empty()) f.head = id;
+    else entries_[f.tail].next = id;
+    f.tail = id;
+  }
+  EntryId pop(Fifo& f) {
+    const EntryId id = f.head;
+    f.head = entries_[id].next;
+    if (f.head == kNoEntry) f.tail = kNoEntry;
+    return id;
+  }
+  std::uint64_t cells(const Fifo& f) const {
+    std::uint64_t n = 0;
+    for (EntryId id = f.head; id != kNoEntry; id = entries_[id].next) n += entries_[id].cells;
+    return n;
+  }
+
+ private:
+  std::vector<Entry> entries_;
+  std::vector<EntryId> free_;
 };
 
 }  // namespace
@@ -116,10 +170,9 @@ struct Switch::Impl {
         route(std::move(route_)), fabric(*this), arbiter(p.ports, p.ports, p.iterations, p.arbiter),
         requests(p.ports, p.ports), heads_ready(p.ports, p.ports), free_in(bitmap_of_all(p.ports)),
         free_out(bitmap_of_all(p.ports)), masked(free_out.size()), voq(static_cast<std::size_t>(p.ports) * p.ports),
-        in_busy_until(p.ports, 0),
-        out_busy_until(p.ports, 0), port_cells(p.ports, 0), pipelines(p.ports),
-        egress_queues(p.ports, std::vector<std::deque<Entry>>(p.vcs)), pending_tx(p.ports),
-        releasing(p.ports), line_free(p.ports, 0),
+        in_busy_until(p.ports, 0), out_busy_until(p.ports, 0), port_cells(p.ports, 0), pipelines(p.ports),
+        egress_queues(static_cast<std::size_t>(p.ports) * p.vcs), pending_tx(p.ports), releasing(p.ports),
+        line_free(p.ports, 0),
         received(stats.counter(name + ".packets_in", "packets", "packets that reached an ingress port")),
         forwarded_(stats.counter(name + ".packets_out", "packets", "packets sent by an egress port")),
         drops_buffer(stats.counter(name + ".drops.buffer", "packets", "dropped: the shared buffer could not admit them")),
@@ -145,7 +198,10 @@ struct Switch::Impl {
     ingress_waiting.assign(p.ports, false);
   }
 
-  std::deque<Entry>& queue(int i, int o) { return voq[static_cast<std::size_t>(i) * p.ports + o]; }
+  Fifo& queue(int i, int o) { return voq[static_cast<std::size_t>(i) * p.ports + o]; }
+  Fifo& egress_queue(int o, int vc) { return egress_queues[static_cast<std::size_t>(o) * p.vcs + vc]; }
+  // The ingress pipeline ends (the output port is known) this long after the first byte.
+  Cycle pipeline_cycles() const { return p.lat.rx_mac + p.lat.parse + p.lat.lookup; }
   Cycle beats_of(std::uint32_t bytes) const { return (bytes + width - 1) / width; }
 
   void ingress_eval(int i) {
@@ -157,20 +213,18 @@ struct Switch::Impl {
         pk->advance(kStageSwitch, pk->injected);
         received.add();
         if (monitors[i]) monitors[i]->on_arrive(*pk);
-        Entry e{pk, i, -1, pk->bytes, pk->vc, static_cast<std::uint32_t>((pk->bytes + p.cell_bytes - 1) / p.cell_bytes),
-                beats_of(pk->bytes), now, 0};
-        pipelines[i].push_back({now + p.lat.rx_mac + p.lat.parse + p.lat.lookup, e});
+        pool.push(pipelines[i], pool.add({pk, i, -1, pk->bytes, pk->vc,
+                                          static_cast<std::uint32_t>((pk->bytes + p.cell_bytes - 1) / p.cell_bytes),
+                                          beats_of(pk->bytes), now, 0}));
       }
     }
-    while (!pipelines[i].empty() && pipelines[i].front().first <= now) {
-      Entry& head = pipelines[i].front().second;
+    while (!pipelines[i].empty() && pool.front(pipelines[i]).head + pipeline_cycles() <= now) {
+      Entry& head = pool.front(pipelines[i]);
       if (head.out < 0) head.out = route(*head.packet);
       if (head.out < 0 || head.out >= p.ports) {
-        Entry e = head;
-        pipelines[i].pop_front();
+        head.packet->bad = true;
         drops_route.add();
-        e.packet->bad = true;
-        drop(e);
+        drop(pool.pop(pipelines[i]));
         continue;
       }
       // Dynamic threshold (Choudhury-Hahne): a port may hold at most alpha x the free cells.
@@ -182,15 +236,13 @@ struct Switch::Impl {
           ingress_waiting[i] = true;
           break;
         }
-        Entry e = head;
-        pipelines[i].pop_front();
         drops_buffer.add();
-        drop(e);
+        drop(pool.pop(pipelines[i]));
         continue;
       }
       ingress_waiting[i] = false;
-      Entry e = head;
-      pipelines[i].pop_front();
+      const EntryId id = pool.pop(pipelines[i]);
+      Entry& e = pool[id];
       if (monitors[i]) monitors[i]->on_admit(e.bytes, e.vc);
       used += e.cells;
       peak = std::max(peak, used);
@@ -199,7 +251,7 @@ struct Switch::Impl {
       // this cycle, whatever order the cores of a cycle run in).
       e.ready = now + p.lat.enqueue + (p.cut_through ? 0 : e.beats - 1);
       if (queue(i, e.out).empty()) fabric_events.push({e.ready, i, e.out, FabricEvent::kHeadReady});
-      queue(i, e.out).push_back(e);
+      pool.push(queue(i, e.out), id);
       ++packets_in_voqs;
       cells_in_voqs += e.cells;
       backlog[e.out] += e.bytes;
@@ -207,16 +259,19 @@ struct Switch::Impl {
     }
   }
   void ingress_commit(int i) {
-    if (!pipelines[i].empty()) ingress[i]->wake_at(std::max(pipelines[i].front().first, clock.now() + 1));
+    if (!pipelines[i].empty())
+      ingress[i]->wake_at(std::max(pool.front(pipelines[i]).head + pipeline_cycles(), clock.now() + 1));
     ingress[i]->set_busy(ingress_waiting[i]);  // retry admission every cycle while held
   }
 
-  void drop(Entry& e) {
+  void drop(EntryId id) {
+    const Entry& e = pool[id];
     if (monitors[e.in]) {  // it never entered the buffer and leaves now
       monitors[e.in]->on_admit(e.bytes, e.vc);
       monitors[e.in]->on_depart(e.bytes, e.vc);
     }
     dropped.push_back(e.packet);
+    pool.remove(id);
   }
 
   // The fabric keeps the request matrix up to date instead of rebuilding it: input i requests
@@ -242,8 +297,8 @@ struct Switch::Impl {
     if (requests.empty()) return;
     arbiter.match(requests, matches);
     for (const auto& [i, o] : matches) {
-      Entry e = queue(i, o).front();
-      queue(i, o).pop_front();
+      const EntryId id = pool.pop(queue(i, o));
+      Entry& e = pool[id];
       --packets_in_voqs;
       const Cycle start = std::max({now + p.lat.arbiter, in_busy_until[i], out_busy_until[o]});
       const Cycle duration = (e.packet->bytes + width * p.speedup - 1) / (width * p.speedup);
@@ -252,7 +307,7 @@ struct Switch::Impl {
       cells_in_voqs -= e.cells;
       cells_at_egress += e.cells;
       transfers.add();
-      egress_queues[o][std::min<int>(e.vc, p.vcs - 1)].push_back(e);
+      pool.push(egress_queue(o, std::min<int>(e.vc, p.vcs - 1)), id);
       egress[o]->wake_at(e.first_at);
       // Both ports may take part in a request again once they are free `arbiter` cycles ahead.
       bitmap_set(free_in, i, false);
@@ -262,9 +317,10 @@ struct Switch::Impl {
     for (const auto& [i, o] : matches) {
       for_each_bit(requests.row(i), requests.words_per_row(), [&](int out) { requests.reset(i, out); });
       for_each_bit(requests.column(o), requests.words_per_column(), [&](int in) { requests.reset(in, o); });
-      const auto& q = queue(i, o);  // the served VOQ's next head
-      if (q.empty() || q.front().ready > now) heads_ready.reset(i, o);
-      if (!q.empty() && q.front().ready > now) fabric_events.push({q.front().ready, i, o, FabricEvent::kHeadReady});
+      const Fifo& q = queue(i, o);  // the served VOQ's next head
+      const Cycle ready = q.empty() ? 0 : pool.front(q).ready;
+      if (q.empty() || ready > now) heads_ready.reset(i, o);
+      if (!q.empty() && ready > now) fabric_events.push({ready, i, o, FabricEvent::kHeadReady});
     }
   }
   void fabric_commit() {
@@ -301,9 +357,8 @@ struct Switch::Impl {
     if (now + lead >= line_free[o]) {
       const int vc = choose_vc(o, now);
       if (vc >= 0) {
-        auto& q = egress_queues[o][vc];
-        Entry e = q.front();
-        q.pop_front();
+        const EntryId id = pool.pop(egress_queue(o, vc));
+        Entry& e = pool[id];
         if (gates[o]) gates[o]->on_send(*e.packet);
         if (p.ecn.on && mark(backlog[o])) {
           e.packet->ecn_ce = true;
@@ -312,15 +367,15 @@ struct Switch::Impl {
         backlog[o] -= e.bytes;
         e.tx_at = std::max(now + lead, line_free[o]);
         line_free[o] = e.tx_at + e.beats;
-        pending_tx[o].push_back(e);
+        pool.push(pending_tx[o], id);
       }
     }
-    while (!pending_tx[o].empty() && pending_tx[o].front().tx_at <= now) {
-      Entry e = pending_tx[o].front();
-      pending_tx[o].pop_front();
+    while (!pending_tx[o].empty() && pool.front(pending_tx[o]).tx_at <= now) {
+      const EntryId id = pool.pop(pending_tx[o]);
+      Entry& e = pool[id];
       latency.record(e.tx_at - e.head);
       forwarded_.add();
-      releasing[o].push_back({e.tx_at + e.beats, e});
+      pool.push(releasing[o], id);
       e.packet->advance(kStageCrossing, clock.time_of(now));
       if (out[o]) out[o]->push(e.packet);
       else dropped.push_back(e.packet);
@@ -330,21 +385,22 @@ struct Switch::Impl {
     const Cycle now = clock.now();
     // Packets whose last byte has left give back their cells, in the commit phase so that no
     // admission of this cycle sees them (admissions within a cycle go in port order).
-    while (!releasing[o].empty() && releasing[o].front().first <= now) {
-      const Entry& e = releasing[o].front().second;
+    while (!releasing[o].empty() && released_at(pool.front(releasing[o])) <= now) {
+      const EntryId id = pool.pop(releasing[o]);
+      const Entry& e = pool[id];
       used -= e.cells;
       cells_at_egress -= e.cells;
       port_cells[e.in] -= e.cells;
       if (monitors[e.in]) monitors[e.in]->on_depart(e.bytes, e.vc);
-      releasing[o].pop_front();
+      pool.remove(id);
     }
     check_conservation();
     Cycle next = ~Cycle{0};
-    if (!releasing[o].empty()) next = std::min(next, releasing[o].front().first);
-    if (!pending_tx[o].empty()) next = std::min(next, pending_tx[o].front().tx_at);
+    if (!releasing[o].empty()) next = std::min(next, released_at(pool.front(releasing[o])));
+    if (!pending_tx[o].empty()) next = std::min(next, pool.front(pending_tx[o]).tx_at);
     Cycle earliest = ~Cycle{0};
-    for (const auto& q : egress_queues[o])
-      if (!q.empty()) earliest = std::min(earliest, q.front().first_at);
+    for (int vc = 0; vc < p.vcs; ++vc)
+      if (const Fifo& q = egress_queue(o, vc); !q.empty()) earliest = std::min(earliest, pool.front(q).first_at);
     if (earliest != ~Cycle{0}) {
       const Cycle lead = p.lat.egress + p.lat.tx_mac;
       next = std::min(next, std::max(earliest, line_free[o] > lead ? line_free[o] - lead : 0));
@@ -352,13 +408,16 @@ struct Switch::Impl {
     if (next != ~Cycle{0}) egress[o]->wake_at(std::max(next, now + 1));
   }
 
+  // Its last byte has left the output port: its cells go back to the buffer.
+  static Cycle released_at(const Entry& e) { return e.tx_at + e.beats; }
+
   // The VC whose head packet goes next, or -1: strict priority or DWRR, over the heads that
   // have reached the egress and that the port's flow control lets go.
   int choose_vc(int o, Cycle now) {
     auto sendable = [&](int vc) {
-      const auto& q = egress_queues[o][vc];
-      if (q.empty() || q.front().first_at > now) return false;
-      if (gates[o] && !gates[o]->can_send(*q.front().packet)) {
+      const Fifo& q = egress_queue(o, vc);
+      if (q.empty() || pool.front(q).first_at > now) return false;
+      if (gates[o] && !gates[o]->can_send(*pool.front(q).packet)) {
         gate_blocked.add();
         return false;
       }
@@ -373,14 +432,14 @@ struct Switch::Impl {
     // head packet, then the turn passes on.
     for (int visit = 0; visit < 2 * p.vcs; ++visit) {
       const int vc = dwrr_next[o];
-      if (egress_queues[o][vc].empty()) {
+      if (egress_queue(o, vc).empty()) {
         deficit[o][vc] = 0;  // an idle VC saves no credit
       } else if (sendable(vc)) {
         if (!turn_started[o]) {
           deficit[o][vc] += p.dwrr_quantum;
           turn_started[o] = true;
         }
-        const auto bytes = static_cast<std::int64_t>(egress_queues[o][vc].front().bytes);
+        const auto bytes = static_cast<std::int64_t>(pool.front(egress_queue(o, vc)).bytes);
         if (deficit[o][vc] >= bytes) {
           deficit[o][vc] -= bytes;
           return vc;
@@ -401,14 +460,9 @@ struct Switch::Impl {
 
   std::uint64_t recount() const {
     std::uint64_t cells = 0;
-    for (const auto& q : voq)
-      for (const Entry& e : q) cells += e.cells;
-    for (int o = 0; o < p.ports; ++o) {
-      for (const auto& q : egress_queues[o])
-        for (const Entry& e : q) cells += e.cells;
-      for (const Entry& e : pending_tx[o]) cells += e.cells;
-      for (const auto& r : releasing[o]) cells += r.second.cells;
-    }
+    for (const Fifo& q : voq) cells += pool.cells(q);
+    for (const Fifo& q : egress_queues) cells += pool.cells(q);
+    for (int o = 0; o < p.ports; ++o) cells += pool.cells(pending_tx[o]) + pool.cells(releasing[o]);
     return cells;
   }
 
@@ -433,13 +487,14 @@ struct Switch::Impl {
   RequestMatrix heads_ready;                    // VOQ heads whose ready time has come
   std::vector<std::uint64_t> free_in, free_out;  // ports free `arbiter` cycles ahead
   std::vector<std::uint64_t> masked;             // scratch: a row or column of ready heads, masked
-  std::vector<std::deque<Entry>> voq;
+  EntryPool pool;          // every packet inside the switch; the FIFOs below hold its indices
+  std::vector<Fifo> voq;
   std::vector<Cycle> in_busy_until, out_busy_until;
   std::vector<std::uint64_t> port_cells;
-  std::vector<std::deque<std::pair<Cycle, Entry>>> pipelines;
-  std::vector<std::vector<std::deque<Entry>>> egress_queues;  // per output, per VC
-  std::vector<std::deque<Entry>> pending_tx;
-  std::vector<std::deque<std::pair<Cycle, Entry>>> releasing;
+  std::vector<Fifo> pipelines;      // per input: arrived, output port not known yet
+  std::vector<Fifo> egress_queues;  // per output, per VC
+  std::vector<Fifo> pending_tx;     // per output: chosen, first byte not on the wire yet
+  std::vector<Fifo> releasing;      // per output: on the wire until their last byte has left
   std::vector<Cycle> line_free;
   std::vector<Islip::Pair> matches;
   // What changes the requests, at the cycle it happens (earliest first; order within a cycle

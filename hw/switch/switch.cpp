@@ -1,6 +1,7 @@
 #include "hw/switch/switch.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <queue>
 #include <stdexcept>
@@ -136,6 +137,46 @@ class EntryPool {
  private:
   std::vector<Entry> entries_;
   std::vector<EntryId> free_;
+};
+
+// Events by cycle: a bucket per cycle for the next 256 cycles, a heap for later ones. Taking
+// what is due walks the buckets from the first cycle not yet taken, so a near event costs a
+// push_back and a visit instead of a heap's log n sift. Events of one cycle come in no
+// particular order. Event needs a Cycle `at` and operator>.
+template <typename Event>
+class Calendar {
+ public:
+  // `e.at` must not be before the first cycle not yet taken (later than any take_due's `now`).
+  void push(const Event& e) {
+    if (e.at >= next_ && e.at - next_ < kBuckets) {
+      buckets_[e.at % kBuckets].push_back(e);
+      ++near_;
+    } else {
+      far_.push(e);
+    }
+  }
+  // Calls f(event) for every event due at or before `now`, and removes them.
+  template <typename F>
+  void take_due(Cycle now, F f) {
+    for (; near_ > 0 && next_ <= now; ++next_) {
+      std::vector<Event>& bucket = buckets_[next_ % kBuckets];  // all of them due at next_
+      near_ -= bucket.size();
+      for (const Event& e : bucket) f(e);
+      bucket.clear();
+    }
+    next_ = std::max(next_, now + 1);
+    while (!far_.empty() && far_.top().at <= now) {
+      f(far_.top());
+      far_.pop();
+    }
+  }
+
+ private:
+  static constexpr Cycle kBuckets = 256;
+  std::array<std::vector<Event>, kBuckets> buckets_;
+  std::size_t near_ = 0;  // events in the buckets
+  Cycle next_ = 0;        // the first cycle not yet taken
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> far_;
 };
 
 }  // namespace
@@ -288,12 +329,10 @@ struct Switch::Impl {
   void fabric_eval() {
     const Cycle now = clock.now();
     waiting = packets_in_voqs > 0;  // as it stands when the fabric runs, before it takes any
-    while (!fabric_events.empty() && fabric_events.top().at <= now) {
-      const FabricEvent ev = fabric_events.top();
-      fabric_events.pop();
+    fabric_events.take_due(now, [this](const FabricEvent& ev) {
       if (ev.what == FabricEvent::kHeadReady) head_ready(ev.in, ev.out);
       else ports_free(ev.in, ev.out);
-    }
+    });
     if (requests.empty()) return;
     arbiter.match(requests, matches);
     for (const auto& [i, o] : matches) {
@@ -301,7 +340,7 @@ struct Switch::Impl {
       Entry& e = pool[id];
       --packets_in_voqs;
       const Cycle start = std::max({now + p.lat.arbiter, in_busy_until[i], out_busy_until[o]});
-      const Cycle duration = (e.packet->bytes + width * p.speedup - 1) / (width * p.speedup);
+      const Cycle duration = (e.bytes + width * p.speedup - 1) / (width * p.speedup);
       in_busy_until[i] = out_busy_until[o] = start + duration;
       e.first_at = start + p.lat.crossbar;
       cells_in_voqs -= e.cells;
@@ -497,15 +536,14 @@ struct Switch::Impl {
   std::vector<Fifo> releasing;      // per output: on the wire until their last byte has left
   std::vector<Cycle> line_free;
   std::vector<Islip::Pair> matches;
-  // What changes the requests, at the cycle it happens (earliest first; order within a cycle
-  // does not matter).
+  // What changes the requests, at the cycle it happens (order within a cycle does not matter).
   struct FabricEvent {
     Cycle at;
     int in, out;
     enum What { kHeadReady, kPortsFree } what;  // VOQ[in][out]'s head; a transfer in -> out ends
     bool operator>(const FabricEvent& o) const { return at > o.at; }
   };
-  std::priority_queue<FabricEvent, std::vector<FabricEvent>, std::greater<FabricEvent>> fabric_events;
+  Calendar<FabricEvent> fabric_events;
   std::uint64_t packets_in_voqs = 0;
   std::vector<Packet*> dropped;  // the testbench returns them to its pool
   std::vector<EgressGate*> gates;

@@ -2,8 +2,8 @@
 // for Input-Queued Switches", IEEE/ACM Trans. Networking 7(2), 1999) and, for comparison, the
 // round-robin matching (RRM) it improves on. Plain C++, no SystemC.
 //
-// Every cycle the switch fills a RequestMatrix (input i requests output o when VOQ[i][o] holds a
-// cell that may go) and calls match(). One iteration of iSLIP is:
+// The switch keeps a RequestMatrix (input i requests output o while VOQ[i][o] holds a cell that
+// may go) and calls match() in every cycle with a request. One iteration of iSLIP is:
 //  1. Request: every unmatched input requests every unmatched output it has a cell for.
 //  2. Grant: every unmatched output with requests grants the requesting unmatched input that
 //     appears next at or after its grant pointer g[o] (round robin, wrapping).

@@ -118,7 +118,8 @@ int Islip::match(const RequestMatrix& requests, std::vector<Pair>& pairs) {
   }
   pairs.clear();
   for (int w = 0; w < in_words_; ++w) matched_in_[w] = all_in_[w] & ~free_in_[w];
-  for_each_bit(matched_in_.data(), in_words_, [&](int i) { pairs.push_back({i, output_of_input_[static_cast<std::size_t>(i)]}); });
+  for_each_bit(matched_in_.data(), in_words_,
+               [&](int i) { pairs.push_back({i, output_of_input_[static_cast<std::size_t>(i)]}); });
   return static_cast<int>(pairs.size());
 }
 

@@ -356,10 +356,11 @@ struct Switch::Impl {
     for (const auto& [i, o] : matches) {
       for_each_bit(requests.row(i), requests.words_per_row(), [&](int out) { requests.reset(i, out); });
       for_each_bit(requests.column(o), requests.words_per_column(), [&](int in) { requests.reset(in, o); });
-      const Fifo& q = queue(i, o);  // the served VOQ's next head
-      const Cycle ready = q.empty() ? 0 : pool.front(q).ready;
-      if (q.empty() || ready > now) heads_ready.reset(i, o);
-      if (!q.empty() && ready > now) fabric_events.push({ready, i, o, FabricEvent::kHeadReady});
+      // The served VOQ's next head stays ready if it is, else becomes ready at its time.
+      const Fifo& q = queue(i, o);
+      if (q.empty() || pool.front(q).ready > now) heads_ready.reset(i, o);
+      if (!q.empty() && pool.front(q).ready > now)
+        fabric_events.push({pool.front(q).ready, i, o, FabricEvent::kHeadReady});
     }
   }
   void fabric_commit() {

@@ -1,7 +1,9 @@
 #include "hw/switch/switch.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <queue>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -81,6 +83,100 @@ struct Entry {
   Cycle ready;        // may request the crossbar from here
   Cycle first_at = 0;  // first bytes at the egress
   Cycle tx_at = 0;     // first byte on the output wire
+  std::uint32_t next = 0;  // the entry behind it in its FIFO
+};
+
+// Packets inside the switch live in one pool and move from FIFO to FIFO by index (ingress
+// pipeline, VOQ, egress queue, waiting for the wire, releasing its cells): a FIFO is two
+// indices, so 64 x 64 VOQs take 32 KiB and stay in cache, and nothing is copied or allocated
+// on a packet's way through (freed entries are reused, last freed first).
+using EntryId = std::uint32_t;
+constexpr EntryId kNoEntry = ~EntryId{0};
+
+struct Fifo {
+  EntryId head = kNoEntry, tail = kNoEntry;
+  bool empty() const { return head == kNoEntry; }
+};
+
+class EntryPool {
+ public:
+  EntryId add(const Entry& e) {
+    if (free_.empty()) {
+      entries_.push_back(e);
+      return static_cast<EntryId>(entries_.size() - 1);
+    }
+    const EntryId id = free_.back();
+    free_.pop_back();
+    entries_[id] = e;
+    return id;
+  }
+  void remove(EntryId id) { free_.push_back(id); }
+  // References stay valid until the next add().
+  Entry& operator[](EntryId id) { return entries_[id]; }
+  Entry& front(const Fifo& f) { return entries_[f.head]; }
+  const Entry& front(const Fifo& f) const { return entries_[f.head]; }
+
+  void push(Fifo& f, EntryId id) {
+    entries_[id].next = kNoEntry;
+    if (f.empty()) f.head = id;
+    else entries_[f.tail].next = id;
+    f.tail = id;
+  }
+  EntryId pop(Fifo& f) {
+    const EntryId id = f.head;
+    f.head = entries_[id].next;
+    if (f.head == kNoEntry) f.tail = kNoEntry;
+    return id;
+  }
+  std::uint64_t cells(const Fifo& f) const {
+    std::uint64_t n = 0;
+    for (EntryId id = f.head; id != kNoEntry; id = entries_[id].next) n += entries_[id].cells;
+    return n;
+  }
+
+ private:
+  std::vector<Entry> entries_;
+  std::vector<EntryId> free_;
+};
+
+// Events by cycle: a bucket per cycle for the next 256 cycles, a heap for later ones. Taking
+// what is due walks the buckets from the first cycle not yet taken, so a near event costs a
+// push_back and a visit instead of a heap's log n sift. Events of one cycle come in no
+// particular order. Event needs a Cycle `at` and operator>.
+template <typename Event>
+class Calendar {
+ public:
+  // `e.at` must not be before the first cycle not yet taken (later than any take_due's `now`).
+  void push(const Event& e) {
+    if (e.at >= next_ && e.at - next_ < kBuckets) {
+      buckets_[e.at % kBuckets].push_back(e);
+      ++near_;
+    } else {
+      far_.push(e);
+    }
+  }
+  // Calls f(event) for every event due at or before `now`, and removes them.
+  template <typename F>
+  void take_due(Cycle now, F f) {
+    for (; near_ > 0 && next_ <= now; ++next_) {
+      std::vector<Event>& bucket = buckets_[next_ % kBuckets];  // all of them due at next_
+      near_ -= bucket.size();
+      for (const Event& e : bucket) f(e);
+      bucket.clear();
+    }
+    next_ = std::max(next_, now + 1);
+    while (!far_.empty() && far_.top().at <= now) {
+      f(far_.top());
+      far_.pop();
+    }
+  }
+
+ private:
+  static constexpr Cycle kBuckets = 256;
+  std::array<std::vector<Event>, kBuckets> buckets_;
+  std::size_t near_ = 0;  // events in the buckets
+  Cycle next_ = 0;        // the first cycle not yet taken
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> far_;
 };
 
 }  // namespace
@@ -113,11 +209,11 @@ struct Switch::Impl {
         deficit(p_.ports, std::vector<std::int64_t>(p_.vcs, 0)), dwrr_next(p_.ports, 0),
         turn_started(p_.ports, false), width(p.port_bytes_per_cycle()), in(std::move(in_)), out(std::move(out_)),
         route(std::move(route_)), fabric(*this), arbiter(p.ports, p.ports, p.iterations, p.arbiter),
-        requests(p.ports, p.ports), voq(static_cast<std::size_t>(p.ports) * p.ports),
-        voq_nonempty(p.ports, std::vector<std::uint64_t>((p.ports + 63) / 64, 0)), in_busy_until(p.ports, 0),
-        out_busy_until(p.ports, 0), port_cells(p.ports, 0), pipelines(p.ports),
-        egress_queues(p.ports, std::vector<std::deque<Entry>>(p.vcs)), pending_tx(p.ports),
-        out_busy((p.ports + 63) / 64, 0), releasing(p.ports), line_free(p.ports, 0), match(p.ports, -1),
+        requests(p.ports, p.ports), heads_ready(p.ports, p.ports), free_in(bitmap_of_all(p.ports)),
+        free_out(bitmap_of_all(p.ports)), masked(free_out.size()), voq(static_cast<std::size_t>(p.ports) * p.ports),
+        in_busy_until(p.ports, 0), out_busy_until(p.ports, 0), port_cells(p.ports, 0), pipelines(p.ports),
+        egress_queues(static_cast<std::size_t>(p.ports) * p.vcs), pending_tx(p.ports), releasing(p.ports),
+        line_free(p.ports, 0),
         received(stats.counter(name + ".packets_in", "packets", "packets that reached an ingress port")),
         forwarded_(stats.counter(name + ".packets_out", "packets", "packets sent by an egress port")),
         drops_buffer(stats.counter(name + ".drops.buffer", "packets", "dropped: the shared buffer could not admit them")),
@@ -143,7 +239,10 @@ struct Switch::Impl {
     ingress_waiting.assign(p.ports, false);
   }
 
-  std::deque<Entry>& queue(int i, int o) { return voq[static_cast<std::size_t>(i) * p.ports + o]; }
+  Fifo& queue(int i, int o) { return voq[static_cast<std::size_t>(i) * p.ports + o]; }
+  Fifo& egress_queue(int o, int vc) { return egress_queues[static_cast<std::size_t>(o) * p.vcs + vc]; }
+  // The ingress pipeline ends (the output port is known) this long after the first byte.
+  Cycle pipeline_cycles() const { return p.lat.rx_mac + p.lat.parse + p.lat.lookup; }
   Cycle beats_of(std::uint32_t bytes) const { return (bytes + width - 1) / width; }
 
   void ingress_eval(int i) {
@@ -155,20 +254,18 @@ struct Switch::Impl {
         pk->advance(kStageSwitch, pk->injected);
         received.add();
         if (monitors[i]) monitors[i]->on_arrive(*pk);
-        Entry e{pk, i, -1, pk->bytes, pk->vc, static_cast<std::uint32_t>((pk->bytes + p.cell_bytes - 1) / p.cell_bytes),
-                beats_of(pk->bytes), now, 0};
-        pipelines[i].push_back({now + p.lat.rx_mac + p.lat.parse + p.lat.lookup, e});
+        pool.push(pipelines[i], pool.add({pk, i, -1, pk->bytes, pk->vc,
+                                          static_cast<std::uint32_t>((pk->bytes + p.cell_bytes - 1) / p.cell_bytes),
+                                          beats_of(pk->bytes), now, 0}));
       }
     }
-    while (!pipelines[i].empty() && pipelines[i].front().first <= now) {
-      Entry& head = pipelines[i].front().second;
+    while (!pipelines[i].empty() && pool.front(pipelines[i]).head + pipeline_cycles() <= now) {
+      Entry& head = pool.front(pipelines[i]);
       if (head.out < 0) head.out = route(*head.packet);
       if (head.out < 0 || head.out >= p.ports) {
-        Entry e = head;
-        pipelines[i].pop_front();
+        head.packet->bad = true;
         drops_route.add();
-        e.packet->bad = true;
-        drop(e);
+        drop(pool.pop(pipelines[i]));
         continue;
       }
       // Dynamic threshold (Choudhury-Hahne): a port may hold at most alpha x the free cells.
@@ -180,15 +277,13 @@ struct Switch::Impl {
           ingress_waiting[i] = true;
           break;
         }
-        Entry e = head;
-        pipelines[i].pop_front();
         drops_buffer.add();
-        drop(e);
+        drop(pool.pop(pipelines[i]));
         continue;
       }
       ingress_waiting[i] = false;
-      Entry e = head;
-      pipelines[i].pop_front();
+      const EntryId id = pool.pop(pipelines[i]);
+      Entry& e = pool[id];
       if (monitors[i]) monitors[i]->on_admit(e.bytes, e.vc);
       used += e.cells;
       peak = std::max(peak, used);
@@ -196,75 +291,94 @@ struct Switch::Impl {
       // Into its VOQ now; the crossbar sees it from `ready` on (enqueue >= 1, so never in
       // this cycle, whatever order the cores of a cycle run in).
       e.ready = now + p.lat.enqueue + (p.cut_through ? 0 : e.beats - 1);
-      if (queue(i, e.out).empty()) voq_nonempty[i][e.out / 64] |= std::uint64_t{1} << (e.out % 64);
-      queue(i, e.out).push_back(e);
+      if (queue(i, e.out).empty()) fabric_events.push({e.ready, i, e.out, FabricEvent::kHeadReady});
+      pool.push(queue(i, e.out), id);
+      ++packets_in_voqs;
       cells_in_voqs += e.cells;
       backlog[e.out] += e.bytes;
       fabric.wake_at(e.ready);
     }
   }
   void ingress_commit(int i) {
-    if (!pipelines[i].empty()) ingress[i]->wake_at(std::max(pipelines[i].front().first, clock.now() + 1));
+    if (!pipelines[i].empty())
+      ingress[i]->wake_at(std::max(pool.front(pipelines[i]).head + pipeline_cycles(), clock.now() + 1));
     ingress[i]->set_busy(ingress_waiting[i]);  // retry admission every cycle while held
   }
 
-  void drop(Entry& e) {
+  void drop(EntryId id) {
+    const Entry& e = pool[id];
     if (monitors[e.in]) {  // it never entered the buffer and leaves now
       monitors[e.in]->on_admit(e.bytes, e.vc);
       monitors[e.in]->on_depart(e.bytes, e.vc);
     }
     dropped.push_back(e.packet);
+    pool.remove(id);
   }
 
+  // The fabric keeps the request matrix up to date instead of rebuilding it: input i requests
+  // output o while VOQ[i][o]'s head is ready and both ports are free `arbiter` cycles ahead
+  // (requests = heads_ready AND free_in AND free_out). It changes only at events: a head becomes
+  // ready (its ready time), a match takes an input and an output (their requests are withdrawn),
+  // a transfer's ports free up (the ready heads of that input and that output request again).
+  // So a cycle costs its events and the requests the arbiter sees, not a scan of every port.
+  //
+  // The fabric still ticks whenever it did when it rebuilt the matrix every cycle (woken by every
+  // admission, busy while packets wait in VOQs; a tick with nothing due costs a few compares), so
+  // it keeps its place in each cycle's order of cores: what it pushes to the egress and the wakes
+  // it asks for come in the same order as before, and results stay byte-identical.
   void fabric_eval() {
     const Cycle now = clock.now();
-    requests.clear();
-    bool any = false;
-    waiting = false;
-    // Outputs that cannot take a transfer starting `arbiter` cycles from now.
-    for (int o = 0; o < p.ports; ++o) {
-      const std::uint64_t bit = std::uint64_t{1} << (o % 64);
-      if (out_busy_until[o] > now + p.lat.arbiter) out_busy[o / 64] |= bit;
-      else out_busy[o / 64] &= ~bit;
-    }
-    for (int i = 0; i < p.ports; ++i) {
-      bool queued = false;
-      for (std::uint64_t w : voq_nonempty[i]) queued = queued || w;
-      if (!queued) continue;
-      waiting = true;
-      if (in_busy_until[i] > now + p.lat.arbiter) continue;
-      for (std::size_t w = 0; w < voq_nonempty[i].size(); ++w)
-        for (std::uint64_t bits = voq_nonempty[i][w] & ~out_busy[w]; bits; bits &= bits - 1) {
-          const int o = static_cast<int>(w * 64 + __builtin_ctzll(bits));
-          if (queue(i, o).front().ready > now) continue;
-          requests.set(i, o);
-          any = true;
-        }
-    }
-    if (!any) return;
-    arbiter.match(requests, match);
-    for (int i = 0; i < p.ports; ++i) {
-      const int o = match[i];
-      if (o < 0) continue;
-      Entry e = queue(i, o).front();
-      queue(i, o).pop_front();
-      if (queue(i, o).empty()) voq_nonempty[i][o / 64] &= ~(std::uint64_t{1} << (o % 64));
+    waiting = packets_in_voqs > 0;  // as it stands when the fabric runs, before it takes any
+    fabric_events.take_due(now, [this](const FabricEvent& ev) {
+      if (ev.what == FabricEvent::kHeadReady) head_ready(ev.in, ev.out);
+      else ports_free(ev.in, ev.out);
+    });
+    if (requests.empty()) return;
+    arbiter.match(requests, matches);
+    for (const auto& [i, o] : matches) {
+      const EntryId id = pool.pop(queue(i, o));
+      Entry& e = pool[id];
+      --packets_in_voqs;
       const Cycle start = std::max({now + p.lat.arbiter, in_busy_until[i], out_busy_until[o]});
-      const Cycle duration = (e.packet->bytes + width * p.speedup - 1) / (width * p.speedup);
+      const Cycle duration = (e.bytes + width * p.speedup - 1) / (width * p.speedup);
       in_busy_until[i] = out_busy_until[o] = start + duration;
       e.first_at = start + p.lat.crossbar;
       cells_in_voqs -= e.cells;
       cells_at_egress += e.cells;
       transfers.add();
-      egress_queues[o][std::min<int>(e.vc, p.vcs - 1)].push_back(e);
+      pool.push(egress_queue(o, std::min<int>(e.vc, p.vcs - 1)), id);
       egress[o]->wake_at(e.first_at);
+      // Both ports may take part in a request again once they are free `arbiter` cycles ahead.
+      bitmap_set(free_in, i, false);
+      bitmap_set(free_out, o, false);
+      fabric_events.push({start + duration - p.lat.arbiter, i, o, FabricEvent::kPortsFree});
+    }
+    for (const auto& [i, o] : matches) {
+      for_each_bit(requests.row(i), requests.words_per_row(), [&](int out) { requests.reset(i, out); });
+      for_each_bit(requests.column(o), requests.words_per_column(), [&](int in) { requests.reset(in, o); });
+      // The served VOQ's next head stays ready if it is, else becomes ready at its time.
+      const Fifo& q = queue(i, o);
+      if (q.empty() || pool.front(q).ready > now) heads_ready.reset(i, o);
+      if (!q.empty() && pool.front(q).ready > now)
+        fabric_events.push({pool.front(q).ready, i, o, FabricEvent::kHeadReady});
     }
   }
-  // Ticked every cycle while packets wait in VOQs (matches change as ports free up); a packet
-  // that joins an empty switch wakes it.
   void fabric_commit() {
     fabric.set_busy(waiting);
     check_conservation();
+  }
+
+  void head_ready(int i, int o) {
+    heads_ready.set(i, o);
+    if (bitmap_test(free_in, i) && bitmap_test(free_out, o)) requests.set(i, o);
+  }
+  void ports_free(int i, int o) {
+    bitmap_set(free_in, i, true);
+    bitmap_set(free_out, o, true);
+    for (int w = 0; w < heads_ready.words_per_row(); ++w) masked[w] = heads_ready.row(i)[w] & free_out[w];
+    for_each_bit(masked.data(), heads_ready.words_per_row(), [&](int out) { requests.set(i, out); });
+    for (int w = 0; w < heads_ready.words_per_column(); ++w) masked[w] = heads_ready.column(o)[w] & free_in[w];
+    for_each_bit(masked.data(), heads_ready.words_per_column(), [&](int in) { requests.set(in, o); });
   }
 
   // Every cell the buffer counts as used is in exactly one place: a VOQ, or past the crossbar
@@ -283,9 +397,8 @@ struct Switch::Impl {
     if (now + lead >= line_free[o]) {
       const int vc = choose_vc(o, now);
       if (vc >= 0) {
-        auto& q = egress_queues[o][vc];
-        Entry e = q.front();
-        q.pop_front();
+        const EntryId id = pool.pop(egress_queue(o, vc));
+        Entry& e = pool[id];
         if (gates[o]) gates[o]->on_send(*e.packet);
         if (p.ecn.on && mark(backlog[o])) {
           e.packet->ecn_ce = true;
@@ -294,15 +407,15 @@ struct Switch::Impl {
         backlog[o] -= e.bytes;
         e.tx_at = std::max(now + lead, line_free[o]);
         line_free[o] = e.tx_at + e.beats;
-        pending_tx[o].push_back(e);
+        pool.push(pending_tx[o], id);
       }
     }
-    while (!pending_tx[o].empty() && pending_tx[o].front().tx_at <= now) {
-      Entry e = pending_tx[o].front();
-      pending_tx[o].pop_front();
+    while (!pending_tx[o].empty() && pool.front(pending_tx[o]).tx_at <= now) {
+      const EntryId id = pool.pop(pending_tx[o]);
+      Entry& e = pool[id];
       latency.record(e.tx_at - e.head);
       forwarded_.add();
-      releasing[o].push_back({e.tx_at + e.beats, e});
+      pool.push(releasing[o], id);
       e.packet->advance(kStageCrossing, clock.time_of(now));
       if (out[o]) out[o]->push(e.packet);
       else dropped.push_back(e.packet);
@@ -312,21 +425,22 @@ struct Switch::Impl {
     const Cycle now = clock.now();
     // Packets whose last byte has left give back their cells, in the commit phase so that no
     // admission of this cycle sees them (admissions within a cycle go in port order).
-    while (!releasing[o].empty() && releasing[o].front().first <= now) {
-      const Entry& e = releasing[o].front().second;
+    while (!releasing[o].empty() && released_at(pool.front(releasing[o])) <= now) {
+      const EntryId id = pool.pop(releasing[o]);
+      const Entry& e = pool[id];
       used -= e.cells;
       cells_at_egress -= e.cells;
       port_cells[e.in] -= e.cells;
       if (monitors[e.in]) monitors[e.in]->on_depart(e.bytes, e.vc);
-      releasing[o].pop_front();
+      pool.remove(id);
     }
     check_conservation();
     Cycle next = ~Cycle{0};
-    if (!releasing[o].empty()) next = std::min(next, releasing[o].front().first);
-    if (!pending_tx[o].empty()) next = std::min(next, pending_tx[o].front().tx_at);
+    if (!releasing[o].empty()) next = std::min(next, released_at(pool.front(releasing[o])));
+    if (!pending_tx[o].empty()) next = std::min(next, pool.front(pending_tx[o]).tx_at);
     Cycle earliest = ~Cycle{0};
-    for (const auto& q : egress_queues[o])
-      if (!q.empty()) earliest = std::min(earliest, q.front().first_at);
+    for (int vc = 0; vc < p.vcs; ++vc)
+      if (const Fifo& q = egress_queue(o, vc); !q.empty()) earliest = std::min(earliest, pool.front(q).first_at);
     if (earliest != ~Cycle{0}) {
       const Cycle lead = p.lat.egress + p.lat.tx_mac;
       next = std::min(next, std::max(earliest, line_free[o] > lead ? line_free[o] - lead : 0));
@@ -334,13 +448,16 @@ struct Switch::Impl {
     if (next != ~Cycle{0}) egress[o]->wake_at(std::max(next, now + 1));
   }
 
+  // Its last byte has left the output port: its cells go back to the buffer.
+  static Cycle released_at(const Entry& e) { return e.tx_at + e.beats; }
+
   // The VC whose head packet goes next, or -1: strict priority or DWRR, over the heads that
   // have reached the egress and that the port's flow control lets go.
   int choose_vc(int o, Cycle now) {
     auto sendable = [&](int vc) {
-      const auto& q = egress_queues[o][vc];
-      if (q.empty() || q.front().first_at > now) return false;
-      if (gates[o] && !gates[o]->can_send(*q.front().packet)) {
+      const Fifo& q = egress_queue(o, vc);
+      if (q.empty() || pool.front(q).first_at > now) return false;
+      if (gates[o] && !gates[o]->can_send(*pool.front(q).packet)) {
         gate_blocked.add();
         return false;
       }
@@ -355,14 +472,14 @@ struct Switch::Impl {
     // head packet, then the turn passes on.
     for (int visit = 0; visit < 2 * p.vcs; ++visit) {
       const int vc = dwrr_next[o];
-      if (egress_queues[o][vc].empty()) {
+      if (egress_queue(o, vc).empty()) {
         deficit[o][vc] = 0;  // an idle VC saves no credit
       } else if (sendable(vc)) {
         if (!turn_started[o]) {
           deficit[o][vc] += p.dwrr_quantum;
           turn_started[o] = true;
         }
-        const auto bytes = static_cast<std::int64_t>(egress_queues[o][vc].front().bytes);
+        const auto bytes = static_cast<std::int64_t>(pool.front(egress_queue(o, vc)).bytes);
         if (deficit[o][vc] >= bytes) {
           deficit[o][vc] -= bytes;
           return vc;
@@ -383,14 +500,9 @@ struct Switch::Impl {
 
   std::uint64_t recount() const {
     std::uint64_t cells = 0;
-    for (const auto& q : voq)
-      for (const Entry& e : q) cells += e.cells;
-    for (int o = 0; o < p.ports; ++o) {
-      for (const auto& q : egress_queues[o])
-        for (const Entry& e : q) cells += e.cells;
-      for (const Entry& e : pending_tx[o]) cells += e.cells;
-      for (const auto& r : releasing[o]) cells += r.second.cells;
-    }
+    for (const Fifo& q : voq) cells += pool.cells(q);
+    for (const Fifo& q : egress_queues) cells += pool.cells(q);
+    for (int o = 0; o < p.ports; ++o) cells += pool.cells(pending_tx[o]) + pool.cells(releasing[o]);
     return cells;
   }
 
@@ -412,22 +524,33 @@ struct Switch::Impl {
   Fabric fabric;
   Islip arbiter;
   RequestMatrix requests;
-  std::vector<std::deque<Entry>> voq;
-  std::vector<std::vector<std::uint64_t>> voq_nonempty;
+  RequestMatrix heads_ready;                    // VOQ heads whose ready time has come
+  std::vector<std::uint64_t> free_in, free_out;  // ports free `arbiter` cycles ahead
+  std::vector<std::uint64_t> masked;             // scratch: a row or column of ready heads, masked
+  EntryPool pool;          // every packet inside the switch; the FIFOs below hold its indices
+  std::vector<Fifo> voq;
   std::vector<Cycle> in_busy_until, out_busy_until;
   std::vector<std::uint64_t> port_cells;
-  std::vector<std::deque<std::pair<Cycle, Entry>>> pipelines;
-  std::vector<std::vector<std::deque<Entry>>> egress_queues;  // per output, per VC
-  std::vector<std::deque<Entry>> pending_tx;
-  std::vector<std::uint64_t> out_busy;
-  std::vector<std::deque<std::pair<Cycle, Entry>>> releasing;
+  std::vector<Fifo> pipelines;      // per input: arrived, output port not known yet
+  std::vector<Fifo> egress_queues;  // per output, per VC
+  std::vector<Fifo> pending_tx;     // per output: chosen, first byte not on the wire yet
+  std::vector<Fifo> releasing;      // per output: on the wire until their last byte has left
   std::vector<Cycle> line_free;
-  std::vector<int> match;
+  std::vector<Islip::Pair> matches;
+  // What changes the requests, at the cycle it happens (order within a cycle does not matter).
+  struct FabricEvent {
+    Cycle at;
+    int in, out;
+    enum What { kHeadReady, kPortsFree } what;  // VOQ[in][out]'s head; a transfer in -> out ends
+    bool operator>(const FabricEvent& o) const { return at > o.at; }
+  };
+  Calendar<FabricEvent> fabric_events;
+  std::uint64_t packets_in_voqs = 0;
   std::vector<Packet*> dropped;  // the testbench returns them to its pool
   std::vector<EgressGate*> gates;
   std::vector<IngressMonitor*> monitors;
   std::vector<bool> ingress_waiting;  // the head packet waits for buffer space (lossless)
-  bool waiting = false;  // packets in VOQs
+  bool waiting = false;  // packets in VOQs when the fabric last ran
   std::uint64_t used = 0, peak = 0;
   std::uint64_t cells_in_voqs = 0, cells_at_egress = 0;
   Counter &received, &forwarded_, &drops_buffer, &drops_route, &transfers, &ecn_marked, &admission_waits,

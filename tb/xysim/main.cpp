@@ -125,9 +125,18 @@ int xy::xysim_main(int argc, char** argv) {
   auto* link_cmd = bench_cmd->add_subcommand("link", "one 800G link with LLR at full load: cycles/s, frames/s, memory");
   link_cmd->add_option("--frames", link_frames, "frames each way")->check(CLI::Range(1, 1000000000));
   link_cmd->add_option("--frame-error", link_error, "chance a frame is corrupted")->check(CLI::Range(0.0, 0.5) & kNumber);
-  std::uint64_t switch_cycles = 200000;
-  auto* switch_cmd = bench_cmd->add_subcommand("switch", "a 64-port switch at 50 % and 100 % load: cycles/s, packets/s, memory");
-  switch_cmd->add_option("--cycles", switch_cycles, "cycles of traffic")->check(CLI::Range(1000, 1000000000));
+  SwitchBenchOptions switch_bench_options;
+  auto* switch_cmd = bench_cmd->add_subcommand(
+      "switch", "one switch over port counts x offered loads: cycles/s, packets/s, memory, cost against ports");
+  switch_cmd->add_option("--cycles", switch_bench_options.cycles, "cycles of traffic")->check(CLI::Range(1000, 1000000000));
+  switch_cmd->add_option("--ports", switch_bench_options.ports, "port counts, e.g. 16,64 (default 16,32,64,128)")
+      ->delimiter(',')
+      ->check(CLI::Range(2, 512));
+  switch_cmd->add_option("--loads", switch_bench_options.loads, "offered loads, e.g. 0.5,0.9 (default 0.1,0.5,0.9)")
+      ->delimiter(',')
+      ->check(CLI::Range(0.01, 1.0) & kNumber);
+  switch_cmd->add_option("--repeats", switch_bench_options.repeats, "runs per point (median is reported)")
+      ->check(CLI::Range(1, 15));
   LingyunBenchOptions lingyun;
   auto* lingyun_cmd = bench_cmd->add_subcommand(
       "lingyun", "the 64-port Lingyun ASIC with every port composed vs the bare switch core, and a leaf-spine: cycles/s");
@@ -178,7 +187,7 @@ int xy::xysim_main(int argc, char** argv) {
     if (kernel_cmd->parsed()) return kernel_bench(argv[0], bench);
     if (one_cmd->parsed()) return kernel_bench_one(bench);
     if (link_cmd->parsed()) return link_bench(link_frames, link_error);
-    if (switch_cmd->parsed()) return switch_bench(argv[0], switch_cycles);
+    if (switch_cmd->parsed()) return switch_bench(argv[0], switch_bench_options);
     if (lingyun_cmd->parsed()) return lingyun_bench(argv[0], lingyun);
     if (lingyun_one_cmd->parsed()) return lingyun_bench_one(lingyun);
     if (fec_cmd->parsed()) {

@@ -480,7 +480,9 @@ PY
     expect_bad_input "--scale: must be a finite number, not nan" bench kernel --scale nan
     expect_bad_input "--seconds: must be a finite number, not nan" bench fec --seconds nan
     expect_bad_input "must be a finite number, not inf" bench fec --ber inf
-    expect_bad_input "--us: must be a finite number, not nan" bench lingyun --us nan ;;
+    expect_bad_input "--us: must be a finite number, not nan" bench lingyun --us nan
+    expect_bad_input "--loads: must be a finite number, not nan" bench switch --loads 0.5,nan
+    expect_bad_input "--ports: Value 1 not in range 2 to 512" bench switch --ports 16,1 ;;
   bench_lingyun)
     # A tiny run of every rig: both cycles/s figures, their ratio, the leaf-spine's endpoint-cycles/s.
     "$xysim" bench lingyun --us 1 --warmup-us 1.5 >"$work/out" 2>"$work/err" \

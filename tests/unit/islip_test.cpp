@@ -70,6 +70,67 @@ void fill_all(RequestMatrix& r) {
   }
 }
 
+// The arbiter's pairs as one output per input (-1: unmatched), the form the checks here read;
+// and the pairs must come in increasing input order.
+int match(Islip& arbiter, const RequestMatrix& r, std::vector<int>& m) {
+  std::vector<Islip::Pair> pairs;
+  const int matched = arbiter.match(r, pairs);
+  m.assign(static_cast<std::size_t>(r.inputs()), -1);
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    EXPECT_TRUE(k == 0 || pairs[k - 1].input < pairs[k].input) << "pair " << k << " out of input order";
+    if (pairs[k].input >= 0 && pairs[k].input < r.inputs()) m[static_cast<std::size_t>(pairs[k].input)] = pairs[k].output;
+  }
+  return matched;
+}
+
+// iSLIP and RRM as the paper states them, port by port and pointer by pointer, no bitmaps: the
+// reference the word-parallel arbiter (which visits only requested outputs) is held to.
+struct PlainIslip {
+  PlainIslip(int ins, int outs, int iters, ArbiterKind k)
+      : inputs(ins), outputs(outs), iterations(k == ArbiterKind::kRoundRobin ? 1 : iters), kind(k), grant(outs, 0),
+        accept(ins, 0) {}
+
+  // One output per input, -1 if unmatched.
+  std::vector<int> match(const RequestMatrix& r) {
+    std::vector<int> output_of(inputs, -1), input_of(outputs, -1);
+    for (int iteration = 0; iteration < iterations; ++iteration) {
+      std::vector<int> granted(outputs, -1);  // the input each unmatched output grants
+      for (int o = 0; o < outputs; ++o) {
+        if (input_of[o] >= 0) continue;
+        for (int k = 0; k < inputs; ++k) {
+          const int i = (grant[o] + k) % inputs;
+          if (output_of[i] >= 0 || !r.get(i, o)) continue;
+          granted[o] = i;
+          if (kind == ArbiterKind::kRoundRobin) grant[o] = (i + 1) % inputs;
+          break;
+        }
+      }
+      bool matched = false;
+      for (int i = 0; i < inputs; ++i) {
+        if (output_of[i] >= 0) continue;
+        for (int k = 0; k < outputs; ++k) {
+          const int o = (accept[i] + k) % outputs;
+          if (granted[o] != i) continue;
+          output_of[i] = o;
+          input_of[o] = i;
+          matched = true;
+          if (iteration == 0) {
+            accept[i] = (o + 1) % outputs;
+            if (kind == ArbiterKind::kIslip) grant[o] = (i + 1) % inputs;
+          }
+          break;
+        }
+      }
+      if (!matched) break;
+    }
+    return output_of;
+  }
+
+  int inputs, outputs, iterations;
+  ArbiterKind kind;
+  std::vector<int> grant, accept;  // g[o] and a[i]
+};
+
 std::string kind_name(ArbiterKind k) { return k == ArbiterKind::kIslip ? "iSLIP" : "RRM"; }
 
 TEST(Islip, RequestMatrixSetGetClearAcrossWords) {
@@ -108,9 +169,75 @@ TEST(Islip, RequestMatrixSetGetClearAcrossWords) {
   EXPECT_THROW(RequestMatrix(0, 4), std::invalid_argument);
   EXPECT_THROW(Islip(4, 4, 0), std::invalid_argument);
   Islip arbiter(4, 4, 1);
-  std::vector<int> m;
-  EXPECT_THROW(arbiter.match(RequestMatrix(4, 5), m), std::invalid_argument);
+  std::vector<Islip::Pair> pairs;
+  EXPECT_THROW(arbiter.match(RequestMatrix(4, 5), pairs), std::invalid_argument);
   EXPECT_EQ(Islip(4, 4, 3, ArbiterKind::kRoundRobin).iterations(), 1);  // RRM is one iteration
+}
+
+// The outputs the matrix lists as requested are those with a request in their column, through
+// any sequence of set, reset and clear.
+TEST(Islip, RequestMatrixKnowsWhichOutputsAreRequested) {
+  Rng rng(16, "islip.requested");
+  for (const auto& [ins, outs] : std::vector<std::pair<int, int>>{{1, 1}, {3, 130}, {64, 64}, {130, 3}, {128, 128}}) {
+    RequestMatrix r(ins, outs);
+    for (int step = 0; step < 20000; ++step) {
+      const int i = static_cast<int>(rng.below(ins)), o = static_cast<int>(rng.below(outs));
+      if (step % 5000 == 4999) r.clear();
+      else if (rng.chance(0.5)) r.set(i, o);
+      else r.reset(i, o);
+      if (step % 97 != 0 && step % 5000 != 4999) continue;
+      bool any = false;
+      for (int out = 0; out < outs; ++out) {
+        bool column = false;
+        for (int in = 0; in < ins; ++in) column = column || r.get(in, out);
+        any = any || column;
+        ASSERT_EQ(((r.requested_outputs()[out / 64] >> (out % 64)) & 1) != 0, column)
+            << ins << "x" << outs << " output " << out << " step " << step;
+      }
+      ASSERT_EQ(r.empty(), !any);
+    }
+  }
+}
+
+// The arbiter against PlainIslip on random request matrices that change a little every cycle
+// (like VOQs: the same arbiters, pointers carried from cycle to cycle) and sometimes entirely:
+// the same pairs and the same pointers, every cycle.
+TEST(Islip, MatchesThePlainStatementOfTheAlgorithm) {
+  Rng rng(17, "islip.plain");
+  const std::vector<std::pair<int, int>> sizes = {{1, 1},   {2, 2},   {3, 3},   {16, 16},  {64, 64},
+                                                  {65, 65}, {128, 128}, {5, 70}, {70, 5}, {130, 129}};
+  for (const auto& [ins, outs] : sizes) {
+    for (ArbiterKind kind : {ArbiterKind::kIslip, ArbiterKind::kRoundRobin}) {
+      for (int iterations : {1, 2, 4}) {
+        Islip arbiter(ins, outs, iterations, kind);
+        PlainIslip plain(ins, outs, iterations, kind);
+        if (rng.chance(0.5)) {  // from random pointers as well as from reset
+          for (int o = 0; o < outs; ++o) plain.grant[o] = arbiter.grant_pointers()[o] = static_cast<int>(rng.below(ins));
+          for (int i = 0; i < ins; ++i) plain.accept[i] = arbiter.accept_pointers()[i] = static_cast<int>(rng.below(outs));
+        }
+        RequestMatrix r(ins, outs);
+        std::vector<int> m;
+        const double density = std::vector<double>{0.02, 0.1, 0.5, 0.9}[rng.below(4)];
+        for (int c = 0; c < 200; ++c) {
+          if (c % 50 == 0) {
+            fill_random(r, rng, density);
+          } else {  // a few VOQs change, as heads come and go
+            for (int k = 0; k < 1 + (ins + outs) / 8; ++k) {
+              const int i = static_cast<int>(rng.below(ins)), o = static_cast<int>(rng.below(outs));
+              if (rng.chance(density)) r.set(i, o);
+              else r.reset(i, o);
+            }
+          }
+          const int matched = match(arbiter, r, m);
+          const std::vector<int> expected = plain.match(r);
+          ASSERT_EQ(m, expected) << ins << "x" << outs << " " << kind_name(kind) << " i=" << iterations << " cycle " << c;
+          ASSERT_EQ(matched, static_cast<int>(std::count_if(m.begin(), m.end(), [](int o) { return o >= 0; })));
+          ASSERT_EQ(arbiter.grant_pointers(), plain.grant) << "cycle " << c;
+          ASSERT_EQ(arbiter.accept_pointers(), plain.accept) << "cycle " << c;
+        }
+      }
+    }
+  }
 }
 
 TEST(Islip, MatchIsAlwaysValid) {
@@ -126,7 +253,7 @@ TEST(Islip, MatchIsAlwaysValid) {
         const int cycles = ins * outs > 10000 ? 50 : 300;
         for (int c = 0; c < cycles; ++c) {
           fill_random(r, rng, c % 3 == 0 ? 0.05 : c % 3 == 1 ? 0.5 : 1.0);
-          const int matched = arbiter.match(r, m);
+          const int matched = match(arbiter, r, m);
           ASSERT_TRUE(valid(r, m, matched)) << ins << "x" << outs << " " << kind_name(kind) << " i=" << iterations
                                              << " cycle " << c;
           for (int g : arbiter.grant_pointers()) ASSERT_TRUE(g >= 0 && g < ins);
@@ -148,10 +275,10 @@ TEST(Islip, AsManyIterationsAsPortsGiveAMaximalMatch) {
     std::vector<int> m;
     for (int c = 0; c < 500; ++c) {
       fill_random(r, rng, c % 2 == 0 ? 0.1 : 0.5);
-      const int matched = full.match(r, m);
+      const int matched = match(full, r, m);
       ASSERT_TRUE(valid(r, m, matched));
       ASSERT_TRUE(maximal(r, m)) << ins << "x" << outs << " cycle " << c;
-      one.match(r, m);
+      match(one, r, m);
       if (!maximal(r, m)) ++one_iteration_not_maximal;
     }
   }
@@ -170,7 +297,7 @@ TEST(Islip, OneIterationReachesFullThroughputUnderFullLoad) {
     fill_all(r);
     std::vector<int> m;
     std::vector<int> matched_per_cycle;
-    for (int c = 0; c < 4 * n + 100; ++c) matched_per_cycle.push_back(arbiter.match(r, m));
+    for (int c = 0; c < 4 * n + 100; ++c) matched_per_cycle.push_back(match(arbiter, r, m));
     const auto first_full =
         std::find(matched_per_cycle.begin(), matched_per_cycle.end(), n) - matched_per_cycle.begin();
     std::cout << "  iSLIP 1 iteration, " << n << "x" << n << " full load from reset: first perfect match in cycle "
@@ -210,7 +337,7 @@ TEST(Islip, RoundRobinMatchingStaysSynchronisedUnderFullLoad) {
       arbiter.grant_pointers() = start;
       long long pairs = 0;
       for (int c = 0; c < cycles; ++c) {
-        const int matched = arbiter.match(r, m);
+        const int matched = match(arbiter, r, m);
         if (c >= n) pairs += matched;  // after a warm-up of n cycles
         if (kind == ArbiterKind::kRoundRobin) {
           ASSERT_EQ(matched, distinct) << "cycle " << c;
@@ -241,7 +368,7 @@ TEST(Islip, FullLoadServesEveryPairOnceEveryNCycles) {
     std::vector<int> last(n * n, -1);  // cycle of the last service; -1 = reset
     int worst_warmup = 0, shortest_after = cycles, longest_after = 0;
     for (int c = 0; c < cycles; ++c) {
-      arbiter.match(r, m);
+      match(arbiter, r, m);
       for (int i = 0; i < n; ++i) {
         if (m[i] < 0) continue;
         const int wait = c - last[i * n + m[i]];
@@ -294,7 +421,7 @@ TEST(Islip, PersistentRequestsAreServedWithinTheBound) {
           if (o < n / 2 ? persistent[i][o] : rng.chance(0.5)) r.set(i, o);
         }
       }
-      ASSERT_TRUE(valid(r, m, arbiter.match(r, m)));
+      ASSERT_TRUE(valid(r, m, match(arbiter, r, m)));
       for (int i = 0; i < n; ++i) {
         const int o = m[i];
         if (o < 0 || o >= n / 2) continue;
@@ -336,7 +463,7 @@ TEST(Islip, ThreeByThreeByHand) {
   // a=0, so accepts 0. Pointers: g0 = 1, a0 = 1; outputs 1 and 2 were refused and keep g = 0.
   // Iteration 2, among inputs {1, 2} and outputs {1, 2}: output 1 (requests 1, 2; g=0) grants
   // 1, which accepts; output 2 has no request. No pointer moves in iteration 2.
-  EXPECT_EQ(arbiter.match(r, m), 2);
+  EXPECT_EQ(match(arbiter, r, m), 2);
   EXPECT_EQ(m, (std::vector<int>{0, 1, -1}));
   EXPECT_EQ(arbiter.grant_pointers(), (std::vector<int>{1, 0, 0}));
   EXPECT_EQ(arbiter.accept_pointers(), (std::vector<int>{1, 0, 0}));
@@ -345,7 +472,7 @@ TEST(Islip, ThreeByThreeByHand) {
   // 0; output 2 (0; g=0) grants 0. Accept: input 0 holds 1, 2 and a=1: accepts 1; input 1 holds
   // 0, a=0: accepts 0. Pointers: g1 = 1, a0 = 2, g0 = 2, a1 = 1; g2 stays 0. Iteration 2:
   // input 2 and output 2 are left, and input 2 does not request output 2.
-  EXPECT_EQ(arbiter.match(r, m), 2);
+  EXPECT_EQ(match(arbiter, r, m), 2);
   EXPECT_EQ(m, (std::vector<int>{1, 0, -1}));
   EXPECT_EQ(arbiter.grant_pointers(), (std::vector<int>{2, 1, 0}));
   EXPECT_EQ(arbiter.accept_pointers(), (std::vector<int>{2, 1, 0}));
@@ -354,7 +481,7 @@ TEST(Islip, ThreeByThreeByHand) {
   // grants 1; output 2 (0; g=0) grants 0. Accept: input 0 holds 0, 2 and a=2: accepts 2; input
   // 1 holds 1, a=1: accepts 1. Pointers: g2 = 1, a0 = 0 (wrapped), g1 = 2, a1 = 2; g0 stays 2.
   // Iteration 2: input 2 and output 0 are left; no request.
-  EXPECT_EQ(arbiter.match(r, m), 2);
+  EXPECT_EQ(match(arbiter, r, m), 2);
   EXPECT_EQ(m, (std::vector<int>{2, 1, -1}));
   EXPECT_EQ(arbiter.grant_pointers(), (std::vector<int>{2, 2, 1}));
   EXPECT_EQ(arbiter.accept_pointers(), (std::vector<int>{0, 2, 0}));
@@ -364,7 +491,7 @@ TEST(Islip, ThreeByThreeByHand) {
   // input 2 holds 1: accepts 1. Pointers: g0 = 1, a0 = 1, g1 = 0 (wrapped), a2 = 2; g2 stays 1
   // and a1 stays 2 (input 1 had no grant). Input 2 is served for the first time. Iteration 2:
   // input 1 and output 2 are left; no request.
-  EXPECT_EQ(arbiter.match(r, m), 2);
+  EXPECT_EQ(match(arbiter, r, m), 2);
   EXPECT_EQ(m, (std::vector<int>{0, -1, 1}));
   EXPECT_EQ(arbiter.grant_pointers(), (std::vector<int>{1, 0, 1}));
   EXPECT_EQ(arbiter.accept_pointers(), (std::vector<int>{1, 2, 2}));
@@ -372,7 +499,7 @@ TEST(Islip, ThreeByThreeByHand) {
   // RRM, cycle 1 with the same requests: the same grants and the same single match (0, 0), but
   // every output moves its pointer past the input it granted, refused or not.
   Islip rrm(3, 3, 1, ArbiterKind::kRoundRobin);
-  EXPECT_EQ(rrm.match(r, m), 1);
+  EXPECT_EQ(match(rrm, r, m), 1);
   EXPECT_EQ(m, (std::vector<int>{0, -1, -1}));
   EXPECT_EQ(rrm.grant_pointers(), (std::vector<int>{1, 1, 1}));
   EXPECT_EQ(rrm.accept_pointers(), (std::vector<int>{1, 0, 0}));
@@ -412,7 +539,7 @@ TEST(Islip, PrintsThroughputUnderBernoulliArrivals) {
           ++backlog;
           arrived += measuring;
         }
-        ASSERT_TRUE(valid(r, m, arbiter.match(r, m)));  // so only non-empty VOQs are served
+        ASSERT_TRUE(valid(r, m, match(arbiter, r, m)));  // so only non-empty VOQs are served
         for (int i = 0; i < n; ++i) {
           if (m[i] < 0) continue;
           if (--voq[static_cast<std::size_t>(i) * n + m[i]] == 0) r.reset(i, m[i]);

@@ -3,18 +3,18 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
-#include <deque>
 #include <string>
 #include <vector>
 
 #include "xingyun/packet.hpp"
+#include "xingyun/ring.hpp"
 
 namespace xy {
 
 class Scoreboard {
  public:
   // The source sent `p` (call before it can arrive).
-  void expect(const Packet& p) { lane(p.vc).expected.push_back({p.id, p.bytes, digest(p)}); }
+  void expect(const Packet& p) { lane(p.vc).expected.push({p.id, p.bytes, digest(p)}); }
   // A packet arrived; returns "" or what was wrong with it (also counted).
   std::string receive(const Packet& p);
 
@@ -40,7 +40,7 @@ class Scoreboard {
     std::uint64_t digest;
   };
   struct Lane {  // one VC: ids increase along it
-    std::deque<Expected> expected;
+    Ring<Expected> expected{4};  // small: a switch rig has a scoreboard per source and sink
     std::uint64_t highest_id = 0;
   };
   Lane& lane(std::uint8_t vc) {
@@ -81,7 +81,7 @@ inline std::string Scoreboard::receive(const Packet& p) {
   while (!l.expected.empty() && l.expected.front().id < p.id) {
     ++lost_;
     if (error.empty()) error = "packet " + std::to_string(l.expected.front().id) + " lost";
-    l.expected.pop_front();
+    l.expected.pop();
   }
   if (l.expected.empty() || l.expected.front().id != p.id) {
     ++reordered_;
@@ -91,7 +91,7 @@ inline std::string Scoreboard::receive(const Packet& p) {
     ++corrupted_;
     if (error.empty()) error = "packet " + std::to_string(p.id) + " arrived with other bytes than were sent";
   }
-  l.expected.pop_front();
+  l.expected.pop();
   return error;
 }
 

@@ -86,8 +86,8 @@ void Clock::step(Cycle due) {
   for (auto& f : after_step_) f(time_of(now_));
 }
 
-// Appends the woken cores that are not listed yet to the due list, in order, and empties
-// `woken` (its storage is swapped in when the list is empty: no copy).
+// Appends the woken cores that are not listed yet to the due list, in order, extending its
+// runs, and empties `woken` (its storage is swapped in when the list is empty: no copy).
 void Clock::list_due(std::vector<Core*>& woken) {
   const std::size_t from = active_.size();
   if (from == 0)
@@ -95,49 +95,51 @@ void Clock::list_due(std::vector<Core*>& woken) {
   else
     active_.insert(active_.end(), woken.begin(), woken.end());
   woken.clear();
+  Core** const list = active_.data();
   std::size_t kept = from;
   bool idle = false;
-  for (std::size_t i = from; i < active_.size(); ++i) {
-    Core* core = active_[i];
+  Run run = runs_.empty() ? Run{nullptr, 0} : runs_.back();  // the last run, grown here
+  if (!runs_.empty()) runs_.pop_back();
+  for (std::size_t i = from, end = active_.size(); i < end; ++i) {
+    Core* core = list[i];
     if (core->listed_) continue;  // due already: busy, or woken twice
     core->listed_ = true;
     idle |= !core->busy_;
-    active_[kept++] = core;
+    list[kept++] = core;
+    if (core->kind_ != run.kind) {
+      if (run.size) runs_.push_back(run);
+      run = {core->kind_, 0};
+    }
+    ++run.size;
   }
+  if (run.size) runs_.push_back(run);
   active_.resize(kept);
   if (idle) may_leave_ = true;
-  add_runs(from);
 }
 
-// Keeps the cores that stay busy, in order, as the next cycle's due list.
+// Keeps the cores that stay busy, in order, as the next cycle's due list, and its runs.
 void Clock::drop_idle() {
   may_leave_ = false;
+  Core** const list = active_.data();
   std::size_t kept = 0;
-  for (Core* core : active_) {
-    if (core->busy_)
-      active_[kept++] = core;
-    else
+  Run run{nullptr, 0};
+  std::size_t runs = 0;  // runs_ rewritten in place: the kept cores form no more runs than all
+  for (std::size_t i = 0, end = active_.size(); i < end; ++i) {
+    Core* core = list[i];
+    if (!core->busy_) {
       core->listed_ = false;
+      continue;
+    }
+    list[kept++] = core;
+    if (core->kind_ != run.kind) {
+      if (run.size) runs_[runs++] = run;
+      run = {core->kind_, 0};
+    }
+    ++run.size;
   }
+  if (run.size) runs_[runs++] = run;
   active_.resize(kept);
-  runs_.clear();
-  if (kept) add_runs(0);
-}
-
-// Cuts active_[from...] into runs of one kind, continuing the last run.
-void Clock::add_runs(std::size_t from) {
-  Core* const* p = active_.data() + from;
-  Core* const* const end = active_.data() + active_.size();
-  while (p != end) {
-    const CoreKind* kind = (*p)->kind_;
-    Core* const* const run_begin = p;
-    while (++p != end && (*p)->kind_ == kind) {}
-    const auto n = static_cast<std::size_t>(p - run_begin);
-    if (!runs_.empty() && runs_.back().kind == kind)
-      runs_.back().size += n;
-    else
-      runs_.push_back({kind, n});
-  }
+  runs_.resize(runs);
 }
 
 }  // namespace xy

@@ -160,7 +160,6 @@ class Clock {
   void attach(Core& core, const CoreKind* kind);
   void list_due(std::vector<Core*>& woken);
   void drop_idle();
-  void add_runs(std::size_t from);
   int first_bucket_from(Cycle from) const;  // cycle offset of first non-empty bucket or -1
   [[noreturn]] void wake_in_past(const Core& core, Cycle at) const;
 

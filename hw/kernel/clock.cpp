@@ -87,25 +87,16 @@ void Clock::step(Cycle due) {
 }
 
 // Appends the woken cores that are not listed yet to the due list, in order, extending its
-// runs, and empties `woken` (its storage is swapped in when the list is empty: no copy).
+// runs, and empties `woken`.
 void Clock::list_due(std::vector<Core*>& woken) {
-  const std::size_t from = active_.size();
-  if (from == 0)
-    active_.swap(woken);
-  else
-    active_.insert(active_.end(), woken.begin(), woken.end());
-  woken.clear();
-  Core** const list = active_.data();
-  std::size_t kept = from;
   bool idle = false;
   Run run = runs_.empty() ? Run{nullptr, 0} : runs_.back();  // the last run, grown here
   if (!runs_.empty()) runs_.pop_back();
-  for (std::size_t i = from, end = active_.size(); i < end; ++i) {
-    Core* core = list[i];
+  for (Core* core : woken) {
     if (core->listed_) continue;  // due already: busy, or woken twice
     core->listed_ = true;
     idle |= !core->busy_;
-    list[kept++] = core;
+    active_.push_back(core);
     if (core->kind_ != run.kind) {
       if (run.size) runs_.push_back(run);
       run = {core->kind_, 0};
@@ -113,7 +104,7 @@ void Clock::list_due(std::vector<Core*>& woken) {
     ++run.size;
   }
   if (run.size) runs_.push_back(run);
-  active_.resize(kept);
+  woken.clear();
   if (idle) may_leave_ = true;
 }
 

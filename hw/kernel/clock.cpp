@@ -10,9 +10,10 @@ Clock::Clock(std::string name, Time period) : name_(std::move(name)), period_(pe
   if (period_ == 0) throw std::invalid_argument(name_ + ": clock period must be > 0 fs");
 }
 
-void Clock::attach(Core& core) {
+void Clock::attach(Core& core, const CoreKind* kind) {
   if (core.clock_) throw std::logic_error(core.name() + " is already attached to a clock");
   core.clock_ = this;
+  core.kind_ = kind;
   cores_.push_back(&core);
 }
 
@@ -50,44 +51,86 @@ void Clock::step(Cycle due) {
   started_ = true;
 
   // active_ still holds the cores that stayed busy after the previous step (due now); add this
-  // cycle's bucket (a swap when there are none, which keeps both vectors' capacity) and the far
-  // wake-ups due now.
+  // cycle's bucket and the far wake-ups due now.
   const std::size_t slot = now_ % kWheel;
   std::vector<Core*>& bucket = wheel_[slot];
-  near_count_ -= bucket.size();
-  if (active_.empty()) {
-    active_.swap(bucket);
-  } else {
-    active_.insert(active_.end(), bucket.begin(), bucket.end());
-    bucket.clear();
+  if (!bucket.empty()) {
+    near_count_ -= bucket.size();
+    list_due(bucket);
+    occupied_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
   }
-  occupied_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
-  while (!far_.empty() && far_.top().at == now_) {
-    active_.push_back(far_.top().core);
-    far_.pop();
+  if (!far_.empty() && far_.top().at == now_) {
+    std::vector<Core*>& woken = wheel_[slot];  // empty again: reused
+    for (; !far_.empty() && far_.top().at == now_; far_.pop()) woken.push_back(far_.top().core);
+    list_due(woken);
   }
 
+  // All evals, then all commits, one loop per run of cores of one kind. Wake-ups during the
+  // step go to the wheel, never to active_.
   stepping_ = true;
-  // Eval phase. A core due for several reasons stands more than once in active_: tick it once.
-  std::size_t n = 0;
-  for (Core* core : active_)
-    if (core->last_tick_ != now_) {
-      core->last_tick_ = now_;
-      active_[n++] = core;
-      core->eval();
-    }
-  core_ticks_ += n;
-  // Commit phase; the cores that stay busy remain in active_ for the next cycle.
-  std::size_t busy = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    Core* core = active_[i];
-    core->commit();
-    if (core->busy_) active_[busy++] = core;
+  Core* const* const first = active_.data();
+  Core* const* p = first;
+  for (const Run& run : runs_) {
+    run.kind->eval(p, p + run.size);
+    p += run.size;
   }
-  active_.resize(busy);
+  p = first;
+  for (const Run& run : runs_) {
+    run.kind->commit(p, p + run.size);
+    p += run.size;
+  }
+  core_ticks_ += active_.size();
+  if (may_leave_) drop_idle();
   stepping_ = false;
   ++steps_;
   for (auto& f : after_step_) f(time_of(now_));
+}
+
+// Appends the woken cores that are not listed yet to the due list, in order, extending its
+// runs, and empties `woken`.
+void Clock::list_due(std::vector<Core*>& woken) {
+  bool idle = false;
+  Run run = runs_.empty() ? Run{nullptr, 0} : runs_.back();  // the last run, grown here
+  if (!runs_.empty()) runs_.pop_back();
+  for (Core* core : woken) {
+    if (core->listed_) continue;  // due already: busy, or woken twice
+    core->listed_ = true;
+    idle |= !core->busy_;
+    active_.push_back(core);
+    if (core->kind_ != run.kind) {
+      if (run.size) runs_.push_back(run);
+      run = {core->kind_, 0};
+    }
+    ++run.size;
+  }
+  if (run.size) runs_.push_back(run);
+  woken.clear();
+  if (idle) may_leave_ = true;
+}
+
+// Keeps the cores that stay busy, in order, as the next cycle's due list, and its runs.
+void Clock::drop_idle() {
+  may_leave_ = false;
+  Core** const list = active_.data();
+  std::size_t kept = 0;
+  Run run{nullptr, 0};
+  std::size_t runs = 0;  // runs_ rewritten in place: the kept cores form no more runs than all
+  for (std::size_t i = 0, end = active_.size(); i < end; ++i) {
+    Core* core = list[i];
+    if (!core->busy_) {
+      core->listed_ = false;
+      continue;
+    }
+    list[kept++] = core;
+    if (core->kind_ != run.kind) {
+      if (run.size) runs_[runs++] = run;
+      run = {core->kind_, 0};
+    }
+    ++run.size;
+  }
+  if (run.size) runs_[runs++] = run;
+  active_.resize(kept);
+  runs_.resize(runs);
 }
 
 }  // namespace xy

@@ -6,12 +6,21 @@
 // asked (wake_at), because a channel delivers to it, or because it is busy (set_busy: tick me
 // every cycle until I say otherwise). Idle cycles cost nothing; the SystemC shell
 // (ClockDomain) jumps over them.
+//
+// A busy core costs about what it would in a plain loop over all cores: a core stands at most
+// once in the due list (duplicates are dropped as wake-ups join it, not in the tick loop);
+// consecutive due cores of one concrete type are ticked by one loop that calls that type's
+// eval/commit directly (inlined where visible) instead of a virtual call each; and the list is
+// compacted only in steps where a core may have left it (it was woken while idle, or some core
+// stopped being busy). The order of ticks is the order of the due list either way.
 #pragma once
 #include <array>
 #include <cstdint>
 #include <functional>
 #include <queue>
 #include <string>
+#include <type_traits>
+#include <typeinfo>
 #include <vector>
 
 #include "xingyun/units.hpp"
@@ -19,6 +28,14 @@
 namespace xy {
 
 class Clock;
+class Core;
+
+// How a clock ticks cores of one concrete type: each function is one loop over a run of
+// consecutive due cores of that kind.
+struct CoreKind {
+  void (*eval)(Core* const* first, Core* const* last);
+  void (*commit)(Core* const* first, Core* const* last);
+};
 
 class Core {
  public:
@@ -30,9 +47,10 @@ class Core {
   virtual void eval() = 0;
   virtual void commit() {}
 
-  // While busy, the core is ticked every cycle without being woken. A flag, not a virtual
-  // query, because the clock reads it for every active core every cycle.
-  void set_busy(bool busy) { busy_ = busy; }
+  // While busy, the core is ticked every cycle without being woken. Whether it stays due is
+  // read after the step's last commit. A flag, not a virtual query: turning it off tells the
+  // clock that its due list needs compacting, which otherwise it skips.
+  void set_busy(bool busy);
   bool busy() const { return busy_; }
 
   const std::string& name() const { return name_; }
@@ -45,13 +63,15 @@ class Core {
   friend class Clock;
   std::string name_;
   Clock* clock_ = nullptr;
+  const CoreKind* kind_ = nullptr;
   bool busy_ = false;
-  Cycle last_tick_ = ~Cycle{0};
-  Cycle last_wake_ = ~Cycle{0};
+  bool listed_ = false;          // in the clock's due list (busy, or due this step)
+  Cycle last_wake_ = ~Cycle{0};  // the last cycle a wake-up was queued for
 };
 
 class Clock {
  public:
+  friend class Core;
   Clock(std::string name, Time period);
   Clock(const Clock&) = delete;
   Clock& operator=(const Clock&) = delete;
@@ -63,7 +83,15 @@ class Clock {
   // First edge of this clock strictly after time t (an edge at t itself would race).
   Cycle first_edge_after(Time t) const { return t / period_ + 1; }
 
-  void attach(Core& core);
+  // Attaches a core; when `T` is its dynamic type the clock calls T's eval/commit directly.
+  template <class T>
+  void attach(T& core) {
+    static_assert(std::is_base_of_v<Core, T>, "attach a Core");
+    if constexpr (std::is_abstract_v<T>)
+      attach(core, &kKind<Core>);
+    else
+      attach(core, typeid(core) == typeid(T) ? &kKind<T> : &kKind<Core>);
+  }
   // Ticks `core` at cycle `at`; `at` must be in the future once the clock has started.
   void wake(Core& core, Cycle at) {
     if (at <= now_ && (started_ || at < now_)) wake_in_past(core, at);
@@ -103,6 +131,35 @@ class Clock {
     Core* core;
     bool operator>(const Far& o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };
+  template <class T>
+  static void eval_run(Core* const* p, Core* const* last) {
+    for (; p != last; ++p) {
+      if constexpr (std::is_same_v<T, Core>)
+        (*p)->eval();  // a core of unknown type: the virtual call
+      else
+        static_cast<T*>(*p)->T::eval();
+    }
+  }
+  template <class T>
+  static void commit_run(Core* const* p, Core* const* last) {
+    for (; p != last; ++p) {
+      if constexpr (std::is_same_v<T, Core>)
+        (*p)->commit();
+      else
+        static_cast<T*>(*p)->T::commit();
+    }
+  }
+  template <class T>
+  static inline const CoreKind kKind{&eval_run<T>, &commit_run<T>};
+
+  // A stretch of the due list whose cores are of one kind.
+  struct Run {
+    const CoreKind* kind;
+    std::size_t size;
+  };
+  void attach(Core& core, const CoreKind* kind);
+  void list_due(std::vector<Core*>& woken);
+  void drop_idle();
   int first_bucket_from(Cycle from) const;  // cycle offset of first non-empty bucket or -1
   [[noreturn]] void wake_in_past(const Core& core, Cycle at) const;
 
@@ -116,12 +173,18 @@ class Clock {
   std::priority_queue<Far, std::vector<Far>, std::greater<Far>> far_;
   std::uint64_t far_seq_ = 0;
   std::vector<Core*> active_;  // during a step: the due cores; between steps: the busy ones
+  std::vector<Run> runs_;      // active_ cut into runs of one kind
+  bool may_leave_ = false;     // some listed core may no longer be busy: compact the list
   std::vector<Core*> cores_;
   std::function<void(Cycle)> on_wake_;
   std::vector<std::function<void(Time)>> after_step_;
   std::uint64_t steps_ = 0, core_ticks_ = 0;
 };
 
+inline void Core::set_busy(bool busy) {
+  if (busy_ && !busy && listed_) clock_->may_leave_ = true;
+  busy_ = busy;
+}
 inline Cycle Core::now() const { return clock_->now(); }
 inline void Core::wake_at(Cycle at) { clock_->wake(*this, at); }
 inline void Core::wake_next() { clock_->wake(*this, clock_->now() + 1); }

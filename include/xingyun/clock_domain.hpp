@@ -27,7 +27,10 @@ class ClockDomain : public sc_core::sc_module {
   ClockDomain(const sc_core::sc_module_name& name, Time period);
   Clock& clock() { return clock_; }
   const Clock& clock() const { return clock_; }
-  void attach(Core& core) { clock_.attach(core); }
+  template <class T>
+  void attach(T& core) {
+    clock_.attach(core);
+  }
 
   // Domains may step edges before this time ahead of SystemC time (see above).
   static void set_run_ahead_limit(Time limit) { run_ahead_limit_ = limit; }

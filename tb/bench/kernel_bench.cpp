@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -18,25 +19,74 @@
 namespace xy {
 namespace {
 
-// The block both styles run: a 64-bit register ring, out = in + 1, working on one cycle in
+// The block every style runs: a 64-bit register ring, out = in + 1, working on one cycle in
 // `every` (block i on cycles where cycle % every == i % every).
-class RingCore : public Core {
+class RingCore final : public Core {
  public:
-  RingCore(std::string name, int every) : Core(std::move(name)), every_(every) {
+  RingCore(std::string name, int index, int every)
+      : Core(std::move(name)), every_(every), countdown_(index % every) {
     set_busy(every == 1);
   }
   void set_prev(const RingCore* prev) { prev_ = prev; }
-  void eval() override { next_ = prev_->value_ + 1; }
+  // Under a ClockDomain the block is ticked on its working cycles only.
+  void eval() override { compute(); }
   void commit() override {
-    value_ = next_;
+    latch();
     if (every_ > 1) wake_at(now() + every_);
   }
+  // Ticked every cycle by a loop that knows nothing of activity, the block counts its own cycles.
+  void eval_gated() {
+    if (countdown_ == 0) {
+      countdown_ = every_;
+      compute();
+    }
+    --countdown_;
+  }
+  void compute() { next_ = prev_->value_ + 1; }
+  void latch() { value_ = next_; }  // a no-op on cycles without compute()
   std::uint64_t value() const { return value_; }
 
  private:
   const RingCore* prev_ = nullptr;
-  int every_;
+  int every_, countdown_;
   std::uint64_t value_ = 0, next_ = 0;
+};
+
+// A ring of blocks, side by side in memory, the same for every style (optional: a core cannot
+// move, so the vector is sized once and each block built in place).
+struct Ring {
+  std::vector<std::optional<RingCore>> cores;
+  int every;
+  Ring(int blocks, int every_) : cores(blocks), every(every_) {
+    for (int i = 0; i < blocks; ++i) cores[i].emplace(fmt::format("b{}", i), i, every);
+    for (int i = 0; i < blocks; ++i) cores[i]->set_prev(&*cores[(i + blocks - 1) % blocks]);
+  }
+  // One cycle of every block, eval phase then commit phase, without a clock or due list.
+  void tick_all() {
+    if (every == 1)
+      for (auto& c : cores) c->compute();
+    else
+      for (auto& c : cores) c->eval_gated();
+    for (auto& c : cores) c->latch();
+  }
+  std::uint64_t checksum() const {
+    std::uint64_t sum = 0;
+    for (auto& c : cores) sum += c->value();
+    return sum;
+  }
+};
+
+// One SC_METHOD on an sc_clock ticking every block each cycle: the simplest use of one process.
+struct TickAllBlock : sc_core::sc_module {
+  sc_core::sc_in<bool> clk;
+  Ring& ring;
+  TickAllBlock(const sc_core::sc_module_name& name, Ring& r) : sc_core::sc_module(name), ring(r) {
+    SC_METHOD(step);
+    sensitive << clk.pos();
+    dont_initialize();
+  }
+  SC_HAS_PROCESS(TickAllBlock);
+  void step() { ring.tick_all(); }
 };
 
 // The usual clocked style: one SC_METHOD per block, woken at every edge. `every` = 1 computes
@@ -92,23 +142,36 @@ int kernel_bench_one(const KernelBenchOptions& o) {
   use_femtosecond_resolution();
   const int every = 100 / o.activity_percent;
   const Time period = kNs;
-  std::uint64_t checksum = 0;
-  double wall = 0;
-  if (o.style == "domain") {
-    ClockDomain domain("domain", period);
-    std::vector<std::unique_ptr<RingCore>> cores;
-    for (int i = 0; i < o.blocks; ++i) cores.push_back(std::make_unique<RingCore>(fmt::format("b{}", i), every));
-    for (int i = 0; i < o.blocks; ++i) {
-      cores[i]->set_prev(cores[(i + o.blocks - 1) % o.blocks].get());
-      domain.attach(*cores[i]);
-      cores[i]->wake_at(i % every);
-    }
+  // Times the SystemC run of o.cycles edges; elaboration and initialisation stay outside.
+  auto run_systemc = [&] {
     sc_core::sc_start(sc_core::SC_ZERO_TIME);
     ClockDomain::set_run_ahead_limit(o.cycles * period);
     const auto t0 = std::chrono::steady_clock::now();
     sc_core::sc_start(to_sc_time(o.cycles * period));
-    wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    for (auto& c : cores) checksum += c->value();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  std::uint64_t checksum = 0;
+  double wall = 0;
+  if (o.style == "domain" || o.style == "tick-all" || o.style == "plain") {
+    Ring ring(o.blocks, every);
+    if (o.style == "domain") {
+      ClockDomain domain("domain", period);
+      for (int i = 0; i < o.blocks; ++i) {
+        domain.attach(*ring.cores[i]);
+        ring.cores[i]->wake_at(i % every);
+      }
+      wall = run_systemc();
+    } else if (o.style == "tick-all") {
+      sc_core::sc_clock clk("clk", to_sc_time(period));
+      TickAllBlock top("top", ring);
+      top.clk(clk);
+      wall = run_systemc();
+    } else {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (std::uint64_t c = 0; c < o.cycles; ++c) ring.tick_all();
+      wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    checksum = ring.checksum();
   } else {
     sc_core::sc_clock clk("clk", to_sc_time(period));
     std::vector<std::unique_ptr<sc_core::sc_signal<std::uint64_t>>> sig;
@@ -122,10 +185,7 @@ int kernel_bench_one(const KernelBenchOptions& o) {
       blocks[i]->in(*sig[(i + o.blocks - 1) % o.blocks]);
       blocks[i]->out(*sig[i]);
     }
-    sc_core::sc_start(sc_core::SC_ZERO_TIME);
-    const auto t0 = std::chrono::steady_clock::now();
-    sc_core::sc_start(to_sc_time(o.cycles * period));
-    wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    wall = run_systemc();
     for (auto& s : sig) checksum += s->read();
   }
   std::cout << nlohmann::json{{"style", o.style},
@@ -142,39 +202,52 @@ int kernel_bench_one(const KernelBenchOptions& o) {
 }
 
 int kernel_bench(const char* self, const KernelBenchOptions& o) {
-  std::cout << fmt::format("{:>6} {:>8} {:>14} {:>14} {:>7} {:>14} {:>7} {:>9}\n", "blocks", "activity", "ClockDomain",
-                           "SC_METHOD", "ratio", "gated METHOD", "ratio", "peak MiB");
+  struct Style {
+    const char* name;
+    double cycles_100, cycles_10;  // simulated cycles per run at scale 1, x 1e6 / blocks
+  };
+  // Enough cycles for a few tenths of a second per run at the speeds measured on this machine kind.
+  const Style styles[] = {{"domain", 200, 1000}, {"method", 12, 12}, {"method-gated", 0, 20},
+                          {"tick-all", 100, 100}, {"plain", 400, 400}};
+  std::cout << fmt::format("{:>6} {:>8} {:>12} {:>12} {:>7} {:>12} {:>7} {:>12} {:>7} {:>12} {:>7} {:>8}\n",
+                           "blocks", "activity", "ClockDomain", "METHOD/blk", "dom/x", "gated METH", "dom/x",
+                           "tick-all", "dom/x", "plain loop", "x/dom", "peak MiB");
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
   for (int blocks : {16, 64, 256}) {
     for (int activity : {100, 10}) {
-      // Enough cycles for a few tenths of a second per run at the speeds DESIGN.md measured.
-      const auto method_cycles = static_cast<std::uint64_t>(o.scale * 12e6 / blocks);
-      const auto domain_cycles = method_cycles * (activity == 100 ? 8 : 40);
-      std::vector<double> dom, meth, gated;
+      std::vector<double> speed[std::size(styles)];
       long peak = 0;
       for (int r = 0; r < o.repeats; ++r) {  // alternate styles: the machine is noisy
-        for (const char* style : {"domain", "method", "method-gated"}) {
-          if (activity == 100 && std::string(style) == "method-gated") continue;  // same as method
-          const Figures f = run_child(self, style, blocks, activity,
-                                      std::string(style) == "domain" ? domain_cycles : method_cycles);
-          (std::string(style) == "domain" ? dom : std::string(style) == "method" ? meth : gated).push_back(f.cycles_per_s);
+        for (std::size_t s = 0; s < std::size(styles); ++s) {
+          const double per_block = activity == 100 ? styles[s].cycles_100 : styles[s].cycles_10;
+          if (per_block == 0) continue;  // gated METHOD at 100 % is METHOD
+          const auto cycles = static_cast<std::uint64_t>(o.scale * per_block * 1e6 / blocks);
+          const Figures f = run_child(self, styles[s].name, blocks, activity, cycles);
+          speed[s].push_back(f.cycles_per_s);
           peak = std::max(peak, f.peak_kib);
         }
       }
-      const double d = median(dom), m = median(meth);
-      const std::string g = gated.empty() ? "-" : fmt::format("{:.0f}", median(gated));
-      const std::string gr = gated.empty() ? "-" : fmt::format("{:.1f}x", d / median(gated));
-      std::cout << fmt::format("{:>6} {:>7}% {:>14.0f} {:>14.0f} {:>6.1f}x {:>14} {:>7} {:>9.1f}\n", blocks, activity, d,
-                               m, d / m, g, gr, peak / 1024.0);
+      const double domain = median(speed[0]);
+      auto column = [&](std::size_t s, bool over_domain) {
+        if (speed[s].empty()) return fmt::format("{:>12} {:>7}", "-", "-");
+        const double v = median(speed[s]);
+        return fmt::format("{:>12.0f} {:>6.2f}x", v, over_domain ? v / domain : domain / v);
+      };
+      std::cout << fmt::format("{:>6} {:>7}% {:>12.0f} {} {} {} {} {:>8.1f}\n", blocks, activity, domain,
+                               column(1, false), column(2, false), column(3, false), column(4, true),
+                               peak / 1024.0);
       std::cout.flush();
     }
   }
   std::cout << fmt::format(
-      "simulated cycles per wall second, median of {} alternating runs. SC_METHOD: one method per block computing\n"
-      "every cycle (DESIGN.md's reference); gated METHOD: the same, computing only on its active cycles.\n",
+      "simulated cycles per wall second, median of {} alternating runs; dom/x: ClockDomain over the column's style,\n"
+      "x/dom: the plain loop over ClockDomain. METHOD/blk: one SC_METHOD + sc_signal per block computing every cycle\n"
+      "(DESIGN.md's reference); gated METH: the same computing only on its active cycles; tick-all: one SC_METHOD on\n"
+      "an sc_clock ticking every block each cycle; plain loop: the same ticks without SystemC. The blocks gate\n"
+      "themselves wherever they are ticked every cycle.\n",
       o.repeats);
   return 0;
 }

@@ -106,12 +106,12 @@ int xy::xysim_main(int argc, char** argv) {
 
   KernelBenchOptions bench;
   auto* bench_cmd = app.add_subcommand("bench", "benchmarks");
-  auto* kernel_cmd = bench_cmd->add_subcommand("kernel", "ClockDomain vs one SC_METHOD per block, in one run");
+  auto* kernel_cmd = bench_cmd->add_subcommand("kernel", "ClockDomain vs one SC_METHOD per block, one ticking all, a plain loop");
   kernel_cmd->add_option("--repeats", bench.repeats, "runs per configuration (median is reported)")->check(CLI::Range(1, 15));
   kernel_cmd->add_option("--scale", bench.scale, "multiply the simulated cycles")->check(CLI::Range(0.01, 100.0) & kNumber);
   auto* one_cmd = bench_cmd->add_subcommand("kernel-one", "one configuration (used by 'bench kernel')");
   one_cmd->group("");  // internal
-  one_cmd->add_option("--style", bench.style)->required()->check(CLI::IsMember({"domain", "method", "method-gated"}));
+  one_cmd->add_option("--style", bench.style)->required()->check(CLI::IsMember({"domain", "method", "method-gated", "tick-all", "plain"}));
   one_cmd->add_option("--blocks", bench.blocks)->required()->check(CLI::Range(1, 100000));
   one_cmd->add_option("--activity", bench.activity_percent)->required()->check(CLI::IsMember({1, 10, 100}));
   one_cmd->add_option("--cycles", bench.cycles)->required()->check(CLI::Range(1, 1000000000));

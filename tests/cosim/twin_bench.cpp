@@ -347,13 +347,27 @@ bool reduce_lanes(std::uint64_t cycles, xy::sw::ElemType type) {
 }
 
 int main(int argc, char** argv) {
-  const std::uint64_t cycles = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 5'000'000;
+  const std::pair<const char*, bool (*)(std::uint64_t)> twins[] = {
+      {"delay", delay_line},
+      {"cbfc", cbfc_sender},
+      {"llr", llr},
+      {"rs272", rs_encoder},
+      {"int32", [](std::uint64_t n) { return reduce_lanes<Vxy_reduce_int32>(n, xy::sw::ElemType::kInt32); }},
+      {"fp32", [](std::uint64_t n) { return reduce_lanes<Vxy_reduce_fp32>(n, xy::sw::ElemType::kFp32); }},
+      {"bf16", [](std::uint64_t n) { return reduce_lanes<Vxy_reduce_bf16>(n, xy::sw::ElemType::kBf16); }}};
+  char* end = nullptr;
+  const std::uint64_t cycles = argc > 1 ? std::strtoull(argv[1], &end, 10) : 5'000'000;
+  const std::string only = argc > 2 ? argv[2] : "";  // one twin alone, e.g. to profile it
+  const bool known = only.empty() || std::any_of(std::begin(twins), std::end(twins), [&](auto& t) { return only == t.first; });
+  if (argc > 3 || cycles == 0 || (end && *end) || !known) {
+    fmt::print(stderr, "usage: twin_bench [CYCLES > 0] [delay|cbfc|llr|rs272|int32|fp32|bf16]\n");
+    return 2;
+  }
   fmt::print("RTL twins against their C++ cores, {} cycles each, same stimulus\n", cycles);
   fmt::print("  {:<14} {:>14} {:>14} {:>10}\n", "twin", "core cycles/s", "RTL cycles/s", "core/RTL");
-  const bool ok = delay_line(cycles) & cbfc_sender(cycles) & llr(cycles) & rs_encoder(cycles) &
-                  reduce_lanes<Vxy_reduce_int32>(cycles, xy::sw::ElemType::kInt32) &
-                  reduce_lanes<Vxy_reduce_fp32>(cycles, xy::sw::ElemType::kFp32) &
-                  reduce_lanes<Vxy_reduce_bf16>(cycles, xy::sw::ElemType::kBf16);
+  bool ok = true;
+  for (const auto& [name, run] : twins)
+    if (only.empty() || only == name) ok &= run(cycles);
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   fmt::print("  peak memory {:.1f} MiB\n", usage.ru_maxrss / 1024.0);

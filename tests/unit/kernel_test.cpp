@@ -1,6 +1,11 @@
 // Clocks, channels and the async FIFO, stepped by hand without SystemC.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "xingyun/channel.hpp"
@@ -101,6 +106,156 @@ TEST(Clock, EdgesOfTwoFrequenciesInterleaveByTime) {
   EXPECT_EQ(a.ticks.size(), 11u);  // 0, 1, ..., 10 ns
   EXPECT_EQ(b.ticks.size(), 5u);   // 0, 2.5, 5, 7.5, 10 ns
   EXPECT_EQ(slow.time_of(b.ticks.back()), 10 * kNs);
+}
+
+// Randomised cores for the order test: what a core does on a tick depends only on its own
+// random stream, so two schedulers that tick the cores in the same order see the same choices.
+using TickLog = std::vector<std::tuple<Cycle, int, char>>;  // cycle, core, 'e'val or 'c'ommit
+struct Choice {
+  bool busy = false;
+  std::vector<std::pair<int, Cycle>> wakes;  // core, cycles ahead (some beyond the near wheel)
+};
+Choice choose(Rng& rng, int cores) {
+  Choice c;
+  c.busy = rng.chance(0.3);
+  for (auto n = rng.below(3); n; --n)
+    c.wakes.emplace_back(static_cast<int>(rng.below(cores)), rng.chance(0.1) ? rng.between(250, 300) : rng.between(1, 20));
+  return c;
+}
+
+// The tick order, written plainly: the cores busy after the previous cycle in their order, then
+// this cycle's wake-ups in the order they were asked for (those asked 256 cycles or more ahead
+// after the others), each core once; every eval before any commit.
+struct ReferenceScheduler {
+  int cores;
+  std::vector<Rng> rngs;
+  std::vector<Choice> choices;
+  std::vector<bool> busy;
+  std::vector<Cycle> last_wake;
+  std::map<Cycle, std::vector<int>> near, far;
+  std::vector<int> busy_list;
+  Cycle now = 0;
+  TickLog log;
+  explicit ReferenceScheduler(int n)
+      : cores(n), choices(n), busy(n), last_wake(n, ~Cycle{0}) {
+    for (int i = 0; i < n; ++i) rngs.emplace_back(i, "order");
+  }
+  void wake(int core, Cycle at) {
+    if (last_wake[core] == at) return;
+    last_wake[core] = at;
+    (at - now < 256 ? near : far)[at].push_back(core);
+  }
+  void run(Cycle until) {
+    for (;;) {
+      Cycle next = busy_list.empty() ? ~Cycle{0} : now + 1;
+      if (!near.empty()) next = std::min(next, near.begin()->first);
+      if (!far.empty()) next = std::min(next, far.begin()->first);
+      if (next > until) return;
+      now = next;
+      std::vector<int> due = busy_list, listed;
+      for (auto* m : {&near, &far})
+        if (m->count(now)) {
+          due.insert(due.end(), (*m)[now].begin(), (*m)[now].end());
+          m->erase(now);
+        }
+      for (int core : due)
+        if (std::find(listed.begin(), listed.end(), core) == listed.end()) listed.push_back(core);
+      for (int core : listed) {
+        log.emplace_back(now, core, 'e');
+        choices[core] = choose(rngs[core], cores);
+        if (!choices[core].wakes.empty()) wake(choices[core].wakes[0].first, now + choices[core].wakes[0].second);
+      }
+      busy_list.clear();
+      for (int core : listed) {
+        log.emplace_back(now, core, 'c');
+        for (std::size_t w = 1; w < choices[core].wakes.size(); ++w)
+          wake(choices[core].wakes[w].first, now + choices[core].wakes[w].second);
+        if (choices[core].busy) busy_list.push_back(core);
+      }
+    }
+  }
+};
+
+// The same behaviour as Clock cores; Kind only makes distinct types for the clock to batch.
+template <int Kind>
+struct RandomCore : Core {
+  int id, cores;
+  Rng rng;
+  Choice choice;
+  TickLog& log;
+  std::vector<Core*>& all;
+  RandomCore(int i, int n, TickLog& l, std::vector<Core*>& a)
+      : Core("r" + std::to_string(i)), id(i), cores(n), rng(i, "order"), log(l), all(a) {}
+  void eval() override {
+    log.emplace_back(now(), id, 'e');
+    choice = choose(rng, cores);
+    if (!choice.wakes.empty()) all[choice.wakes[0].first]->wake_at(now() + choice.wakes[0].second);
+  }
+  void commit() override {
+    log.emplace_back(now(), id, 'c');
+    for (std::size_t w = 1; w < choice.wakes.size(); ++w) all[choice.wakes[w].first]->wake_at(now() + choice.wakes[w].second);
+    set_busy(choice.busy);
+  }
+};
+
+TEST(Clock, CoresOfSeveralKindsTickInTheOrderOfTheDueList) {
+  constexpr int kCores = 30;
+  constexpr Cycle kUntil = 3000;
+  Clock clock("clk", kNs);
+  TickLog log;
+  std::vector<Core*> all;
+  std::vector<std::unique_ptr<Core>> owned;
+  for (int i = 0; i < kCores; ++i) {  // runs of three cores of a kind; the third kind through Core&
+    switch (i / 3 % 3) {
+      case 0: {
+        auto c = std::make_unique<RandomCore<0>>(i, kCores, log, all);
+        clock.attach(*c);
+        owned.push_back(std::move(c));
+        break;
+      }
+      case 1: {
+        auto c = std::make_unique<RandomCore<1>>(i, kCores, log, all);
+        clock.attach(*c);
+        owned.push_back(std::move(c));
+        break;
+      }
+      default:
+        owned.push_back(std::make_unique<RandomCore<2>>(i, kCores, log, all));
+        clock.attach(*owned.back());
+    }
+    all.push_back(owned.back().get());
+  }
+  ReferenceScheduler reference(kCores);
+  for (int i = 0; i < kCores; ++i) {
+    all[i]->wake_at(i % 7);
+    reference.wake(i, i % 7);
+  }
+  while (clock.has_work() && clock.next_due() <= kUntil) clock.step();
+  reference.run(kUntil);
+  ASSERT_GT(log.size(), 20000u);  // enough ticks that busy cores are also woken, and some far ahead
+  EXPECT_EQ(log, reference.log);
+}
+
+TEST(Clock, CoreAttachedThroughItsBaseRunsItsOwnEvalAndCommit) {
+  struct Base : Core {
+    int base_ticks = 0;
+    Base() : Core("base") {}
+    void eval() override { ++base_ticks; }
+  };
+  struct Derived : Base {
+    int evals = 0, commits = 0;
+    void eval() override { ++evals; }
+    void commit() override { ++commits; }
+  } derived;
+  Clock clock("clk", kNs);
+  Base& base = derived;
+  clock.attach(base);
+  derived.wake_at(0);
+  derived.wake_at(1);
+  run_until({&clock}, kUs);
+  EXPECT_EQ(derived.evals, 2);
+  EXPECT_EQ(derived.commits, 2);
+  EXPECT_EQ(derived.base_ticks, 0);
 }
 
 // A producer pushing 0, 1, 2... whenever it can, and a consumer that pops (maybe stalling).

@@ -67,6 +67,9 @@ class Core {
   bool busy_ = false;
   bool listed_ = false;          // in the clock's due list (busy, or due this step)
   Cycle last_wake_ = ~Cycle{0};  // the last cycle a wake-up was queued for
+  // The last far wake-up queued. A core re-arming a far timer on every tick (a CBFC update timer)
+  // would otherwise push the same entry again each time, and its duplicates are never first.
+  Cycle last_far_wake_ = ~Cycle{0};
 };
 
 class Clock {
@@ -102,7 +105,8 @@ class Clock {
       wheel_[slot].push_back(&core);
       occupied_[slot / 64] |= std::uint64_t{1} << (slot % 64);
       ++near_count_;
-    } else {
+    } else if (core.last_far_wake_ != at) {
+      core.last_far_wake_ = at;
       far_.push({at, far_seq_++, &core});
     }
     if (!stepping_ && on_wake_) on_wake_(at);  // after a step the shell re-arms anyway

@@ -4,19 +4,16 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <filesystem>
 #include <limits>
 #include <map>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "xingyun/yaml_file.hpp"
+
 namespace xy {
 namespace {
-
-std::string origin_of(const std::string& path, const YAML::Node& node) {
-  return fmt::format("{}:{}", path, node.Mark().line + 1);
-}
 
 constexpr std::size_t kMaxParams = 100000;
 
@@ -33,12 +30,12 @@ void flatten(const YAML::Node& node, const std::string& prefix, const std::strin
   if (node.IsMap()) {
     for (const auto& kv : node) {
       if (!kv.first.IsScalar())
-        throw ConfigError(fmt::format("{}: a parameter name must be a plain word", origin_of(path, kv.first)));
+        throw ConfigError(fmt::format("{}: a parameter name must be a plain word", yaml_at(path, kv.first)));
       const std::string key = kv.first.Scalar();
       flatten(kv.second, prefix.empty() ? key : prefix + "." + key, path, cfg, seen);
     }
   } else if (node.IsScalar()) {
-    const std::string origin = origin_of(path, node);
+    const std::string origin = yaml_at(path, node);
     // Aliases can make a small file expand into billions of parameters: refuse long before.
     if (seen.size() >= kMaxParams)
       throw ConfigError(fmt::format("{}: more than {} parameters (aliases expanding?); allowed: at most {}", path,
@@ -47,7 +44,7 @@ void flatten(const YAML::Node& node, const std::string& prefix, const std::strin
     cfg.set(prefix, node.Scalar(), origin);
   } else {
     throw ConfigError(fmt::format("{}: parameter '{}' must be a single value or a map of parameters",
-                                  origin_of(path, node), prefix));
+                                  yaml_at(path, node), prefix));
   }
 }
 
@@ -77,20 +74,7 @@ std::uint64_t parse_seed(const std::string& text, const std::string& origin) {
 }
 
 std::string Config::load_yaml_file(const std::string& path, std::uint64_t* seed) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw ConfigError(fmt::format("{}: cannot read scenario file ({})", path,
-                                  std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw ConfigError(fmt::format("{}: cannot read scenario file", path));
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(fmt::format("{}:{}:{}: YAML syntax error: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg));
-  } catch (const std::exception& e) {  // unreadable (permissions, I/O)
-    throw ConfigError(fmt::format("{}: cannot read scenario file", path));
-  }
+  const YAML::Node root = xy::load_yaml_file(path, "scenario file");
   if (!root.IsMap())
     throw ConfigError(fmt::format("{}: a scenario file is a map with keys scenario, seed, params", path));
   std::string scenario;
@@ -98,16 +82,16 @@ std::string Config::load_yaml_file(const std::string& path, std::uint64_t* seed)
   std::map<std::string, std::string> top_keys;
   for (const auto& kv : root) {
     const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
-    if (!key.empty()) note_once(top_keys, "", key, origin_of(path, kv.first));
+    if (!key.empty()) note_once(top_keys, "", key, yaml_at(path, kv.first));
     if (key == "scenario" && kv.second.IsScalar()) {
       scenario = kv.second.Scalar();
     } else if (key == "seed" && kv.second.IsScalar()) {
-      *seed = parse_seed(kv.second.Scalar(), origin_of(path, kv.second));
+      *seed = parse_seed(kv.second.Scalar(), yaml_at(path, kv.second));
     } else if (key == "params") {
       if (!kv.second.IsNull()) flatten(kv.second, "", path, *this, seen);
     } else if (key != "description") {
       throw ConfigError(fmt::format("{}: unknown key '{}': allowed are scenario, seed, params, description",
-                                    origin_of(path, kv.first), key));
+                                    yaml_at(path, kv.first), key));
     }
   }
   return scenario;

@@ -3,24 +3,23 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
-#include <fstream>
 #include <map>
 #include <set>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "xingyun/yaml_file.hpp"
+
 namespace xy::lingyun {
 namespace {
-
-std::string at(const std::string& path, const YAML::Node& n) { return fmt::format("{}:{}", path, n.Mark().line + 1); }
 
 // Keys of a map node other than `allowed` are an error, as in scenario files.
 void only(const std::string& path, const YAML::Node& n, std::initializer_list<const char*> allowed) {
   for (const auto& kv : n) {
     const auto key = kv.first.as<std::string>();
     if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; }))
-      throw ConfigError(fmt::format("{}: unknown key '{}': allowed are {}", at(path, kv.first), key,
+      throw ConfigError(fmt::format("{}: unknown key '{}': allowed are {}", yaml_at(path, kv.first), key,
                                     fmt::join(allowed, ", ")));
   }
 }
@@ -91,13 +90,7 @@ Topology Topology::dual_plane(int endpoints, double cable_m) {
 }
 
 Topology Topology::load(const std::string& path) {
-  YAML::Node root;
-  try {
-    if (!std::ifstream(path)) throw ConfigError(fmt::format("topology = {}: no such file (or unreadable)", path));
-    root = YAML::LoadFile(path);
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(fmt::format("{}:{}:{}: YAML syntax error: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg));
-  }
+  const YAML::Node root = load_yaml_file(path, "topology file");
   if (!root.IsMap()) throw ConfigError(fmt::format("{}: a topology file is a map with switches, endpoints and links", path));
   only(path, root, {"switches", "endpoints", "links"});
   Topology t;
@@ -110,16 +103,16 @@ Topology Topology::load(const std::string& path) {
       only(path, kv.second, {"ports"});
       const int ports = kv.second["ports"].as<int>();
       if (ports < 1 || ports > 1024)
-        throw ConfigError(fmt::format("{}: switch {} ports = {}: allowed 1..1024", at(path, kv.second), kv.first.as<std::string>(), ports));
-      add_node(t, index, kv.first.as<std::string>(), true, ports, at(path, kv.first));
+        throw ConfigError(fmt::format("{}: switch {} ports = {}: allowed 1..1024", yaml_at(path, kv.second), kv.first.as<std::string>(), ports));
+      add_node(t, index, kv.first.as<std::string>(), true, ports, yaml_at(path, kv.first));
     }
     if (!endpoints) throw ConfigError(fmt::format("{}: 'endpoints' missing: a count or a list of names", path));
     if (endpoints.IsScalar()) {
       const int n = endpoints.as<int>();
-      if (n < 2 || n > 65536) throw ConfigError(fmt::format("{}: endpoints = {}: allowed 2..65536", at(path, endpoints), n));
-      for (int e = 0; e < n; ++e) add_node(t, index, fmt::format("e{}", e), false, 0, at(path, endpoints));
+      if (n < 2 || n > 65536) throw ConfigError(fmt::format("{}: endpoints = {}: allowed 2..65536", yaml_at(path, endpoints), n));
+      for (int e = 0; e < n; ++e) add_node(t, index, fmt::format("e{}", e), false, 0, yaml_at(path, endpoints));
     } else {
-      for (const auto& e : endpoints) add_node(t, index, e.as<std::string>(), false, 0, at(path, e));
+      for (const auto& e : endpoints) add_node(t, index, e.as<std::string>(), false, 0, yaml_at(path, e));
     }
     if (!links || !links.IsSequence()) throw ConfigError(fmt::format("{}: 'links' missing: a list of {{a, b, cable_m}}", path));
     for (const auto& l : links) {
@@ -127,26 +120,26 @@ Topology Topology::load(const std::string& path) {
       int ends[2];
       const char* keys[2] = {"a", "b"};
       for (int i = 0; i < 2; ++i) {
-        if (!l[keys[i]]) throw ConfigError(fmt::format("{}: link without '{}'", at(path, l), keys[i]));
+        if (!l[keys[i]]) throw ConfigError(fmt::format("{}: link without '{}'", yaml_at(path, l), keys[i]));
         const auto name = l[keys[i]].as<std::string>();
         const auto it = index.find(name);
         if (it == index.end())
-          throw ConfigError(fmt::format("{}: link {} = '{}': no switch or endpoint of that name", at(path, l[keys[i]]), keys[i], name));
+          throw ConfigError(fmt::format("{}: link {} = '{}': no switch or endpoint of that name", yaml_at(path, l[keys[i]]), keys[i], name));
         ends[i] = it->second;
       }
       const double cable = l["cable_m"] ? l["cable_m"].as<double>() : 2.0;
       if (!(cable >= 0 && cable <= 1e6))
-        throw ConfigError(fmt::format("{}: cable_m = {}: allowed 0..1e6 m", at(path, l), cable));
-      if (ends[0] == ends[1]) throw ConfigError(fmt::format("{}: a link from '{}' to itself", at(path, l), t.nodes[ends[0]].name));
+        throw ConfigError(fmt::format("{}: cable_m = {}: allowed 0..1e6 m", yaml_at(path, l), cable));
+      if (ends[0] == ends[1]) throw ConfigError(fmt::format("{}: a link from '{}' to itself", yaml_at(path, l), t.nodes[ends[0]].name));
       if (!t.nodes[ends[0]].is_switch && !t.nodes[ends[1]].is_switch)
-        throw ConfigError(fmt::format("{}: a link between two endpoints: every link has a switch at one end", at(path, l)));
-      connect(t, ends[0], ends[1], cable, at(path, l));
+        throw ConfigError(fmt::format("{}: a link between two endpoints: every link has a switch at one end", yaml_at(path, l)));
+      connect(t, ends[0], ends[1], cable, yaml_at(path, l));
       Link& link = t.links.back();
       const auto pick = [&](const char* key, std::initializer_list<const char*> allowed) -> std::optional<std::string> {
         if (!l[key]) return std::nullopt;
         const auto v = l[key].as<std::string>();
         if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return v == a; }))
-          throw ConfigError(fmt::format("{}: {} = '{}': allowed are {}", at(path, l[key]), key, v, fmt::join(allowed, ", ")));
+          throw ConfigError(fmt::format("{}: {} = '{}': allowed are {}", yaml_at(path, l[key]), key, v, fmt::join(allowed, ", ")));
         return v;
       };
       link.fec = pick("fec", {"rs544", "rs272", "none"});

@@ -25,6 +25,7 @@
 #include "tb/xysim/processes.hpp"
 #include "tb/xysim/results.hpp"
 #include "xingyun/config.hpp"
+#include "xingyun/yaml_file.hpp"
 
 namespace xy {
 namespace {
@@ -52,32 +53,30 @@ struct Sweep {
   SlurmOptions slurm;
 };
 
-std::string at(const std::string& path, const YAML::Node& n) { return fmt::format("{}:{}", path, n.Mark().line + 1); }
-
 Params scalars(const std::string& path, const YAML::Node& map, const char* what) {
-  if (!map.IsMap()) throw ConfigError(fmt::format("{}: {} must be a map of key: value", at(path, map), what));
+  if (!map.IsMap()) throw ConfigError(fmt::format("{}: {} must be a map of key: value", yaml_at(path, map), what));
   Params out;
   for (const auto& kv : map) {
     if (!kv.second.IsScalar())
-      throw ConfigError(fmt::format("{}: {}.{} must be a single value", at(path, kv.second), what, kv.first.Scalar()));
+      throw ConfigError(fmt::format("{}: {}.{} must be a single value", yaml_at(path, kv.second), what, kv.first.Scalar()));
     out.emplace_back(kv.first.Scalar(), kv.second.Scalar());
   }
   return out;
 }
 
 SlurmOptions slurm_options(const std::string& path, const YAML::Node& map) {
-  if (!map.IsMap()) throw ConfigError(fmt::format("{}: slurm must be a map (partition, time, args)", at(path, map)));
+  if (!map.IsMap()) throw ConfigError(fmt::format("{}: slurm must be a map (partition, time, args)", yaml_at(path, map)));
   SlurmOptions o;
   for (const auto& kv : map) {
     const std::string key = kv.first.Scalar();
     const YAML::Node& v = kv.second;
     if (key == "args") {
-      if (!v.IsSequence()) throw ConfigError(fmt::format("{}: slurm.args must be a list of sbatch options", at(path, v)));
+      if (!v.IsSequence()) throw ConfigError(fmt::format("{}: slurm.args must be a list of sbatch options", yaml_at(path, v)));
       for (const auto& a : v) o.args.push_back(a.Scalar());
     } else if (key != "partition" && key != "time") {
-      throw ConfigError(fmt::format("{}: unknown key 'slurm.{}': allowed are partition, time, args", at(path, kv.first), key));
+      throw ConfigError(fmt::format("{}: unknown key 'slurm.{}': allowed are partition, time, args", yaml_at(path, kv.first), key));
     } else if (!v.IsScalar() || v.Scalar().empty()) {
-      throw ConfigError(fmt::format("{}: slurm.{} must be a single value", at(path, v), key));
+      throw ConfigError(fmt::format("{}: slurm.{} must be a single value", yaml_at(path, v), key));
     } else {
       (key == "partition" ? o.partition : o.time) = v.Scalar();
     }
@@ -86,13 +85,7 @@ SlurmOptions slurm_options(const std::string& path, const YAML::Node& map) {
 }
 
 Sweep load(const std::string& path) {
-  YAML::Node root;
-  try {
-    if (!fs::is_regular_file(path)) throw ConfigError(fmt::format("sweep file {}: no such file", path));
-    root = YAML::LoadFile(path);
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(fmt::format("{}:{}:{}: YAML syntax error: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg));
-  }
+  const YAML::Node root = load_yaml_file(path, "sweep file");
   if (!root.IsMap())
     throw ConfigError(fmt::format("{}: a sweep file is a map (scenario, seeds, set, grid, points, slurm)", path));
   Sweep s;
@@ -105,31 +98,31 @@ Sweep load(const std::string& path) {
     if (key == "scenario") {
       s.scenario = v.Scalar();
       if (!find_scenario(s.scenario))
-        throw ConfigError(fmt::format("{}: scenario = '{}': no such scenario ('xysim scenarios' lists them)", at(path, v),
+        throw ConfigError(fmt::format("{}: scenario = '{}': no such scenario ('xysim scenarios' lists them)", yaml_at(path, v),
                                       s.scenario));
     } else if (key == "seeds") {
-      if (!v.IsSequence() || v.size() == 0) throw ConfigError(fmt::format("{}: seeds must be a list of seeds", at(path, v)));
+      if (!v.IsSequence() || v.size() == 0) throw ConfigError(fmt::format("{}: seeds must be a list of seeds", yaml_at(path, v)));
       s.seeds.clear();
-      for (const auto& seed : v) s.seeds.push_back(parse_seed(seed.Scalar(), at(path, seed) + ": seeds"));
+      for (const auto& seed : v) s.seeds.push_back(parse_seed(seed.Scalar(), yaml_at(path, seed) + ": seeds"));
     } else if (key == "set") {
       fixed = scalars(path, v, "set");
     } else if (key == "grid") {
-      if (!v.IsMap()) throw ConfigError(fmt::format("{}: grid must be a map of key: [values]", at(path, v)));
+      if (!v.IsMap()) throw ConfigError(fmt::format("{}: grid must be a map of key: [values]", yaml_at(path, v)));
       for (const auto& g : v) {
         if (!g.second.IsSequence() || g.second.size() == 0)
-          throw ConfigError(fmt::format("{}: grid.{} must be a list of at least one value", at(path, g.second), g.first.Scalar()));
+          throw ConfigError(fmt::format("{}: grid.{} must be a list of at least one value", yaml_at(path, g.second), g.first.Scalar()));
         std::vector<std::string> values;
         for (const auto& x : g.second) values.push_back(x.Scalar());
         grid.emplace_back(g.first.Scalar(), values);
       }
     } else if (key == "points") {
-      if (!v.IsSequence()) throw ConfigError(fmt::format("{}: points must be a list of maps", at(path, v)));
+      if (!v.IsSequence()) throw ConfigError(fmt::format("{}: points must be a list of maps", yaml_at(path, v)));
       for (const auto& p : v) points.push_back(scalars(path, p, "points[]"));
     } else if (key == "slurm") {
       s.slurm = slurm_options(path, v);
     } else {
       throw ConfigError(fmt::format("{}: unknown key '{}': allowed are scenario, seeds, set, grid, points, slurm",
-                                    at(path, kv.first), key));
+                                    yaml_at(path, kv.first), key));
     }
   }
   if (s.scenario.empty()) throw ConfigError(fmt::format("{}: 'scenario' missing", path));

@@ -95,7 +95,7 @@ Time PortParams::one_way(double cable_m, std::uint32_t bytes) const {
   phy::PhyParams q = phy;
   q.set_cable(cable_m);
   const Cycle frame = (bytes + 24 + 5 * q.lanes - 1) / (5 * q.lanes);
-  return (frame + q.encoder_cycles() + q.path_cycles + 2 * q.group_cycles() + q.decoder_cycles()) * q.period();
+  return (frame + q.group_cycles() + q.fixed_cycles()) * q.period();
 }
 
 // The credit or ACK loop: a largest frame out, a control message back, the MACs and FIFOs at

@@ -58,6 +58,9 @@ struct PhyParams {
   int t() const;                 // correctable symbols (0 for none)
   Cycle encoder_cycles() const { return pipeline().encoder; }
   Cycle decoder_cycles() const { return pipeline().decoder; }
+  // A frame's least PHY latency but its serialisation: encoder, line path, gathering its
+  // codeword group at the RX, decoder.
+  Cycle fixed_cycles() const { return encoder_cycles() + path_cycles + group_cycles() + decoder_cycles(); }
   const Pipeline& pipeline() const { return fec == "rs544" ? rs544 : fec == "rs272" ? rs272 : none; }
 };
 

@@ -47,10 +47,6 @@ lingyun::PortParams ports_of(const lingyun::PortParams& common, const std::strin
   return p;
 }
 
-Cycle phy_cycles(const phy::PhyParams& q) {
-  return q.encoder_cycles() + q.path_cycles + q.group_cycles() + q.decoder_cycles();
-}
-
 // The fabrics in the stats: every prefix with a PHY at the first endpoint's first port.
 std::vector<std::string> stats_prefixes(const nlohmann::json& stats, const std::string& endpoint) {
   const std::string tail = "." + endpoint + ".port0.phy.frame_latency";
@@ -98,7 +94,7 @@ std::vector<Fabric> fabrics_of(const Input& in) {
       link.ports = lingyun::link_ports(fabric_ports, l).for_link(l.cable_m);
       link.name = topology.nodes[l.a].name + " - " + topology.nodes[l.b].name;
       const phy::PhyParams& q = link.ports.phy;
-      link.phy_cycles = phy_cycles(q);
+      link.phy_cycles = q.fixed_cycles();
       link.phy_ns = to_ns(link.phy_cycles * q.period());
       // Each direction's PHY measured frames from in to out: never below the fixed latency, and
       // within one codeword group of it (a small frame waits at most that for its group).

@@ -391,7 +391,7 @@ class OlinkLatency : public Testbench {
       if (m.composed) {
         // Every load crossed the fabric once each way, and its stages fit inside it.
         const ComposedFabric& f = *m.composed;
-        const auto loads = measured(m).size();
+        const auto loads = measured(m);
         if (f.frames[0] != loads || f.frames[1] != loads)
           throw CheckFailure(fmt::format("{}: {} loads but {} request and {} response frames arrived", f.name, loads,
                                          f.frames[0], f.frames[1]));
@@ -417,7 +417,7 @@ class OlinkLatency : public Testbench {
         provenance[st.name + "_ns"] = st.provenance;
       }
       // A run stopped before its first load returned has no latency to report.
-      const bool none = measured(m).empty();
+      const bool none = measured(m) == 0;
       s[name(m)] = {{"load_latency_ns", none ? nlohmann::json(nullptr) : nlohmann::json(mean_load(m))},
                     {"one_way_ns", none ? nlohmann::json(nullptr) : nlohmann::json(one_way(m))},
                     {"breakdown", stages},
@@ -491,15 +491,12 @@ class OlinkLatency : public Testbench {
     return (olink::kEthernetHeaderBytes + olink::kHeaderBytes + payload + olink::kFcsBytes + f.width - 1) / f.width - 1;
   }
   // The loads measured: all but the first (the links' bring-up).
-  static std::vector<GpuInitiator::Result> measured(const Measured& m) {
-    const auto& all = m.gpu->results();
-    return all.empty() ? all : std::vector<GpuInitiator::Result>(all.begin() + 1, all.end());
-  }
+  static std::size_t measured(const Measured& m) { return std::max<std::size_t>(m.gpu->results().size(), 1) - 1; }
   double mean_load(const Measured& m) const {
+    const auto& all = m.gpu->results();
     double sum = 0;
-    const auto loads = measured(m);
-    for (const auto& r : loads) sum += to_ns(from_sc_time(r.latency));
-    return loads.empty() ? 0 : sum / static_cast<double>(loads.size());
+    for (std::size_t i = 1; i < all.size(); ++i) sum += to_ns(from_sc_time(all[i].latency));
+    return measured(m) ? sum / static_cast<double>(measured(m)) : 0;
   }
   static double path_ns(const ComposedFabric& f, int dir, int stage) {
     return f.frames[dir] ? to_ns(f.path[dir][stage]) / static_cast<double>(f.frames[dir]) : 0;
@@ -533,7 +530,7 @@ class OlinkLatency : public Testbench {
             stage_provenance(static_cast<Stage>(st)));
       add("gpu_ingress", f.ep.ingress * ns, "configured");
       // The rest: the clock edge a load starts on, and the NICs waiting for a frame's tail.
-      out.push_back({"endpoint_other", measured(m).empty() ? 0.0 : mean_load(m) - sum, "measured"});
+      out.push_back({"endpoint_other", measured(m) == 0 ? 0.0 : mean_load(m) - sum, "measured"});
       return out;
     }
     const double ns = to_ns(m.fabric->period);

@@ -21,13 +21,14 @@ namespace {
 
 // N GPUs on one switch, 1 GHz, 64-byte datapath.
 struct System {
-  ClockDomain domain{"olink", kNs};
+  ClockDomain domain;
   PacketPool pool;
   Stats stats;
   std::vector<std::unique_ptr<Channel<Packet*>>> channels;
   std::unique_ptr<sw::Switch> sw;
   std::vector<std::unique_ptr<OlinkEndpoint>> endpoints;
-  explicit System(int gpus) {
+  // `data` false: the GPUs' memories keep nothing; `name` tells two systems in one simulation apart.
+  explicit System(int gpus, bool data = true, const std::string& name = "olink") : domain(name.c_str(), kNs) {
     Config c;
     sw::SwitchParams p = sw::SwitchParams::declare(c, "switch");
     p.ports = gpus;
@@ -35,6 +36,7 @@ struct System {
     p.port_gbps = 512;
     EndpointParams ep;
     ep.gpus = static_cast<std::uint32_t>(gpus);
+    ep.data = data;
     std::vector<Channel<Packet*>*> in, out;
     for (int g = 0; g < gpus; ++g) {
       channels.push_back(std::make_unique<Channel<Packet*>>("up", domain.clock(), ChannelSpec{20, 0, 1, 2}));
@@ -45,7 +47,7 @@ struct System {
     sw = std::make_unique<sw::Switch>("sw", p, domain.clock(), stats, in, out,
                                       [](const Packet& pk) { return static_cast<int>(pk.dst); });
     for (int g = 0; g < gpus; ++g) {
-      endpoints.push_back(std::make_unique<OlinkEndpoint>(("gpu" + std::to_string(g)).c_str(), g, ep, domain.clock(),
+      endpoints.push_back(std::make_unique<OlinkEndpoint>((name + "_gpu" + std::to_string(g)).c_str(), g, ep, domain.clock(),
                                                           *in[g], *out[g], pool, stats));
       in[g]->connect(&endpoints.back()->core(), &sw->ingress_core(g));
       out[g]->connect(&sw->egress_core(g), &endpoints.back()->core());
@@ -150,23 +152,23 @@ TEST(OlinkFastFabric, FetchAddsFromEveryGpuSumExactlyAndReturnUniqueOldValues) {
 }
 
 // Timing only: the same transactions take the same time as with data, but nothing is kept —
-// the load after the bulk write reads zeros, and the owner's memory stays empty.
-TEST(OlinkFastFabric, TimingOnlyTakesTheSameTimesAndKeepsNoData) {
-  FastParams p = fast_params(2);
-  FastFabric with_data("with_data", p);
-  p.data = false;
-  FastFabric timing_only("timing_only", p);
+// the load after the bulk write reads zeros, and the owner's memory stays empty. `with_data` and
+// `timing_only` give GPU g's socket of two fabrics; `peek` reads GPU 1's memory in the second.
+void expect_timing_only(const std::function<tlm::tlm_target_socket<>&(int)>& with_data,
+                        const std::function<tlm::tlm_target_socket<>&(int)>& timing_only,
+                        const std::function<void(std::uint64_t, std::uint8_t*, std::uint32_t)>& peek) {
   const std::vector<Access> program = {{Access::kStore, uva(1, 8192), 65536, 0},
                                        {Access::kLoad, uva(1, 8192), 64, 0},
                                        {Access::kFetchAdd, uva(1, 0), 8, 5},
                                        {Access::kStore, uva(1, 64), 256, 0}};
   std::vector<std::unique_ptr<GpuInitiator>> gpus;
-  for (FastFabric* f : {&with_data, &timing_only}) {
-    gpus.push_back(std::make_unique<GpuInitiator>(fmt::format("{}_gpu", f->name()).c_str(), program, sc_core::SC_ZERO_TIME));
-    gpus.back()->socket.bind(f->socket(0));
-    gpus.push_back(std::make_unique<GpuInitiator>(fmt::format("{}_idle", f->name()).c_str(), std::vector<Access>{},
+  int n = 0;
+  for (const auto* socket_of : {&with_data, &timing_only}) {
+    gpus.push_back(std::make_unique<GpuInitiator>(fmt::format("init{}", n++).c_str(), program, sc_core::SC_ZERO_TIME));
+    gpus.back()->socket.bind((*socket_of)(0));
+    gpus.push_back(std::make_unique<GpuInitiator>(fmt::format("init{}", n++).c_str(), std::vector<Access>{},
                                                   sc_core::SC_ZERO_TIME));
-    gpus.back()->socket.bind(f->socket(1));
+    gpus.back()->socket.bind((*socket_of)(1));
   }
   sc_core::sc_start(to_sc_time(kMs));
   const auto& data = gpus[0]->results();
@@ -180,8 +182,25 @@ TEST(OlinkFastFabric, TimingOnlyTakesTheSameTimesAndKeepsNoData) {
   EXPECT_EQ(timing[1].value, 0u);
   EXPECT_EQ(timing[2].value, 0u);
   std::uint8_t byte = 0xFF;
-  timing_only.memory(1).read(8192, &byte, 1);
+  peek(8192, &byte, 1);
   EXPECT_EQ(byte, 0);
+}
+
+TEST(OlinkFastFabric, TimingOnlyTakesTheSameTimesAndKeepsNoData) {
+  FastParams p = fast_params(2);
+  FastFabric with_data("with_data", p);
+  p.data = false;
+  FastFabric timing_only("timing_only", p);
+  expect_timing_only([&](int g) -> tlm::tlm_target_socket<>& { return with_data.socket(g); },
+                     [&](int g) -> tlm::tlm_target_socket<>& { return timing_only.socket(g); },
+                     [&](std::uint64_t o, std::uint8_t* d, std::uint32_t b) { timing_only.memory(1).read(o, d, b); });
+}
+
+TEST(OlinkEndpoint, TimingOnlyTakesTheSameTimesAndKeepsNoData) {
+  System with_data(2, true, "with_data"), timing_only(2, false, "timing_only");
+  expect_timing_only([&](int g) -> tlm::tlm_target_socket<>& { return with_data.endpoints[g]->socket; },
+                     [&](int g) -> tlm::tlm_target_socket<>& { return timing_only.endpoints[g]->socket; },
+                     [&](std::uint64_t o, std::uint8_t* d, std::uint32_t b) { timing_only.endpoints[1]->peek(o, d, b); });
 }
 
 // An AT initiator: BEGIN_REQ on the forward path, BEGIN_RESP back on the backward path.

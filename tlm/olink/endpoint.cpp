@@ -42,7 +42,7 @@ struct OlinkEndpoint::Nic : Core {
 
   Nic(const std::string& name, std::uint32_t gpu_id, const EndpointParams& p, Clock& clock_, Channel<Packet*>& to,
       Channel<Packet*>& from, PacketPool& pool_, Stats& stats, OlinkEndpoint& shell_)
-      : Core(name), gpu(gpu_id), params(p), to_fabric(to), from_fabric(from), pool(pool_), shell(shell_),
+      : Core(name), gpu(gpu_id), params(p), to_fabric(to), from_fabric(from), pool(pool_), shell(shell_), memory(p.data),
         requests(stats.counter(name + ".requests", "transactions", "transactions this GPU issued")),
         served(stats.counter(name + ".served", "transactions", "requests this GPU's memory served")),
         latency(stats.histogram(name + ".latency", clock_.period(), "transaction in to completion")) {

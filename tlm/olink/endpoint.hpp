@@ -54,6 +54,9 @@ struct EndpointParams {
   Cycle egress = 64, ingress = 64;                      // NIC pipelines (packetise, depacketise)
   Cycle memory = 160;                                   // HBM access
   std::uint32_t memory_width = 64;                      // HBM bytes per cycle for this endpoint
+  // false: timing only, as FastParams::data: the memory keeps nothing (Stores write nothing,
+  // Loads and atomics read zeros), for runs that never read back what they wrote.
+  bool data = true;
 };
 
 // The endpoint's admission rules (see the cycle contract): sets the error status and returns false

@@ -18,7 +18,7 @@ void Memory::read(std::uint64_t offset, std::uint8_t* out, std::uint32_t bytes) 
 }
 
 void Memory::write(std::uint64_t offset, const std::uint8_t* in, std::uint32_t bytes) {
-  while (bytes) {
+  while (keep_data_ && bytes) {
     const std::uint32_t in_page = static_cast<std::uint32_t>(std::min<std::uint64_t>(bytes, kPage - offset % kPage));
     auto& page = pages_[offset / kPage];
     if (page.empty()) page.assign(kPage, 0);

@@ -328,18 +328,18 @@ const ReduceTable::Kernel& ReduceTable::kernel_for(const ReduceConfig& config) {
   return kernels[static_cast<int>(config.type)][static_cast<int>(config.accumulate)];
 }
 
-std::size_t ReduceTable::KeyHash::operator()(const Key& k) const {
-  std::uint64_t h = k.chunk * 0x9E3779B97F4A7C15ull ^ (std::uint64_t{k.group} + 0x632BE59BD9B4E019ull);
-  h ^= h >> 29;
-  return static_cast<std::size_t>(h * 0xBF58476D1CE4E5B9ull);
-}
-
 ReduceTable::ReduceTable(ReduceConfig config) : config_(std::move(config)) {
   config_.validate();
   kernel_ = &kernel_for(config_);
   elem_bytes_ = elem_bytes(config_.type);
+  elem_shift_ = static_cast<std::uint32_t>(__builtin_ctz(elem_bytes_));
+  std::size_t capacity = 2;
+  while (capacity < 2 * static_cast<std::size_t>(config_.slots)) capacity *= 2;
+  index_.assign(capacity, kNone);
+  mask_ = capacity - 1;
   slots_.resize(config_.slots);
   for (int i = config_.slots - 1; i >= 0; --i) free_.push_back(i);
+  done_.data.reserve(config_.vector_bytes);
 }
 
 void ReduceTable::add_group(std::uint32_t group, std::vector<std::uint32_t> members) {
@@ -350,10 +350,12 @@ void ReduceTable::add_group(std::uint32_t group, std::vector<std::uint32_t> memb
     throw std::invalid_argument(
         fmt::format("reduce: group {} has {} members, more than {}", group, members.size(), kMaxGroupSize));
   Group g;
-  for (std::size_t i = 0; i < members.size(); ++i)
-    if (!g.index.emplace(members[i], static_cast<int>(i)).second)
-      throw std::invalid_argument(fmt::format("reduce: group {} lists member {} twice", group, members[i]));
-  g.members = std::move(members);
+  for (std::size_t i = 0; i < members.size(); ++i) g.by_id.emplace_back(members[i], static_cast<int>(i));
+  std::sort(g.by_id.begin(), g.by_id.end());
+  const auto twice = std::adjacent_find(g.by_id.begin(), g.by_id.end(),
+                                        [](const auto& a, const auto& b) { return a.first == b.first; });
+  if (twice != g.by_id.end())
+    throw std::invalid_argument(fmt::format("reduce: group {} lists member {} twice", group, twice->first));
   groups_.emplace(group, std::move(g));
 }
 
@@ -363,20 +365,59 @@ const ReduceTable::Group& ReduceTable::group_of(std::uint32_t group) const {
   return it->second;
 }
 
-bool ReduceTable::can_accept(std::uint32_t group, std::uint64_t chunk) const {
-  group_of(group);
-  return !free_.empty() || active_.count(Key{group, chunk}) != 0;
+std::size_t ReduceTable::home(std::uint32_t group, std::uint64_t chunk) const {
+  std::uint64_t h = chunk * 0x9E3779B97F4A7C15ull ^ (std::uint64_t{group} + 0x632BE59BD9B4E019ull);
+  h ^= h >> 29;
+  return static_cast<std::size_t>((h * 0xBF58476D1CE4E5B9ull) >> 32) & mask_;
 }
 
-std::optional<ReduceTable::Completed> ReduceTable::contribute(std::uint32_t group, std::uint64_t chunk,
-                                                              std::uint32_t member, const std::uint8_t* data,
-                                                              std::uint32_t bytes) {
-  const Group& g = group_of(group);
-  const auto m = g.index.find(member);
-  if (m == g.index.end())
+std::size_t ReduceTable::find(std::uint32_t group, std::uint64_t chunk) const {
+  std::size_t i = home(group, chunk);
+  while (index_[i] != kNone) {
+    const Slot& s = slots_[index_[i]];
+    if (s.chunk == chunk && s.group == group) break;
+    i = (i + 1) & mask_;
+  }
+  return i;
+}
+
+// Backward-shift deletion: each later entry of the probe run that may move up into the hole
+// does, so every entry stays reachable from its home without tombstones.
+void ReduceTable::unindex(std::size_t at) {
+  std::size_t hole = at;
+  for (std::size_t i = (hole + 1) & mask_; index_[i] != kNone; i = (i + 1) & mask_) {
+    const Slot& s = slots_[index_[i]];
+    // It may move when its home is not cyclically within (hole, i].
+    if (((i - home(s.group, s.chunk)) & mask_) >= ((i - hole) & mask_)) {
+      index_[hole] = index_[i];
+      hole = i;
+    }
+  }
+  index_[hole] = kNone;
+}
+
+bool ReduceTable::can_accept(std::uint32_t group, std::uint64_t chunk) const {
+  if (index_[find(group, chunk)] != kNone) return true;
+  group_of(group);
+  return !free_.empty();
+}
+
+const ReduceTable::Completed* ReduceTable::contribute(std::uint32_t group, std::uint64_t chunk,
+                                                      std::uint32_t member, const std::uint8_t* data,
+                                                      std::uint32_t bytes) {
+  const std::size_t at = find(group, chunk);
+  const int found = index_[at];
+  const Group& g = found != kNone ? *slots_[found].members : group_of(group);
+  // Ids sorted and distinct: a member numbered like its place among them (members 0..n-1, the
+  // usual numbering) is found without a search.
+  const auto& ids = g.by_id;
+  const auto m = member < ids.size() && ids[member].first == member
+                     ? ids.begin() + member
+                     : std::lower_bound(ids.begin(), ids.end(), std::make_pair(member, 0));
+  if (m == ids.end() || m->first != member)
     throw std::invalid_argument(fmt::format("reduce: member {} is not in group {}", member, group));
   const int position = m->second;
-  if (bytes == 0 || bytes > config_.vector_bytes || bytes % elem_bytes_ != 0)
+  if (bytes == 0 || bytes > config_.vector_bytes || (bytes & (elem_bytes_ - 1)) != 0)
     throw std::invalid_argument(fmt::format(
         "reduce: member {} sent {} bytes to group {} chunk {}: must be a whole number of {}-byte {} elements "
         "in [{}, {}] (vector_bytes)",
@@ -385,13 +426,12 @@ std::optional<ReduceTable::Completed> ReduceTable::contribute(std::uint32_t grou
     throw std::invalid_argument(
         fmt::format("reduce: member {} sent null data to group {} chunk {}", member, group, chunk));
 
-  const std::size_t elements = bytes / elem_bytes_;
-  const int group_size = static_cast<int>(g.members.size());
+  const std::size_t elements = bytes >> elem_shift_;  // not a division, which costs as much as the lookups
+  const int group_size = static_cast<int>(ids.size());
   const bool by_member = config_.order == ReduceOrder::kMember;
-  const Key key{group, chunk};
-  auto it = active_.find(key);
-  if (it != active_.end()) {
-    const Slot& s = slots_[it->second];
+  int index = found;
+  if (index != kNone) {
+    const Slot& s = slots_[index];
     if (s.got[position] != 0)
       throw std::invalid_argument(
           fmt::format("reduce: member {} contributed twice to group {} chunk {}", member, group, chunk));
@@ -404,18 +444,20 @@ std::optional<ReduceTable::Completed> ReduceTable::contribute(std::uint32_t grou
       throw std::logic_error(fmt::format(
           "reduce: no free slot for group {} chunk {} (all {} in use): check can_accept first", group, chunk,
           config_.slots));
-    const int index = free_.back();
+    index = free_.back();
     free_.pop_back();
     Slot& s = slots_[index];
+    s.group = group;
+    s.chunk = chunk;
+    s.members = &g;
     s.bytes = bytes;
     s.arrived = 0;
     s.got.assign(group_size, 0);
     s.store.resize(by_member ? static_cast<std::size_t>(group_size) * bytes : elements * kernel_->acc_bytes);
-    it = active_.emplace(key, index).first;
+    index_[at] = index;
     peak_ = std::max(peak_, slots_in_use());
   }
 
-  const int index = it->second;
   Slot& s = slots_[index];
   if (by_member)
     std::memcpy(s.store.data() + static_cast<std::size_t>(position) * bytes, data, bytes);
@@ -426,22 +468,24 @@ std::optional<ReduceTable::Completed> ReduceTable::contribute(std::uint32_t grou
   s.got[position] = 1;
   ++s.arrived;
   ++contributions_;
-  if (s.arrived < group_size) return std::nullopt;
+  if (s.arrived < group_size) return nullptr;
 
-  Completed done{group, chunk, std::vector<std::uint8_t>(bytes)};
+  done_.group = group;
+  done_.chunk = chunk;
+  done_.data.resize(bytes);
   if (by_member) {
     scratch_.resize(elements * kernel_->acc_bytes);
     kernel_->init(scratch_.data(), s.store.data(), elements);
     for (int i = 1; i < group_size; ++i)
       kernel_->add(scratch_.data(), s.store.data() + static_cast<std::size_t>(i) * bytes, elements);
-    kernel_->finish(scratch_.data(), done.data.data(), elements);
+    kernel_->finish(scratch_.data(), done_.data.data(), elements);
   } else {
-    kernel_->finish(s.store.data(), done.data.data(), elements);
+    kernel_->finish(s.store.data(), done_.data.data(), elements);
   }
-  active_.erase(it);
+  unindex(at);
   free_.push_back(index);
   ++completions_;
-  return done;
+  return &done_;
 }
 
 Cycle ReduceTable::cycles_for(std::uint32_t bytes) const {

@@ -45,9 +45,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "xingyun/units.hpp"
@@ -120,14 +120,16 @@ class ReduceTable {
   // Throws std::invalid_argument for an unknown group.
   bool can_accept(std::uint32_t group, std::uint64_t chunk) const;
 
-  // Adds member `member`'s contribution of `bytes` bytes at `data` to (group, chunk). Returns
-  // the result and frees the slot when it was the last member's. Throws std::invalid_argument
-  // (changing nothing) for an unknown group or member, a member contributing twice to a chunk,
-  // a size that is not a whole number of elements in 1..vector_bytes or differs from the
-  // chunk's first contribution, or null data; std::logic_error when the chunk needs a new slot
-  // and none is free (the caller must check can_accept first).
-  std::optional<Completed> contribute(std::uint32_t group, std::uint64_t chunk, std::uint32_t member,
-                                      const std::uint8_t* data, std::uint32_t bytes);
+  // Adds member `member`'s contribution of `bytes` bytes at `data` to (group, chunk). When it was
+  // the last member's, frees the slot and returns the result, which the table holds until the
+  // next call to contribute (copy what must outlive it); otherwise returns null. Throws
+  // std::invalid_argument (changing nothing) for an unknown group or member, a member
+  // contributing twice to a chunk, a size that is not a whole number of elements in
+  // 1..vector_bytes or differs from the chunk's first contribution, or null data;
+  // std::logic_error when the chunk needs a new slot and none is free (the caller must check
+  // can_accept first). Allocates nothing once the slots' storage has grown to the sizes in use.
+  const Completed* contribute(std::uint32_t group, std::uint64_t chunk, std::uint32_t member,
+                              const std::uint8_t* data, std::uint32_t bytes);
 
   // ALU cycles one contribution of `bytes` occupies: ceil(elements / lanes).
   Cycle cycles_for(std::uint32_t bytes) const;
@@ -140,37 +142,41 @@ class ReduceTable {
 
  private:
   struct Group {
-    std::vector<std::uint32_t> members;
-    std::unordered_map<std::uint32_t, int> index;  // member id -> position in `members`
-  };
-  struct Key {
-    std::uint32_t group;
-    std::uint64_t chunk;
-    bool operator==(const Key& o) const { return group == o.group && chunk == o.chunk; }
-  };
-  struct KeyHash {
-    std::size_t operator()(const Key& k) const;
+    std::vector<std::pair<std::uint32_t, int>> by_id;  // (member id, position in the list), sorted by id
   };
   struct Slot {
-    std::uint32_t bytes = 0;           // size of every contribution to this chunk
+    std::uint32_t group = 0;
+    std::uint64_t chunk = 0;
+    const Group* members = nullptr;  // the group's, looked up once per chunk
+    std::uint32_t bytes = 0;         // size of every contribution to this chunk
     int arrived = 0;
-    std::vector<std::uint8_t> got;     // per member position: contributed yet
-    std::vector<std::uint8_t> store;   // arrival: the accumulator; member: the contributions
+    std::vector<std::uint8_t> got;    // per member position: contributed yet
+    std::vector<std::uint8_t> store;  // arrival: the accumulator; member: the contributions
   };
 
   // The element-wise add of one (element type, accumulator) pair.
   struct Kernel;
   static const Kernel& kernel_for(const ReduceConfig& config);
   const Group& group_of(std::uint32_t group) const;
+  // The index_ position holding (group, chunk)'s slot, or the empty position where it would go.
+  std::size_t find(std::uint32_t group, std::uint64_t chunk) const;
+  std::size_t home(std::uint32_t group, std::uint64_t chunk) const;
+  void unindex(std::size_t at);  // empties index_ position `at`
 
   ReduceConfig config_;
   const Kernel* kernel_;
-  std::uint32_t elem_bytes_;
-  std::unordered_map<std::uint32_t, Group> groups_;
-  std::unordered_map<Key, int, KeyHash> active_;  // (group, chunk) -> slot
+  std::uint32_t elem_bytes_;  // 1, 2 or 4
+  std::uint32_t elem_shift_;  // log2(elem_bytes_)
+  std::unordered_map<std::uint32_t, Group> groups_;  // nodes: a slot's Group pointer stays valid
+  // The active slots by (group, chunk): open addressing with linear probing, a power of two at
+  // least twice `slots` (so a probe ends at an empty position soon), kNone where empty.
+  static constexpr int kNone = -1;
+  std::vector<int> index_;
+  std::size_t mask_;
   std::vector<Slot> slots_;
-  std::vector<int> free_;                         // free slot indices
-  std::vector<std::uint8_t> scratch_;             // member order: the accumulator at completion
+  std::vector<int> free_;              // free slot indices
+  std::vector<std::uint8_t> scratch_;  // member order: the accumulator at completion
+  Completed done_;                     // the last result returned
   int peak_ = 0;
   std::uint64_t contributions_ = 0, completions_ = 0;
 };

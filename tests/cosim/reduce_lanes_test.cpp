@@ -101,7 +101,7 @@ Result run(sw::ElemType type, std::uint64_t min_cycles, std::uint64_t seed) {
   std::vector<std::uint32_t> first(kLanes);
   for (std::uint64_t chunk = 0; r.cycles < min_cycles; ++chunk) {
     const auto group = static_cast<std::uint32_t>(rng.between(2, 8));
-    std::optional<sw::ReduceTable::Completed> done;
+    const sw::ReduceTable::Completed* done = nullptr;
     std::vector<std::int64_t> exact(kLanes, 0);
     for (std::uint32_t m = 0; m < group;) {
       const bool idle = rng.chance(0.1);
@@ -127,7 +127,7 @@ Result run(sw::ElemType type, std::uint64_t min_cycles, std::uint64_t seed) {
     }
     ++r.chunks;
     for (std::size_t w = 0; w < out.size() / 4; ++w) std::memcpy(&out[4 * w], &rtl.out[w], 4);
-    bool same = done.has_value();
+    bool same = done != nullptr;
     for (int l = 0; same && l < kLanes; ++l) {
       same = same_lane(type, &done->data[ebytes * l], &out[ebytes * l]);
       classify(type, &done->data[ebytes * l], exact[l], r);

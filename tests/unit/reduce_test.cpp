@@ -12,8 +12,8 @@
 #include <functional>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <numeric>
-#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -288,13 +288,13 @@ TEST(Reduce, RandomSumsMatchTheReferenceForEveryTypeWidthAndOrder) {
             std::vector<int> arrival(size);
             std::iota(arrival.begin(), arrival.end(), 0);
             for (int k = size - 1; k > 0; --k) std::swap(arrival[k], arrival[rng.below(k + 1)]);
-            std::optional<ReduceTable::Completed> done;
+            const ReduceTable::Completed* done = nullptr;
             for (int k = 0; k < size; ++k) {
-              ASSERT_FALSE(done.has_value());
+              ASSERT_EQ(done, nullptr);
               done = table.contribute(3, chunk, members[arrival[k]], data[arrival[k]].data(),
                                       static_cast<std::uint32_t>(data[arrival[k]].size()));
             }
-            ASSERT_TRUE(done.has_value());
+            ASSERT_NE(done, nullptr);
             std::vector<const Bytes*> in;
             for (int k = 0; k < size; ++k) in.push_back(&data[order == ReduceOrder::kMember ? k : arrival[k]]);
             ASSERT_EQ(done->group, 3u);
@@ -317,11 +317,12 @@ Bytes sum_of(const ReduceConfig& c, const std::vector<Bytes>& values, const std:
   std::vector<std::uint32_t> members(values.size());
   std::iota(members.begin(), members.end(), 0u);
   table.add_group(1, members);
-  std::optional<ReduceTable::Completed> done;
+  const ReduceTable::Completed* done = nullptr;
   for (int m : arrival)
     done = table.contribute(1, chunk, static_cast<std::uint32_t>(m), values[m].data(),
                             static_cast<std::uint32_t>(values[m].size()));
-  return done.value().data;
+  EXPECT_NE(done, nullptr);
+  return done != nullptr ? done->data : Bytes{};
 }
 
 Bytes int32s(std::initializer_list<std::int64_t> v) {
@@ -480,8 +481,8 @@ TEST(Reduce, SlotExhaustionBackPressuresAndSlotsAreReused) {
   table.add_group(7, {1, 2});
   table.add_group(8, {3, 4, 5});
   const Bytes a = int32s({1, 2}), b = int32s({10, 20});
-  EXPECT_FALSE(table.contribute(7, 0, 1, a.data(), 8).has_value());
-  EXPECT_FALSE(table.contribute(7, 1, 1, a.data(), 8).has_value());
+  EXPECT_EQ(table.contribute(7, 0, 1, a.data(), 8), nullptr);
+  EXPECT_EQ(table.contribute(7, 1, 1, a.data(), 8), nullptr);
   EXPECT_EQ(table.slots_in_use(), 2);
   EXPECT_FALSE(table.can_accept(7, 2));
   EXPECT_FALSE(table.can_accept(8, 0));
@@ -492,11 +493,11 @@ TEST(Reduce, SlotExhaustionBackPressuresAndSlotsAreReused) {
   EXPECT_EQ(table.contributions(), 2u);
 
   const auto done0 = table.contribute(7, 0, 2, b.data(), 8);
-  ASSERT_TRUE(done0.has_value());
+  ASSERT_NE(done0, nullptr);
   EXPECT_EQ(done0->data, int32s({11, 22}));
   EXPECT_EQ(table.slots_in_use(), 1);
   EXPECT_TRUE(table.can_accept(7, 2));
-  EXPECT_FALSE(table.contribute(7, 2, 2, b.data(), 8).has_value());  // the freed slot, reused
+  EXPECT_EQ(table.contribute(7, 2, 2, b.data(), 8), nullptr);  // the freed slot, reused
   EXPECT_FALSE(table.can_accept(8, 0));
   EXPECT_EQ(table.contribute(7, 1, 2, b.data(), 8)->data, int32s({11, 22}));
   EXPECT_EQ(table.contribute(7, 2, 1, a.data(), 8)->data, int32s({11, 22}));
@@ -505,7 +506,7 @@ TEST(Reduce, SlotExhaustionBackPressuresAndSlotsAreReused) {
   EXPECT_EQ(table.contributions(), 6u);
   EXPECT_EQ(table.completions(), 3u);
   // A chunk number may be used again once its reduction has completed.
-  EXPECT_FALSE(table.contribute(7, 0, 1, a.data(), 8).has_value());
+  EXPECT_EQ(table.contribute(7, 0, 1, a.data(), 8), nullptr);
   EXPECT_EQ(table.contribute(7, 0, 2, a.data(), 8)->data, int32s({2, 4}));
 }
 
@@ -547,6 +548,81 @@ TEST(Reduce, BackPressuredTrafficLosesNothing) {
   EXPECT_EQ(table.peak_slots(), kSlots);
   EXPECT_GT(stalls, 0);
   EXPECT_EQ(table.slots_in_use(), 0);
+}
+
+// Chunks of several groups in flight at once through few slots: every slot is taken and freed
+// many times, under keys that differ by group alone or are far apart, so that they meet in the
+// table's index. Each step is checked against a plain model of the table: the open chunks in a
+// std::map, their contributions by member.
+TEST(Reduce, InterleavedGroupsAndChunksMatchAPlainModel) {
+  constexpr std::size_t kSlots = 5;
+  const std::map<std::uint32_t, std::vector<std::uint32_t>> groups = {
+      {10, {0, 1, 2, 3}}, {20, {7, 3, 100}}, {30, {5}}, {4000000000u, {2, 1, 9, 0, 4}}};
+  for (ReduceOrder order : {ReduceOrder::kArrival, ReduceOrder::kMember}) {
+    const ReduceConfig c = make(ElemType::kInt32, AccumWidth::k32, order, kSlots, 16);
+    ReduceTable table(c);
+    for (const auto& [group, members] : groups) table.add_group(group, members);
+    using Key = std::pair<std::uint32_t, std::uint64_t>;  // (group, chunk)
+    std::map<Key, std::map<std::uint32_t, Bytes>> open;
+    Rng rng(11);
+    std::uint64_t contributions = 0, completions = 0, refused = 0, rejected = 0;
+    for (int step = 0; step < 20000; ++step) {
+      // Mostly an open chunk; otherwise any group, with a chunk number shared by every group
+      // (the same numbers come back once complete) or now and then a far one.
+      Key key;
+      if (!open.empty() && rng.chance(0.6)) {
+        key = std::next(open.begin(), static_cast<std::ptrdiff_t>(rng.below(open.size())))->first;
+      } else {
+        key.first = std::next(groups.begin(), static_cast<std::ptrdiff_t>(rng.below(groups.size())))->first;
+        key.second = rng.chance(0.05) ? rng.next() : rng.below(8);
+      }
+      const auto [group, chunk] = key;
+      const std::vector<std::uint32_t>& members = groups.at(group);
+      const auto is_member = [&](std::uint32_t m) { return std::count(members.begin(), members.end(), m) != 0; };
+      std::uint32_t member = members[rng.below(members.size())];
+      if (rng.chance(0.05))
+        do member = static_cast<std::uint32_t>(rng.below(11));
+        while (is_member(member));
+      const auto it = open.find(key);
+      const bool exists = it != open.end();
+      ASSERT_EQ(table.can_accept(group, chunk), exists || open.size() < kSlots);
+      const Bytes data = random_vector(rng, ElemType::kInt32, 4);
+
+      if (!is_member(member) || (exists && it->second.count(member) != 0)) {
+        EXPECT_FALSE(error_of<std::invalid_argument>([&] { table.contribute(group, chunk, member, data.data(), 16); })
+                         .empty());
+        ++rejected;
+      } else if (!exists && open.size() == kSlots) {
+        EXPECT_FALSE(error_of<std::logic_error>([&] { table.contribute(group, chunk, member, data.data(), 16); })
+                         .empty());
+        ++refused;
+      } else {
+        auto& got = open[key];
+        got[member] = data;
+        const ReduceTable::Completed* done = table.contribute(group, chunk, member, data.data(), 16);
+        ++contributions;
+        if (got.size() < members.size()) {
+          ASSERT_EQ(done, nullptr);
+        } else {
+          ASSERT_NE(done, nullptr);
+          EXPECT_EQ(done->group, group);
+          EXPECT_EQ(done->chunk, chunk);
+          std::vector<const Bytes*> in;
+          for (std::uint32_t m : members) in.push_back(&got.at(m));
+          EXPECT_EQ(done->data, reference(c, in));
+          open.erase(key);
+          ++completions;
+        }
+      }
+      ASSERT_EQ(table.slots_in_use(), static_cast<int>(open.size()));
+      ASSERT_EQ(table.contributions(), contributions);
+      ASSERT_EQ(table.completions(), completions);
+    }
+    EXPECT_GT(completions, 1000u);  // each slot reused hundreds of times
+    EXPECT_GT(refused, 0u);
+    EXPECT_GT(rejected, 0u);
+    EXPECT_EQ(table.peak_slots(), static_cast<int>(kSlots));
+  }
 }
 
 TEST(Reduce, CyclesAndSlotMemory) {
@@ -625,7 +701,7 @@ TEST(Reduce, MisuseThrowsNamingTheCulpritAndChangesNothing) {
   EXPECT_EQ(table.slots_in_use(), 0);
   EXPECT_EQ(table.contributions(), 0u);
 
-  EXPECT_FALSE(table.contribute(7, 0, 1, v.data(), 8).has_value());
+  EXPECT_EQ(table.contribute(7, 0, 1, v.data(), 8), nullptr);
   EXPECT_THAT(invalid([&] { table.contribute(7, 0, 1, v.data(), 8); }),
               HasSubstr("member 1 contributed twice to group 7 chunk 0"));
   EXPECT_THAT(invalid([&] { table.contribute(7, 0, 2, w.data(), 12); }),

@@ -34,8 +34,8 @@ int Clock::first_bucket_from(Cycle from) const {
   return -1;
 }
 
-Cycle Clock::next_due() const {
-  if (!active_.empty()) return now_ + 1;  // busy cores
+// The first cycle with a wake-up queued, when no core is busy.
+Cycle Clock::first_wake() const {
   Cycle due = ~Cycle{0};
   if (near_count_) {
     const Cycle from = started_ ? now_ + 1 : now_;
@@ -46,13 +46,8 @@ Cycle Clock::next_due() const {
   return due;
 }
 
-void Clock::step(Cycle due) {
-  now_ = due;
-  started_ = true;
-
-  // active_ still holds the cores that stayed busy after the previous step (due now); add this
-  // cycle's bucket and the far wake-ups due now.
-  const std::size_t slot = now_ % kWheel;
+// Lists the cores of the bucket of `slot` (this cycle's), then the far wake-ups due now.
+void Clock::list_woken(std::size_t slot) {
   std::vector<Core*>& bucket = wheel_[slot];
   if (!bucket.empty()) {
     near_count_ -= bucket.size();
@@ -64,10 +59,10 @@ void Clock::step(Cycle due) {
     for (; !far_.empty() && far_.top().at == now_; far_.pop()) woken.push_back(far_.top().core);
     list_due(woken);
   }
+}
 
-  // All evals, then all commits, one loop per run of cores of one kind. Wake-ups during the
-  // step go to the wheel, never to active_.
-  stepping_ = true;
+// All evals, then all commits, one loop per run of cores of one kind.
+void Clock::tick_runs() {
   Core* const* const first = active_.data();
   Core* const* p = first;
   for (const Run& run : runs_) {
@@ -79,10 +74,9 @@ void Clock::step(Cycle due) {
     run.kind->commit(p, p + run.size);
     p += run.size;
   }
-  core_ticks_ += active_.size();
-  if (may_leave_) drop_idle();
-  stepping_ = false;
-  ++steps_;
+}
+
+void Clock::call_after_step() {
   for (auto& f : after_step_) f(time_of(now_));
 }
 

@@ -31,10 +31,11 @@ class Clock;
 class Core;
 
 // How a clock ticks cores of one concrete type: each function is one loop over a run of
-// consecutive due cores of that kind.
+// consecutive due cores of that kind; tick is eval then commit, for a due list of one run.
 struct CoreKind {
   void (*eval)(Core* const* first, Core* const* last);
   void (*commit)(Core* const* first, Core* const* last);
+  void (*tick)(Core* const* first, Core* const* last);
 };
 
 class Core {
@@ -112,10 +113,31 @@ class Clock {
     if (!stepping_ && on_wake_) on_wake_(at);  // after a step the shell re-arms anyway
   }
 
-  bool has_work() const { return near_count_ || !far_.empty() || !active_.empty(); }
-  Cycle next_due() const;  // valid when has_work()
+  bool has_work() const { return !active_.empty() || near_count_ || !far_.empty(); }
+  // Valid when has_work(). Busy cores are due every cycle; the wake-ups are searched otherwise.
+  Cycle next_due() const { return active_.empty() ? first_wake() : now_ + 1; }
   // Advances to cycle `due` (== next_due()) and ticks every due core: all evals, then all commits.
-  void step(Cycle due);
+  // Inline, its rare parts out of line: a step of a few busy cores of one kind and no wake-up
+  // due (a pipeline ticked every cycle) costs little more than their eval and commit.
+  void step(Cycle due) {
+    now_ = due;
+    started_ = true;
+    // active_ still holds the cores that stayed busy after the previous step (due now); add this
+    // cycle's bucket and the far wake-ups due now.
+    const std::size_t slot = due % kWheel;
+    if ((occupied_[slot / 64] >> (slot % 64) & 1) || (!far_.empty() && far_.top().at == due)) list_woken(slot);
+    // Wake-ups during the step go to the wheel, never to active_.
+    stepping_ = true;
+    if (runs_.size() == 1)
+      runs_.front().kind->tick(active_.data(), active_.data() + active_.size());
+    else
+      tick_runs();
+    core_ticks_ += active_.size();
+    if (may_leave_) drop_idle();
+    stepping_ = false;
+    ++steps_;
+    if (!after_step_.empty()) call_after_step();
+  }
   void step() { step(next_due()); }
 
   // Called for a wake requested outside step(), e.g. by another clock's core (the shell
@@ -154,7 +176,12 @@ class Clock {
     }
   }
   template <class T>
-  static inline const CoreKind kKind{&eval_run<T>, &commit_run<T>};
+  static void tick_run(Core* const* p, Core* const* last) {
+    eval_run<T>(p, last);
+    commit_run<T>(p, last);
+  }
+  template <class T>
+  static inline const CoreKind kKind{&eval_run<T>, &commit_run<T>, &tick_run<T>};
 
   // A stretch of the due list whose cores are of one kind.
   struct Run {
@@ -162,7 +189,11 @@ class Clock {
     std::size_t size;
   };
   void attach(Core& core, const CoreKind* kind);
+  Cycle first_wake() const;
+  void list_woken(std::size_t slot);
   void list_due(std::vector<Core*>& woken);
+  void tick_runs();
+  void call_after_step();
   void drop_idle();
   int first_bucket_from(Cycle from) const;  // cycle offset of first non-empty bucket or -1
   [[noreturn]] void wake_in_past(const Core& core, Cycle at) const;

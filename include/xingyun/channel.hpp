@@ -43,7 +43,7 @@ class Channel {
 
   // --- source side, at src.now() ---
   bool can_push() {
-    if (pushed_at_ == src_.now() && pushed_any_) return false;
+    if (pushed_at_ == src_.now()) return false;
     if (!spec_.credits) return true;
     collect_credits();
     return credits_ > 0;
@@ -51,7 +51,6 @@ class Channel {
   void push(T item) {
     if (!can_push()) throw std::logic_error(name_ + ": push without a free slot or credit");
     pushed_at_ = src_.now();
-    pushed_any_ = true;
     if (spec_.credits) --credits_;
     const Cycle ready = crossing() ? dst_.first_edge_after(src_.time_of(src_.now())) + spec_.sync_stages - 1
                                    : src_.now() + spec_.latency;
@@ -102,8 +101,7 @@ class Channel {
   Ring<Slot> items_;
   Ring<Cycle> returning_;
   std::uint32_t credits_;
-  Cycle pushed_at_ = 0;
-  bool pushed_any_ = false;
+  Cycle pushed_at_ = ~Cycle{0};  // the source cycle of the last push (none yet: never a cycle)
   std::uint64_t pushed_ = 0, popped_ = 0;
 };
 

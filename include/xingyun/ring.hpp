@@ -10,21 +10,21 @@ namespace xy {
 template <class T>
 class Ring {
  public:
-  explicit Ring(std::size_t capacity = 16) : buf_(round_up(capacity)) {}
+  explicit Ring(std::size_t capacity = 16) : buf_(round_up(capacity)), mask_(buf_.size() - 1) {}
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
   T& front() { assert(size_); return buf_[head_]; }
   const T& front() const { assert(size_); return buf_[head_]; }
-  const T& operator[](std::size_t i) const { return buf_[(head_ + i) & (buf_.size() - 1)]; }
+  const T& operator[](std::size_t i) const { return buf_[(head_ + i) & mask_]; }
   void push(T v) {
-    if (size_ == buf_.size()) grow();
-    buf_[(head_ + size_) & (buf_.size() - 1)] = std::move(v);
+    if (size_ > mask_) grow();
+    buf_[(head_ + size_) & mask_] = std::move(v);
     ++size_;
   }
   T pop() {
     assert(size_);
     T v = std::move(buf_[head_]);
-    head_ = (head_ + 1) & (buf_.size() - 1);
+    head_ = (head_ + 1) & mask_;
     --size_;
     return v;
   }
@@ -38,11 +38,13 @@ class Ring {
   }
   void grow() {
     std::vector<T> b(buf_.size() * 2);
-    for (std::size_t i = 0; i < size_; ++i) b[i] = std::move(buf_[(head_ + i) & (buf_.size() - 1)]);
+    for (std::size_t i = 0; i < size_; ++i) b[i] = std::move(buf_[(head_ + i) & mask_]);
     buf_.swap(b);
+    mask_ = buf_.size() - 1;
     head_ = 0;
   }
   std::vector<T> buf_;
+  std::size_t mask_;  // capacity - 1 (a power of two), kept rather than derived on every access
   std::size_t head_ = 0, size_ = 0;
 };
 

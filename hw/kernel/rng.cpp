@@ -14,21 +14,6 @@ std::uint64_t splitmix64(std::uint64_t& x) {
   return z ^ (z >> 31);
 }
 
-std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-// One step of xoshiro256** (Blackman & Vigna) on the state `s`.
-inline std::uint64_t xoshiro256ss(std::uint64_t* s) {
-  const std::uint64_t result = rotl(s[1] * 5, 7) * 9;
-  const std::uint64_t t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = rotl(s[3], 45);
-  return result;
-}
-
 }  // namespace
 
 std::uint64_t hash_name(std::string_view name) {
@@ -42,8 +27,6 @@ Rng::Rng(std::uint64_t raw_seed) {
 }
 
 Rng::Rng(std::uint64_t seed, std::string_view stream_name) : Rng(seed ^ rotl(hash_name(stream_name), 17)) {}
-
-std::uint64_t Rng::next() { return xoshiro256ss(s_); }
 
 std::uint64_t Rng::below(std::uint64_t n) {  // Lemire's multiply-and-reject
   unsigned __int128 m = static_cast<unsigned __int128>(next()) * n;
@@ -77,8 +60,6 @@ void Rng::fill(std::uint8_t* data, std::size_t size) {
   }
   std::copy(s, s + 4, s_);
 }
-
-double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
 std::uint64_t Rng::geometric(double p) {
   if (p >= 1) return 1;

@@ -62,15 +62,15 @@ void Clock::list_woken(std::size_t slot) {
 }
 
 // All evals, then all commits, one loop per run of cores of one kind.
-void Clock::tick_runs() {
-  Core* const* const first = active_.data();
+void Clock::tick_runs(Clock& clock) {
+  Core* const* const first = clock.active_.data();
   Core* const* p = first;
-  for (const Run& run : runs_) {
+  for (const Run& run : clock.runs_) {
     run.kind->eval(p, p + run.size);
     p += run.size;
   }
   p = first;
-  for (const Run& run : runs_) {
+  for (const Run& run : clock.runs_) {
     run.kind->commit(p, p + run.size);
     p += run.size;
   }
@@ -98,6 +98,7 @@ void Clock::list_due(std::vector<Core*>& woken) {
     ++run.size;
   }
   if (run.size) runs_.push_back(run);
+  runs_changed();
   woken.clear();
   if (idle) may_leave_ = true;
 }
@@ -125,6 +126,7 @@ void Clock::drop_idle() {
   if (run.size) runs_[runs++] = run;
   active_.resize(kept);
   runs_.resize(runs);
+  runs_changed();
 }
 
 }  // namespace xy

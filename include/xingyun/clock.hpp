@@ -30,12 +30,13 @@ namespace xy {
 class Clock;
 class Core;
 
-// How a clock ticks cores of one concrete type: each function is one loop over a run of
-// consecutive due cores of that kind; tick is eval then commit, for a due list of one run.
+// How a clock ticks cores of one concrete type: eval and commit are each one loop over a run of
+// consecutive due cores of that kind; tick is both phases over a clock's whole due list when that
+// list is one run of this kind (the step then makes a single call).
 struct CoreKind {
   void (*eval)(Core* const* first, Core* const* last);
   void (*commit)(Core* const* first, Core* const* last);
-  void (*tick)(Core* const* first, Core* const* last);
+  void (*tick)(Clock& clock);
 };
 
 class Core {
@@ -128,10 +129,7 @@ class Clock {
     if ((occupied_[slot / 64] >> (slot % 64) & 1) || (!far_.empty() && far_.top().at == due)) list_woken(slot);
     // Wake-ups during the step go to the wheel, never to active_.
     stepping_ = true;
-    if (runs_.size() == 1)
-      runs_.front().kind->tick(active_.data(), active_.data() + active_.size());
-    else
-      tick_runs();
+    tick_(*this);
     core_ticks_ += active_.size();
     if (may_leave_) drop_idle();
     stepping_ = false;
@@ -176,12 +174,14 @@ class Clock {
     }
   }
   template <class T>
-  static void tick_run(Core* const* p, Core* const* last) {
-    eval_run<T>(p, last);
-    commit_run<T>(p, last);
+  static void tick_one_run(Clock& clock) {
+    Core* const* const first = clock.active_.data();
+    Core* const* const last = first + clock.active_.size();
+    eval_run<T>(first, last);
+    commit_run<T>(first, last);
   }
   template <class T>
-  static inline const CoreKind kKind{&eval_run<T>, &commit_run<T>, &tick_run<T>};
+  static inline const CoreKind kKind{&eval_run<T>, &commit_run<T>, &tick_one_run<T>};
 
   // A stretch of the due list whose cores are of one kind.
   struct Run {
@@ -192,7 +192,9 @@ class Clock {
   Cycle first_wake() const;
   void list_woken(std::size_t slot);
   void list_due(std::vector<Core*>& woken);
-  void tick_runs();
+  static void tick_runs(Clock& clock);
+  // After runs_ changed: how the next steps tick the due list.
+  void runs_changed() { tick_ = runs_.size() == 1 ? runs_.front().kind->tick : &tick_runs; }
   void call_after_step();
   void drop_idle();
   int first_bucket_from(Cycle from) const;  // cycle offset of first non-empty bucket or -1
@@ -209,6 +211,7 @@ class Clock {
   std::uint64_t far_seq_ = 0;
   std::vector<Core*> active_;  // during a step: the due cores; between steps: the busy ones
   std::vector<Run> runs_;      // active_ cut into runs of one kind
+  void (*tick_)(Clock&) = &tick_runs;  // ticks active_: its one run's kind, or run by run
   bool may_leave_ = false;     // some listed core may no longer be busy: compact the list
   std::vector<Core*> cores_;
   std::function<void(Cycle)> on_wake_;

@@ -49,7 +49,7 @@ class Channel {
     return credits_ > 0;
   }
   void push(T item) {
-    if (!can_push()) throw std::logic_error(name_ + ": push without a free slot or credit");
+    if (!can_push()) refuse("push without a free slot or credit");
     pushed_at_ = src_.now();
     if (spec_.credits) --credits_;
     const Cycle ready = crossing() ? dst_.first_edge_after(src_.time_of(src_.now())) + spec_.sync_stages - 1
@@ -64,7 +64,7 @@ class Channel {
   bool can_pop() const { return !items_.empty() && items_.front().ready <= dst_.now(); }
   const T& peek() const { return items_.front().item; }
   T pop() {
-    if (!can_pop()) throw std::logic_error(name_ + ": pop with nothing ready");
+    if (!can_pop()) refuse("pop with nothing ready");
     ++popped_;
     if (spec_.credits) {
       const Cycle back = crossing() ? src_.first_edge_after(dst_.time_of(dst_.now())) + spec_.sync_stages - 1
@@ -86,6 +86,10 @@ class Channel {
 
  private:
   struct Slot { Cycle ready; T item; };
+  // The error path, out of line: a push or pop inlined into a core's eval stays small.
+  [[noreturn, gnu::cold, gnu::noinline]] void refuse(const char* what) const {
+    throw std::logic_error(name_ + ": " + what);
+  }
   void collect_credits() {
     while (!returning_.empty() && returning_.front() <= src_.now()) {
       returning_.pop();

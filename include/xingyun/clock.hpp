@@ -37,6 +37,8 @@ struct CoreKind {
   void (*eval)(Core* const* first, Core* const* last);
   void (*commit)(Core* const* first, Core* const* last);
   void (*tick)(Clock& clock);
+  // Steps cycle after cycle while the due list is this kind's busy cores alone (see Clock::run).
+  void (*run_busy)(Clock& clock, Cycle last);
 };
 
 class Core {
@@ -125,8 +127,7 @@ class Clock {
     started_ = true;
     // active_ still holds the cores that stayed busy after the previous step (due now); add this
     // cycle's bucket and the far wake-ups due now.
-    const std::size_t slot = due % kWheel;
-    if ((occupied_[slot / 64] >> (slot % 64) & 1) || (!far_.empty() && far_.top().at == due)) list_woken(slot);
+    if (wake_due(due)) list_woken(due % kWheel);
     // Wake-ups during the step go to the wheel, never to active_.
     stepping_ = true;
     tick_(*this);
@@ -137,6 +138,19 @@ class Clock {
     if (!after_step_.empty()) call_after_step();
   }
   void step() { step(next_due()); }
+  // Steps every cycle with work up to cycle `last`: the same ticks as step() after step(), but a
+  // stretch in which only busy cores of one kind are due, with no hook after the steps, runs in
+  // one loop for that kind (a pipeline run on its own, e.g. against its RTL twin).
+  void run(Cycle last = ~Cycle{0}) {
+    while (has_work()) {
+      const Cycle due = next_due();
+      if (due > last) return;
+      if (!active_.empty() && runs_.size() == 1 && after_step_.empty() && !wake_due(due))
+        runs_.front().kind->run_busy(*this, last);
+      else
+        step(due);
+    }
+  }
 
   // Called for a wake requested outside step(), e.g. by another clock's core (the shell
   // re-arms its edge if the wake is earlier than the one it waits for).
@@ -180,8 +194,34 @@ class Clock {
     eval_run<T>(first, last);
     commit_run<T>(first, last);
   }
+  // Busy cores of kind T alone, cycle after cycle through `last`, until a wake-up is due or one
+  // of them stops being busy: step()'s work for that case, with nothing looked up again.
   template <class T>
-  static inline const CoreKind kKind{&eval_run<T>, &commit_run<T>, &tick_one_run<T>};
+  static void run_busy(Clock& clock, Cycle last) {
+    clock.started_ = clock.stepping_ = true;
+    const std::size_t n = clock.active_.size();
+    Cycle due = clock.now_ + 1;
+    do {
+      clock.now_ = due;
+      Core* const* const first = clock.active_.data();
+      eval_run<T>(first, first + n);
+      commit_run<T>(first, first + n);
+      clock.core_ticks_ += n;
+      ++clock.steps_;
+      if (clock.may_leave_) {
+        clock.drop_idle();
+        break;
+      }
+    } while (++due <= last && !clock.wake_due(due));
+    clock.stepping_ = false;
+  }
+  // Is a wake-up queued for cycle `due` (its wheel slot, or the far heap's first)?
+  bool wake_due(Cycle due) const {
+    const std::size_t slot = due % kWheel;
+    return (occupied_[slot / 64] >> (slot % 64) & 1) || (!far_.empty() && far_.top().at == due);
+  }
+  template <class T>
+  static inline const CoreKind kKind{&eval_run<T>, &commit_run<T>, &tick_one_run<T>, &run_busy<T>};
 
   // A stretch of the due list whose cores are of one kind.
   struct Run {

@@ -79,7 +79,7 @@ bool delay_line(std::uint64_t cycles) {
   const double model_s = seconds([&] {
     xy::Clock clock("bench", xy::kNs);
     Pipe pipe(clock, cycles);
-    while (clock.has_work()) clock.step();
+    clock.run();
     model_sum = pipe.sum;
   });
   const double rtl_s = seconds([&] {

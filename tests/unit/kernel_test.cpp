@@ -115,9 +115,9 @@ struct Choice {
   bool busy = false;
   std::vector<std::pair<int, Cycle>> wakes;  // core, cycles ahead (some beyond the near wheel)
 };
-Choice choose(Rng& rng, int cores) {
+Choice choose(Rng& rng, int cores, double busy) {
   Choice c;
-  c.busy = rng.chance(0.3);
+  c.busy = rng.chance(busy);
   for (auto n = rng.below(3); n; --n)
     c.wakes.emplace_back(static_cast<int>(rng.below(cores)), rng.chance(0.1) ? rng.between(250, 300) : rng.between(1, 20));
   return c;
@@ -128,6 +128,7 @@ Choice choose(Rng& rng, int cores) {
 // after the others), each core once; every eval before any commit.
 struct ReferenceScheduler {
   int cores;
+  double busy_chance;
   std::vector<Rng> rngs;
   std::vector<Choice> choices;
   std::vector<bool> busy;
@@ -136,8 +137,8 @@ struct ReferenceScheduler {
   std::vector<int> busy_list;
   Cycle now = 0;
   TickLog log;
-  explicit ReferenceScheduler(int n)
-      : cores(n), choices(n), busy(n), last_wake(n, ~Cycle{0}) {
+  ReferenceScheduler(int n, double busy_p)
+      : cores(n), busy_chance(busy_p), choices(n), busy(n), last_wake(n, ~Cycle{0}) {
     for (int i = 0; i < n; ++i) rngs.emplace_back(i, "order");
   }
   void wake(int core, Cycle at) {
@@ -162,7 +163,7 @@ struct ReferenceScheduler {
         if (std::find(listed.begin(), listed.end(), core) == listed.end()) listed.push_back(core);
       for (int core : listed) {
         log.emplace_back(now, core, 'e');
-        choices[core] = choose(rngs[core], cores);
+        choices[core] = choose(rngs[core], cores, busy_chance);
         if (!choices[core].wakes.empty()) wake(choices[core].wakes[0].first, now + choices[core].wakes[0].second);
       }
       busy_list.clear();
@@ -180,15 +181,16 @@ struct ReferenceScheduler {
 template <int Kind>
 struct RandomCore : Core {
   int id, cores;
+  double busy_chance;
   Rng rng;
   Choice choice;
   TickLog& log;
   std::vector<Core*>& all;
-  RandomCore(int i, int n, TickLog& l, std::vector<Core*>& a)
-      : Core("r" + std::to_string(i)), id(i), cores(n), rng(i, "order"), log(l), all(a) {}
+  RandomCore(int i, int n, double busy_p, TickLog& l, std::vector<Core*>& a)
+      : Core("r" + std::to_string(i)), id(i), cores(n), busy_chance(busy_p), rng(i, "order"), log(l), all(a) {}
   void eval() override {
     log.emplace_back(now(), id, 'e');
-    choice = choose(rng, cores);
+    choice = choose(rng, cores, busy_chance);
     if (!choice.wakes.empty()) all[choice.wakes[0].first]->wake_at(now() + choice.wakes[0].second);
   }
   void commit() override {
@@ -198,42 +200,64 @@ struct RandomCore : Core {
   }
 };
 
-TEST(Clock, CoresOfSeveralKindsTickInTheOrderOfTheDueList) {
-  constexpr int kCores = 30;
+// `cores` random cores, busy after a tick with probability `busy`, in runs of three of a kind
+// (of `kinds` kinds; the third through Core&), stepped by step() or by run(): the ticks are the
+// reference's. Returns the number of ticks.
+std::size_t expect_ticks_of_the_reference(int cores, int kinds, double busy, bool by_run) {
   constexpr Cycle kUntil = 3000;
   Clock clock("clk", kNs);
   TickLog log;
   std::vector<Core*> all;
   std::vector<std::unique_ptr<Core>> owned;
-  for (int i = 0; i < kCores; ++i) {  // runs of three cores of a kind; the third kind through Core&
-    switch (i / 3 % 3) {
+  for (int i = 0; i < cores; ++i) {
+    switch (i / 3 % kinds) {
       case 0: {
-        auto c = std::make_unique<RandomCore<0>>(i, kCores, log, all);
+        auto c = std::make_unique<RandomCore<0>>(i, cores, busy, log, all);
         clock.attach(*c);
         owned.push_back(std::move(c));
         break;
       }
       case 1: {
-        auto c = std::make_unique<RandomCore<1>>(i, kCores, log, all);
+        auto c = std::make_unique<RandomCore<1>>(i, cores, busy, log, all);
         clock.attach(*c);
         owned.push_back(std::move(c));
         break;
       }
       default:
-        owned.push_back(std::make_unique<RandomCore<2>>(i, kCores, log, all));
+        owned.push_back(std::make_unique<RandomCore<2>>(i, cores, busy, log, all));
         clock.attach(*owned.back());
     }
     all.push_back(owned.back().get());
   }
-  ReferenceScheduler reference(kCores);
-  for (int i = 0; i < kCores; ++i) {
+  ReferenceScheduler reference(cores, busy);
+  for (int i = 0; i < cores; ++i) {
     all[i]->wake_at(i % 7);
     reference.wake(i, i % 7);
   }
-  while (clock.has_work() && clock.next_due() <= kUntil) clock.step();
+  if (by_run)
+    clock.run(kUntil);
+  else
+    while (clock.has_work() && clock.next_due() <= kUntil) clock.step();
   reference.run(kUntil);
-  ASSERT_GT(log.size(), 20000u);  // enough ticks that busy cores are also woken, and some far ahead
   EXPECT_EQ(log, reference.log);
+  return log.size();
+}
+
+TEST(Clock, CoresOfSeveralKindsTickInTheOrderOfTheDueList) {
+  // Enough ticks that busy cores are also woken, and some far ahead.
+  EXPECT_GT(expect_ticks_of_the_reference(30, 3, 0.3, false), 20000u);
+}
+
+// run() ticks busy cores of one kind in a loop of their own until a wake-up is due or one stops
+// being busy; with few cores and long busy stretches those loops are most of the run.
+TEST(Clock, RunTicksWhatStepByStepTicks) {
+  for (int cores : {1, 2, 5, 30})
+    for (int kinds : {1, 3})
+      for (double busy : {0.3, 0.95}) {
+        SCOPED_TRACE(testing::Message() << cores << " cores, " << kinds << " kinds, busy " << busy);
+        const std::size_t ticks = expect_ticks_of_the_reference(cores, kinds, busy, true);
+        if (busy > 0.9) EXPECT_GT(ticks, 1000u);  // long busy stretches (at 0.3 a lone core soon stops)
+      }
 }
 
 TEST(Clock, CoreAttachedThroughItsBaseRunsItsOwnEvalAndCommit) {

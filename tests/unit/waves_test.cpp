@@ -451,7 +451,7 @@ TEST(Waves, WatchSamplesAfterEveryClockStep) {
   w.start();
   clk.wake(c, 1);
   clk.wake(c, 3);
-  while (clk.has_work()) clk.step();
+  clk.run();
   w.finish(4000);
   const Vcd vcd = parse_vcd(read_text(path));
   const std::vector<Change> want = {{1000, "top.counter.value", "1"},

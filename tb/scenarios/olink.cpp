@@ -172,8 +172,7 @@ Stages declare_stages(const Preset& pr, int gpus, const sw::SwitchParams& base, 
 }
 
 // Declares a preset's parameters and builds its cycle-level fabric of `gpus` GPUs, named after
-// the preset unless `name` is given.
-// `data` false: the GPUs' memories keep nothing (timing only).
+// the preset unless `name` is given; with `data` false the GPUs' memories keep nothing (timing only).
 std::unique_ptr<Fabric> make_fabric(const Preset& pr, int gpus, const sw::SwitchParams& base, PacketPool& pool,
                                     RunContext& ctx, const std::string& name = "", bool data = true) {
   auto f = std::make_unique<Fabric>();

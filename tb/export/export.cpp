@@ -13,7 +13,6 @@
 #include "tb/export/formats.hpp"
 #include "tb/xysim/results.hpp"
 #include "xingyun/config.hpp"
-#include "xingyun/version.hpp"
 
 namespace xy::exports {
 namespace fs = std::filesystem;

@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "tb/xysim/processes.hpp"
+#include "tb/xysim/results.hpp"
 #include "xingyun/config.hpp"
-#include "xingyun/version.hpp"
 
 namespace xy {
 namespace {
@@ -44,7 +44,7 @@ struct Claim {
   std::string id, seed;         // the seed's figure, in SPEC §1's words
   std::vector<Figure> figures;  // none: not modelled
   std::string rule;             // when it counts as reproduced; what is missing, when not modelled
-  std::function<bool(Values)> reproduced;
+  std::function<bool(const Values&)> reproduced;
   std::string note;             // what the runs are and what they leave out
 };
 
@@ -73,7 +73,7 @@ const std::vector<Claim> kClaims = {
       {"nvlink_load", "NVLink-class load", "olink-latency", "/summary/nvlink-class/load_latency_ns", " ns", ".1f"},
       {"nvlink_one_way", "one way", "olink-latency", "/summary/nvlink-class/one_way_ns", " ns", ".1f"}},
      "the OLink/NVLink-class load latency ratio ≥ 10 × 0.8",
-     [](Values v) { return v["ratio"] >= 10 * 0.8; },
+     [](const Values& v) { return v.at("ratio") >= 10 * 0.8; },
      "A 64-byte remote load, one at a time, through one switch: OLink on composed Lingyun ports, measured stage "
      "by stage; NVLink-class a constant-delay preset from public figures (configured). The seed's 1.2 µs matches "
      "OLink's round trip, not its one-way time."},
@@ -91,7 +91,10 @@ const std::vector<Claim> kClaims = {
       {"cer_272", "measured", "phy-fec-curve", "/summary/rs272/curve/0/measured_cer", "", ".4f"}},
      "RS(272)+LLR has the lower p50 at BER 0, RS(272) fails more codewords than KP4 at BER 1e-3, and its 1 % "
      "point lies at a lower pre-FEC BER",
-     [](Values v) { return v["p50_272"] < v["p50_544"] && v["bad_272"] > v["bad_544"] && v["ber_272"] < v["ber_544"]; },
+     [](const Values& v) {
+       return v.at("p50_272") < v.at("p50_544") && v.at("bad_272") > v.at("bad_544") &&
+              v.at("ber_272") < v.at("ber_544");
+     },
      "lingyun-fec-llr: host - leaf - spine - leaf - host, 200 µs at load 0.5, every hop the design's FEC (KP4 "
      "with end-to-end recovery, RS(272) with LLR); at BER 1e-3 each design runs alone, since the no-FEC design's "
      "links cannot come up there. phy-fec-curve: one link, points aimed by the binomial formula at codeword error "
@@ -108,7 +111,9 @@ const std::vector<Claim> kClaims = {
       {"cbfc_drops", "CBFC drops", "lingyun-incast", "/summary/cbfc_shared_vc/drops", "", ".0f"}},
      "CBFC holds senders at most 1 hop upstream of the congested port on both fabrics, and drops "
      "nothing",
-     [](Values v) { return v["cbfc_hops"] <= 1 && v["chain_cbfc_hops"] <= 1 && v["cbfc_drops"] == 0; },
+     [](const Values& v) {
+       return v.at("cbfc_hops") <= 1 && v.at("chain_cbfc_hops") <= 1 && v.at("cbfc_drops") == 0;
+     },
      "lingyun-incast: 2.5 lines into one on a leaf-spine of composed ports, a victim flow on the incast's VC, 40 µs "
      "measured; switch-incast: 5:1 on a chain of three switch cores. Hops: how far upstream of the congested port "
      "a sender was held back. CBFC sends no pause frames by construction; a tree has no cyclic buffer "
@@ -120,7 +125,7 @@ const std::vector<Claim> kClaims = {
       {"e2e_goodput", "end-to-end", "link-e2e", "/summary/goodput_ratio", "", ".4f"}},
      "LLR's p99.9 is at most half the end-to-end one at the same frame loss, with no lower "
      "goodput",
-     [](Values v) { return v["llr_p999"] <= v["e2e_p999"] / 2 && v["llr_goodput"] >= v["e2e_goodput"]; },
+     [](const Values& v) { return v.at("llr_p999") <= v.at("e2e_p999") / 2 && v.at("llr_goodput") >= v.at("e2e_goodput"); },
      "link-llr: one 800 Gb/s link, 100,000 frames each way, 1e-3 of them corrupted; LLR on the hop against "
      "Go-Back-N between the end points over an 8 µs loop (RoCE-style), all else equal. lingyun-fec-llr is not "
      "used here: its designs change the FEC with the LLR."},
@@ -131,7 +136,7 @@ const std::vector<Claim> kClaims = {
       {"speedup_8", "ring / in-network", "switch-allreduce", "/summary/speedup", "×", ".2f"},
       {"speedup_64", "64 × 1 MiB: ring / in-network", "switch-allreduce-64", "/summary/speedup", "×", ".2f"}},
      "the in-network AllReduce finishes before the ring at both sizes",
-     [](Values v) { return v["speedup_8"] > 1 && v["speedup_64"] > 1; },
+     [](const Values& v) { return v.at("speedup_8") > 1 && v.at("speedup_64") > 1; },
      "switch-allreduce: fp32 vectors reduced by the switch's reduce engine against a ring AllReduce over the same "
      "switch; every endpoint's result checked. The AllReduce alone, not a training step."},
     {"C6", "per-packet spraying over planes + receiver reorder removes ECMP hash collisions",
@@ -142,8 +147,9 @@ const std::vector<Claim> kClaims = {
       {"toeplitz_done", "ECMP Toeplitz", "switch-ecmp", "/summary/ecmp-toeplitz/completion_max_us", " µs", ".2f"},
       {"reorder", "reorder buffer peak", "switch-ecmp", "/summary/spray/peak_reorder_held_packets", " packets", ".0f"}},
      "spraying's max/mean link load ≤ 1.05 and its last flow ends before ECMP's with either hash",
-     [](Values v) {
-       return v["spray_imbalance"] <= 1.05 && v["spray_done"] < v["crc_done"] && v["spray_done"] < v["toeplitz_done"];
+     [](const Values& v) {
+       return v.at("spray_imbalance") <= 1.05 && v.at("spray_done") < v.at("crc_done") &&
+              v.at("spray_done") < v.at("toeplitz_done");
      },
      "switch-ecmp: 32 RoCEv2 elephant flows over 8 equal-cost links between two leaves, one plane. The paths have "
      "equal latency, so spraying reorders nothing: the receiver's reorder buffer is not exercised."},
@@ -165,7 +171,7 @@ const std::vector<Claim> kClaims = {
       {"olink", "OLink RS(544)", "olink-alltoall", "/summary/olink-rs544/bandwidth_per_gpu_GBps", " GB/s", ".1f"},
       {"nvlink", "NVLink-class", "olink-alltoall", "/summary/nvlink-class/bandwidth_per_gpu_GBps", " GB/s", ".1f"}},
      "the PCIe switch gives each GPU ≤ 1/10 of OLink's and of NVLink-class's all-to-all bandwidth",
-     [](Values v) { return v["pcie"] * 10 <= v["olink"] && v["pcie"] * 10 <= v["nvlink"]; },
+     [](const Values& v) { return v.at("pcie") * 10 <= v.at("olink") && v.at("pcie") * 10 <= v.at("nvlink"); },
      "olink-alltoall: 8 GPUs, 1 MiB of 256-byte Stores from each to every other. The link rates are configured "
      "(PCIe Gen5 x16 uplink 64 GB/s shared by every GPU; NVLink-class 450 GB/s each way, the seed's 900 counting "
      "both); the bandwidths are measured."},
@@ -176,7 +182,7 @@ const std::vector<Claim> kClaims = {
       {"crc_imbalance", "max/mean link load, CRC-32", "switch-ecmp", "/summary/ecmp-crc32/max_over_mean_link_load",
        "", ".3f"}},
      "the CRC-32 hash puts ≥ 5 of the 32 flows on one of the 8 links, against 4 if spread evenly",
-     [](Values v) { return v["crc_worst"] >= 5; },
+     [](const Values& v) { return v.at("crc_worst") >= 5; },
      "switch-ecmp, the seed's set-up: 32 RoCEv2 flows (UDP 4791) hashed on their 5-tuples over 8 links."},
     {"C13",
      "incast → PFC pause → cluster-wide stall; RoCE drop → NAK retransmit storm, heavy tail (seed 000); DCQCN "

@@ -8,6 +8,12 @@
 
 namespace xy {
 
+// The layout of results.json and run.json (docs/results.md): raised when a key is renamed, moved
+// or removed, or changes meaning; adding a key does not raise it.
+inline constexpr int kResultsSchemaVersion = 1;
+// The git commit the binary was built from, "-dirty" when the tree had changes; "unknown" outside git.
+const char* git_commit();
+
 // A results.json, or a run's --out directory holding one; ConfigError naming the path otherwise.
 nlohmann::json load_results(const std::string& path);
 

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "tb/scenario.hpp"
+#include "tb/xysim/results.hpp"
 #include "xingyun/clock_domain.hpp"
 #include "xingyun/version.hpp"
 

@@ -635,17 +635,20 @@ class OlinkMessage : public Testbench {
   nlohmann::json summary() const override {
     std::vector<double> transfer, delivered, write;
     const auto& results = gpus_[0]->results();
+    const auto& arrivals = f_->arrivals[0];  // in time order, as served_
+    std::size_t a = 0, d = 0;                 // the first arrival and the first service not yet looked at
     for (std::size_t i = 1; i < results.size(); ++i) {  // the first is the start-up's
-      // A message's frames all arrive before its write is acknowledged, so before the next is issued.
+      // A message's frames all arrive before its write is acknowledged, so before the next is issued:
+      // one pass over the arrivals and the services, a message's window at a time.
       const Time from = from_sc_time(results[i].issued), to = from + from_sc_time(results[i].latency);
       Time sent = ~Time{0}, arrived = 0, served = 0;
-      for (const auto& [left, in] : f_->arrivals[0]) {
-        if (in < from || in > to) continue;
-        sent = std::min(sent, left);
-        arrived = std::max(arrived, in);
-      }
-      for (Time t : served_)
-        if (t >= from && t <= to) served = std::max(served, t);
+      for (; a < arrivals.size() && arrivals[a].second <= to; ++a)
+        if (arrivals[a].second >= from) {
+          sent = std::min(sent, arrivals[a].first);
+          arrived = std::max(arrived, arrivals[a].second);
+        }
+      for (; d < served_.size() && served_[d] <= to; ++d)
+        if (served_[d] >= from) served = std::max(served, served_[d]);
       transfer.push_back(to_ns(arrived - sent));
       delivered.push_back(to_ns(served - from));
       write.push_back(to_ns(to - from));

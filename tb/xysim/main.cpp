@@ -71,7 +71,8 @@ int xy::xysim_main(int argc, char** argv) {
   auto* sweep_cmd = app.add_subcommand("sweep", "run a scenario over a grid of parameters and seeds, merged into a CSV");
   sweep_cmd->add_option("file", sweep.file, "SWEEP.yaml: scenario, seeds, set, grid, points")->required();
   sweep_cmd->add_option("--out", sweep.out_dir, "where the points and sweep.csv / sweep.json go (default: sweep)");
-  sweep_cmd->add_option("-j,--jobs", sweep.jobs, "points run at once (default: every core)")->check(CLI::Range(1, 1024));
+  sweep_cmd->add_option("-j,--jobs", sweep.jobs, "points run at once (default: every core; with slurm, no limit)")
+      ->check(CLI::Range(1, 1024));
   sweep_cmd->add_option("--backend", sweep.backend,
                         "local: run here; print: print each point's command; slurm: one Slurm job array")
       ->check(CLI::IsMember({"local", "print", "slurm"}));

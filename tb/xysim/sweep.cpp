@@ -37,7 +37,6 @@ struct Point {
   std::uint64_t seed = 1;
   Params params;
   fs::path dir;
-  int exit_code = -1;  // -1: not run (skipped: done before)
 };
 
 // What --backend slurm adds to sbatch, from the sweep file's `slurm:` map.
@@ -181,8 +180,8 @@ bool done_before(const std::string& scenario, const Point& p) {
          !read_results(p).empty();
 }
 
-void report_failure(const Point& p) {
-  std::cerr << fmt::format("[sweep] point {} failed (exit {}): {} ({})\n", p.index, p.exit_code,
+void report_failure(const Point& p, int exit_code) {
+  std::cerr << fmt::format("[sweep] point {} failed (exit {}): {} ({})\n", p.index, exit_code,
                            last_line(p.dir / "log.txt"), (p.dir / "log.txt").string());
 }
 
@@ -194,12 +193,10 @@ void run_local(const char* self, const Sweep& s, const std::vector<Point*>& todo
   const auto start = std::chrono::steady_clock::now();
   auto last_progress = start;
   run_processes(processes, jobs, [&](std::size_t i, int exit_code) {
-    Point* p = todo[i];
-    p->exit_code = exit_code;
     ++done;
-    if (p->exit_code != 0) {
+    if (exit_code != 0) {
       ++failed;
-      report_failure(*p);
+      report_failure(*todo[i], exit_code);
     }
     const auto now = std::chrono::steady_clock::now();
     if (done == todo.size() || now - last_progress >= std::chrono::seconds(2)) {  // a line every 2 s at most
@@ -253,8 +250,8 @@ long tasks_left(const std::string& job_id) {
 // Submits the points as one Slurm job array, each task running `xysim sweep FILE --out DIR --point
 // K`, at most `jobs` at once when given, and waits for it (sbatch --wait, or squeue listing none of
 // its tasks), showing how many are done.
-void run_slurm(const SweepOptions& o, const Sweep& s, const std::vector<Point*>& todo, std::size_t skipped) {
-  const std::string sbatch = on_path("sbatch");
+void run_slurm(const SweepOptions& o, const std::string& sbatch, const Sweep& s, const std::vector<Point*>& todo,
+               std::size_t skipped) {
   const fs::path out = fs::absolute(o.out_dir), slurm_dir = out / "slurm";
   fs::create_directories(slurm_dir);
   // The tasks run on other nodes: every path absolute, and xysim the very binary running here.
@@ -385,9 +382,9 @@ int sweep_command(const char* self, const SweepOptions& o) {
     Point& p = points[o.point];
     int status = 0;
     waitpid(spawn({command(self, s.scenario, p), p.dir / "log.txt"}), &status, 0);
-    p.exit_code = exit_status(status);
-    if (p.exit_code != 0) report_failure(p);
-    return p.exit_code;
+    const int exit_code = exit_status(status);
+    if (exit_code != 0) report_failure(p, exit_code);
+    return exit_code;
   }
   if (o.backend == "print") {
     for (const Point& p : points) {
@@ -397,7 +394,8 @@ int sweep_command(const char* self, const SweepOptions& o) {
     }
     return 0;
   }
-  if (o.backend == "slurm" && on_path("sbatch").empty())
+  const std::string sbatch = o.backend == "slurm" ? on_path("sbatch") : "";
+  if (o.backend == "slurm" && sbatch.empty())
     throw ConfigError("--backend slurm: sbatch is not on PATH (Slurm's client commands are needed on this machine)");
   std::error_code ec;
   fs::create_directories(out / "points", ec);
@@ -414,7 +412,7 @@ int sweep_command(const char* self, const SweepOptions& o) {
   }
   const std::size_t skipped = points.size() - todo.size();
   if (o.backend == "slurm") {
-    if (!todo.empty()) run_slurm(o, s, todo, skipped);
+    if (!todo.empty()) run_slurm(o, sbatch, s, todo, skipped);
   } else {
     run_local(self, s, todo, skipped, o.jobs);
   }

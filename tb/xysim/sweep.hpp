@@ -22,7 +22,7 @@ namespace xy {
 
 struct SweepOptions {
   std::string file, out_dir = "sweep";
-  int jobs = 0;                    // 0 = every core
+  int jobs = 0;                    // 0: local, every core; slurm, no limit
   std::string backend = "local";   // local | print (the commands, one a line) | slurm (one job array)
   int point = -1;                  // >= 0: run only this point (a task of the Slurm job array)
 };

@@ -220,8 +220,9 @@ import sys
 lines = sys.stdin.read().splitlines()
 starts = [lines[0].index(h) for h in ("default", "unit", "allowed", "description")]
 for line in lines[1:]:
-    for s in starts:
-        assert line[s - 1] == " " and line[s] != " " or line[s:s + 1] == " ", (s, line)
+    for s, e in zip(starts, starts[1:] + [len(line)]):
+        cell = line[s:e]  # begins right after a space, and with its text unless it is empty
+        assert line[s - 1] == " " and (cell[:1] != " " or not cell.strip()), (s, line)
 ' || fail "xysim params $scenario: columns out of line"
     done
     echo "ok: params aligned" ;;

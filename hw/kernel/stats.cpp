@@ -18,18 +18,24 @@ void LatencyHistogram::record(Cycle cycles) {
   ++count_;
 }
 
-Cycle LatencyHistogram::quantile(double q) const { return quantile_of(bins(), q); }
+Cycle LatencyHistogram::quantile(double q) const { return quantiles({q}).front(); }
 
-Cycle LatencyHistogram::quantile_of(const std::vector<std::pair<Cycle, std::uint64_t>>& bins, double q) const {
-  if (!count_) return 0;
-  // The q-quantile is the first value whose cumulative count reaches ceil(q * count).
-  const auto need = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(q * count_)));
-  std::uint64_t seen = 0;
-  for (const auto& [cycles, n] : bins) {
-    seen += n;
-    if (seen >= need) return cycles;
+std::vector<Cycle> LatencyHistogram::quantiles(std::initializer_list<double> qs) const {
+  const auto sorted = bins();
+  std::vector<Cycle> out;
+  for (double q : qs) {
+    // The q-quantile is the first value whose cumulative count reaches ceil(q * count).
+    const auto need = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(q * count_)));
+    std::uint64_t seen = 0;
+    Cycle v = count_ ? max_ : 0;
+    for (const auto& [cycles, n] : sorted)
+      if ((seen += n) >= need) {
+        v = cycles;
+        break;
+      }
+    out.push_back(v);
   }
-  return max_;
+  return out;
 }
 
 std::vector<std::pair<Cycle, std::uint64_t>> LatencyHistogram::bins() const {
@@ -53,10 +59,10 @@ nlohmann::json LatencyHistogram::to_json() const {
   };
   put("min", static_cast<double>(min_));
   put("mean", mean());
-  const auto sorted = bins();  // sorted once for the three
-  put("p50", static_cast<double>(quantile_of(sorted, 0.50)));
-  put("p99", static_cast<double>(quantile_of(sorted, 0.99)));
-  put("p999", static_cast<double>(quantile_of(sorted, 0.999)));
+  const auto q = quantiles({0.50, 0.99, 0.999});
+  put("p50", static_cast<double>(q[0]));
+  put("p99", static_cast<double>(q[1]));
+  put("p999", static_cast<double>(q[2]));
   put("max", static_cast<double>(max_));
   return j;
 }
@@ -103,9 +109,9 @@ std::string Stats::table() const {
     out += fmt::format("  {:<44} {:>14} {}\n", path, e.value->value(), e.unit);
   for (const auto& [path, e] : histograms_) {
     const LatencyHistogram& h = *e.value;
-    const auto sorted = h.bins();
-    out += fmt::format("  {:<44} n={} p50={} p99={} p99.9={} max={} cycles\n", path, h.count(),
-                       h.quantile_of(sorted, 0.5), h.quantile_of(sorted, 0.99), h.quantile_of(sorted, 0.999), h.max());
+    const auto q = h.quantiles({0.5, 0.99, 0.999});
+    out += fmt::format("  {:<44} n={} p50={} p99={} p99.9={} max={} cycles\n", path, h.count(), q[0], q[1], q[2],
+                       h.max());
   }
   return out;
 }

@@ -3,6 +3,7 @@
 // percentiles are exact cycle counts.
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -36,8 +37,8 @@ class LatencyHistogram {
   double mean() const { return count_ ? static_cast<double>(sum_) / count_ : 0.0; }
   // Smallest value v with at least q of the samples <= v (q in [0, 1]); 0 when empty.
   Cycle quantile(double q) const;
-  // The same from this histogram's bins() (several quantiles from one sort).
-  Cycle quantile_of(const std::vector<std::pair<Cycle, std::uint64_t>>& bins, double q) const;
+  // Several quantiles from one sort of the bins, in the order asked.
+  std::vector<Cycle> quantiles(std::initializer_list<double> qs) const;
   Time period() const { return period_; }
   // (cycles, count) of every non-empty bin, ascending: the whole distribution, for CDFs.
   std::vector<std::pair<Cycle, std::uint64_t>> bins() const;

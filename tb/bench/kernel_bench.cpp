@@ -54,10 +54,10 @@ class RingCore final : public Core {
 
 // A ring of blocks, side by side in memory, the same for every style (optional: a core cannot
 // move, so the vector is sized once and each block built in place).
-struct Ring {
+struct BlockRing {
   std::vector<std::optional<RingCore>> cores;
   int every;
-  Ring(int blocks, int every_) : cores(blocks), every(every_) {
+  BlockRing(int blocks, int every_) : cores(blocks), every(every_) {
     for (int i = 0; i < blocks; ++i) cores[i].emplace(fmt::format("b{}", i), i, every);
     for (int i = 0; i < blocks; ++i) cores[i]->set_prev(&*cores[(i + blocks - 1) % blocks]);
   }
@@ -79,8 +79,8 @@ struct Ring {
 // One SC_METHOD on an sc_clock ticking every block each cycle: the simplest use of one process.
 struct TickAllBlock : sc_core::sc_module {
   sc_core::sc_in<bool> clk;
-  Ring& ring;
-  TickAllBlock(const sc_core::sc_module_name& name, Ring& r) : sc_core::sc_module(name), ring(r) {
+  BlockRing& ring;
+  TickAllBlock(const sc_core::sc_module_name& name, BlockRing& r) : sc_core::sc_module(name), ring(r) {
     SC_METHOD(step);
     sensitive << clk.pos();
     dont_initialize();
@@ -153,7 +153,7 @@ int kernel_bench_one(const KernelBenchOptions& o) {
   std::uint64_t checksum = 0;
   double wall = 0;
   if (o.style == "domain" || o.style == "tick-all" || o.style == "plain") {
-    Ring ring(o.blocks, every);
+    BlockRing ring(o.blocks, every);
     if (o.style == "domain") {
       ClockDomain domain("domain", period);
       for (int i = 0; i < o.blocks; ++i) {

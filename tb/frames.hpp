@@ -10,10 +10,27 @@
 
 #include "tb/scoreboard.hpp"
 #include "xingyun/channel.hpp"
+#include "xingyun/config.hpp"
 #include "xingyun/packet.hpp"
 #include "xingyun/rng.hpp"
 
 namespace xy {
+
+// The sizes of a testbench's frames, uniform between traffic.min_bytes and traffic.max_bytes.
+struct FrameSizes {
+  std::uint32_t min_bytes = 64, max_bytes = 1500;
+  // Declares both, with the scenario's defaults and allowed range [lo, hi], and checks them together.
+  static FrameSizes declare(Config& c, FrameSizes defaults, std::uint32_t lo, std::uint32_t hi,
+                            const std::string& what = "frame") {
+    FrameSizes f;
+    f.min_bytes = static_cast<std::uint32_t>(c.integer("traffic.min_bytes", defaults.min_bytes, "bytes", lo, hi, "smallest " + what));
+    f.max_bytes = static_cast<std::uint32_t>(c.integer("traffic.max_bytes", defaults.max_bytes, "bytes", lo, hi, "largest " + what));
+    if (f.min_bytes > f.max_bytes)
+      throw ConfigError(fmt::format("traffic.min_bytes = {} is above traffic.max_bytes = {}: must be <=", f.min_bytes,
+                                    f.max_bytes));
+    return f;
+  }
+};
 
 // Frames of random length and random bytes; the gap between frame starts is geometric with mean
 // `mean_gap` cycles (0: back to back, as fast as the channel takes them).

@@ -105,9 +105,35 @@ const Config::Given* Config::given(const std::string& key) {
 }
 
 void Config::declare(ParamInfo info) {
-  if (index_.count(info.key)) return;  // a second instance of the same block
-  index_[info.key] = params_.size();
-  params_.push_back(std::move(info));
+  if (const auto f = fixed_.find(info.key); f != fixed_.end()) info.fixed_by = f->second;
+  const auto it = index_.find(info.key);
+  if (it == index_.end()) {
+    index_[info.key] = params_.size();
+    params_.push_back(std::move(info));
+    return;
+  }
+  // A second instance of the same block declares the same parameter; anything else is a second
+  // owner, whose default or meaning would silently lose to the first.
+  const ParamInfo& first = params_[it->second];
+  const auto differs = [&](const char* what, const std::string& a, const std::string& b) {
+    if (a != b)
+      throw std::logic_error(fmt::format("parameter '{}' is declared twice with different {}: '{}' and '{}'; a "
+                                         "parameter has one owner",
+                                         info.key, what, a, b));
+  };
+  differs("types", first.type, info.type);
+  differs("defaults", first.default_value.dump(), info.default_value.dump());
+  differs("units", first.unit, info.unit);
+  differs("ranges", first.range, info.range);
+  differs("descriptions", first.description, info.description);
+}
+
+void Config::fix(const std::string& key, const std::string& owner) {
+  if (const auto g = given_.find(key); g != given_.end())
+    throw ConfigError(fmt::format("{} = '{}' ({}): set by {}; allowed: leave it unset", key, g->second.value,
+                                  g->second.origin, owner));
+  fixed_[key] = owner;
+  if (const auto it = index_.find(key); it != index_.end()) params_[it->second].fixed_by = owner;
 }
 
 std::int64_t Config::integer(const std::string& key, std::int64_t def, const std::string& unit, std::int64_t min,

@@ -12,8 +12,8 @@ PortParams link_ports(const PortParams& common, const Topology::Link& l) {
   PortParams pp = common;
   if (l.fec) pp.phy = common.phy.with_fec(*l.fec);
   if (l.llr) pp.llr = *l.llr;
-  if (l.fc) pp.fc = *l.fc == "cbfc" ? PortFcMode::kCbfc : *l.fc == "pfc" ? PortFcMode::kPfc : PortFcMode::kNone;
-  if (pp.fc == PortFcMode::kPfc) pp.pfc.validate("pfc");
+  if (l.fc) pp.fc = link::fc_mode(*l.fc);
+  if (pp.fc == link::FcMode::kPfc) pp.pfc.validate("pfc");
   return pp;
 }
 
@@ -123,7 +123,7 @@ void Fabric::probe(Waves& waves, Clock& core, Clock& phy) const {
       waves.probe(n + ".phy.codewords_sent", 32, [line] { return line->codewords_sent(); });
       waves.probe(n + ".phy.uncorrectable", 32, [line] { return line->uncorrectable(); });
       waves.probe(n + ".phy.frames_in", 32, [line] { return line->frames_in(); });
-      for (int vc = 0; vc < l->params().cbfc.vcs; ++vc)
+      for (int vc = 0; vc < l->params().cbfc.config.vcs; ++vc)
         waves.probe(fmt::format("{}.fc.credits_vc{}", n, vc), 32,
                     [fc, vc] { return fc->cbfc_sender().credits_available(vc); });
     }

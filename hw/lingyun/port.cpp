@@ -11,44 +11,28 @@
 namespace xy::lingyun {
 namespace {
 
-Cycle to_cycles(double ns, Time period) {
-  return static_cast<Cycle>(std::ceil(ns * kNs / static_cast<double>(period) - 1e-9));
-}
-
 // The LLR ends of a MAC: the RTL twins with llr.impl=rtl (the transmitter's on the PHY clock),
 // else the models. Without LLR only the transmitter's model is used (it lets frames through).
 std::unique_ptr<link::LlrTransmitter> llr_transmitter(const PortParams& p, const Clock& phy_clock) {
-  if (p.llr && p.llr_rtl) return std::make_unique<rtl::LlrTxTwin>(p.llr_config, phy_clock);
-  return std::make_unique<link::LlrTx>(p.llr_config);
+  if (p.llr && p.llr_rtl) return std::make_unique<rtl::LlrTxTwin>(p.llr_params.config, phy_clock);
+  return std::make_unique<link::LlrTx>(p.llr_params.config);
 }
 
 std::unique_ptr<link::LlrReceiver> llr_receiver(const PortParams& p) {
-  if (p.llr && p.llr_rtl) return std::make_unique<rtl::LlrRxTwin>(p.llr_config);
-  return std::make_unique<link::LlrRx>(p.llr_config);
+  if (p.llr && p.llr_rtl) return std::make_unique<rtl::LlrRxTwin>(p.llr_params.config);
+  return std::make_unique<link::LlrRx>(p.llr_params.config);
 }
 
 }  // namespace
 
 PortParams PortParams::declare(Config& c, int vcs) {
   PortParams p;
-  p.phy = phy::PhyParams::declare(c, "port", 8);
+  p.phy = phy::PhyParams::declare(c, "port", 8, phy::PhyParams::Cable::kPerLink);  // cables: the topology's
   p.llr = c.flag("port.llr", true, "LLR on every hop: frames with a bad FCS are replayed by the sender port");
-  const std::string fc = c.choice("port.fc", "cbfc", {"cbfc", "pfc", "none"}, "link flow control of every port");
-  p.fc = fc == "cbfc" ? PortFcMode::kCbfc : fc == "pfc" ? PortFcMode::kPfc : PortFcMode::kNone;
+  p.fc = link::declare_fc_mode(c, "port.fc", "cbfc", "link flow control of every port");
   const Time phy_period = p.phy.period();
-  auto& l = p.llr_config;
-  l.seq_bits = static_cast<int>(c.integer("llr.seq_bits", 20, "bits", 4, 22, "sequence number width"));
-  l.window = 1u << (l.seq_bits - 1);
-  l.replay_timer_cycles =
-      to_cycles(c.real("llr.replay_timer_ns", 2000, "ns", 1, 1e9, "replay when no ACK progress this long"), phy_period);
-  l.nack_timer_cycles =
-      to_cycles(c.real("llr.nack_timer_ns", 1000, "ns", 1, 1e9, "re-send a NACK after this long without progress"), phy_period);
-  l.ack_timer_cycles =
-      to_cycles(c.real("llr.ack_timer_ns", 100, "ns", 1, 1e9, "ACK this long after the first unacknowledged frame"), phy_period);
-  l.ack_every = static_cast<int>(c.integer("llr.ack_every", 8, "frames", 1, 1 << 20, "frames per cumulative ACK"));
-  l.replay_limit = static_cast<int>(c.integer("llr.replay_limit", 3, "replays", 0, 1000, "replays without progress before FLUSH"));
-  p.max_replay_buffer_bytes = static_cast<std::uint64_t>(c.integer(
-      "llr.max_replay_buffer_bytes", 4 << 20, "bytes", 1024, 1ll << 40, "the largest replay buffer a port has"));
+  p.llr_params = link::LlrParams::declare(c, phy_period);
+  const link::LlrConfig& l = p.llr_params.config;
   p.llr_rtl = c.implementation("llr.impl", {"model", "rtl"},
                                "every port's LLR transmitter and receiver: the C++ models or their Verilated RTL "
                                "twins") == "rtl";
@@ -59,20 +43,12 @@ PortParams PortParams::declare(Config& c, int vcs) {
   }
   p.max_frame_bytes = static_cast<std::uint32_t>(c.integer("port.max_frame_bytes", 9216, "bytes", 64, 9216,
                                                            "largest frame the ports carry (sizes buffers)"));
-  auto& cb = p.cbfc;
-  cb.vcs = vcs;
-  p.cbfc_buffer_credits = static_cast<std::uint32_t>(c.integer(
-      "cbfc.buffer_credits", 0, "credits", 0, 1 << 19, "receive buffer per VC; 0 = sized per link: twice the credit loop"));
-  p.cbfc_update_ns = c.real("cbfc.update_timer_ns", 500, "ns", 1, 1e9, "CF_Update this long after credits were freed");
-  p.cbfc_refresh_ns = c.real("cbfc.refresh_ns", 2622, "ns", 1, 1e9, "re-send a CF_Update this often (its loss is repaired)");
-  p.cbfc_resync_ns = c.real("cbfc.resync_us", 256, "us", 0.001, 1e9, "CC_Update period (frees the credits of lost frames)") * 1000;
-  p.cbfc_rtl = c.implementation("cbfc.impl", {"model", "rtl"},
-                                "every port's CBFC sending end: the C++ model or its Verilated RTL twin") == "rtl";
-  if (p.cbfc_rtl && p.fc != PortFcMode::kCbfc)
+  p.cbfc = link::CbfcParams::declare(c, vcs);
+  if (p.cbfc.rtl && p.fc != link::FcMode::kCbfc)
     throw ConfigError(fmt::format("cbfc.impl = 'rtl' with port.fc = '{}': the twin is a CBFC engine; allowed with "
-                                  "port.fc=cbfc only", fc));
-  if (p.cbfc_rtl) {  // every VC's buffer is the same size (for_link), so only the build parameters count
-    link::CbfcConfig k = cb;
+                                  "port.fc=cbfc only", link::fc_mode_name(p.fc)));
+  if (p.cbfc.rtl) {  // every VC's buffer is the same size (for_link), so only the build parameters count
+    link::CbfcConfig k = p.cbfc.config;
     k.buffer_credits.assign(vcs, 1);
     rtl::CbfcSenderTwin::check(k);
   }
@@ -84,7 +60,7 @@ PortParams PortParams::declare(Config& c, int vcs) {
   pf.xoff_bytes = 196608;
   pf.xon_bytes = 131072;
   pf.declare_thresholds(c);
-  if (p.fc == PortFcMode::kPfc) pf.validate("pfc");
+  if (p.fc == link::FcMode::kPfc) pf.validate("pfc");
   return p;
 }
 
@@ -105,25 +81,26 @@ Time PortParams::loop(double cable_m) const {
 }
 
 std::uint64_t PortParams::replay_buffer_bytes(double cable_m) const {
-  const Time t = loop(cable_m) + llr_config.ack_timer_cycles * phy.period();
+  const Time t = loop(cable_m) + llr_params.config.ack_timer_cycles * phy.period();
   return static_cast<std::uint64_t>(std::ceil(line_gbps() / 8 * static_cast<double>(t) / kNs)) + 2ull * max_frame_bytes;
 }
 
 std::string PortParams::reach_problem(double cable_m) const {
-  if (llr && replay_buffer_bytes(cable_m) > max_replay_buffer_bytes)
+  if (llr && !llr_params.replay_buffer_bytes && replay_buffer_bytes(cable_m) > llr_params.max_replay_buffer_bytes)
     return fmt::format("LLR over {} m needs a {:.2f} MB replay buffer (line rate x loop + 2 frames), above "
                        "llr.max_replay_buffer_bytes = {}",
-                       cable_m, replay_buffer_bytes(cable_m) / 1e6, max_replay_buffer_bytes);
-  if (fc == PortFcMode::kCbfc) {
-    const std::uint64_t need = link::required_buffer_credits(cbfc, line_gbps(), loop(cable_m), max_frame_bytes);
-    if (cbfc_buffer_credits ? need > cbfc_buffer_credits : 2 * need >= (std::uint64_t{1} << (cbfc.counter_bits - 1)))
+                       cable_m, replay_buffer_bytes(cable_m) / 1e6, llr_params.max_replay_buffer_bytes);
+  if (fc == link::FcMode::kCbfc) {
+    const link::CbfcConfig& cb = cbfc.config;
+    const std::uint64_t need = link::required_buffer_credits(cb, line_gbps(), loop(cable_m), max_frame_bytes);
+    const std::uint32_t given = cbfc.buffer_credits;
+    if (given ? need > given : 2 * need >= (std::uint64_t{1} << (cb.counter_bits - 1)))
       return fmt::format("CBFC over {} m needs {} credits of {} B per VC for the credit loop, {}", cable_m, need,
-                         cbfc.credit_bytes,
-                         cbfc_buffer_credits ? fmt::format("above cbfc.buffer_credits = {}", cbfc_buffer_credits)
-                                             : "beyond what its counters can track");
+                         cb.credit_bytes,
+                         given ? fmt::format("above cbfc.buffer_credits = {}", given) : "beyond what its counters can track");
   }
   if (llr && llr_rtl) {
-    link::LlrConfig k = llr_config;
+    link::LlrConfig k = llr_params.config;
     k.replay_buffer_bytes = replay_buffer_bytes(cable_m);
     try {
       rtl::check_llr_twins(k);
@@ -134,15 +111,24 @@ std::string PortParams::reach_problem(double cable_m) const {
                          cable_m, k.replay_buffer_bytes, e.what());
     }
   }
+  if (llr) {
+    const Cycle nack_loop = cycles_for(loop(cable_m), phy.period());
+    try {
+      llr_params.config.check_timers(phy.period(), nack_loop + llr_params.config.ack_timer_cycles, nack_loop,
+                                     fmt::format("a largest frame out and a control frame back over {} m", cable_m));
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+  }
   return "";
 }
 
 PortParams PortParams::for_link(double cable_m) const {
   PortParams p = *this;
   p.phy.set_cable(cable_m);
-  p.llr_config.replay_buffer_bytes = replay_buffer_bytes(cable_m);
-  const std::uint64_t need = link::required_buffer_credits(cbfc, line_gbps(), loop(cable_m), max_frame_bytes);
-  p.cbfc.buffer_credits.assign(cbfc.vcs, cbfc_buffer_credits ? cbfc_buffer_credits : static_cast<std::uint32_t>(2 * need));
+  p.llr_params.config.replay_buffer_bytes = llr_params.replay_buffer_for(replay_buffer_bytes(cable_m));
+  const std::uint64_t need = link::required_buffer_credits(cbfc.config, line_gbps(), loop(cable_m), max_frame_bytes);
+  p.cbfc.config.buffer_credits.assign(cbfc.config.vcs, cbfc.sized_for(need));
   return p;
 }
 
@@ -152,15 +138,12 @@ PortFc::PortFc(std::string name, const PortParams& p, const Clock& core, Stats& 
                Channel<FcMessage>& out, Channel<FcMessage>& in)
     : Core(std::move(name)), mode_(p.fc), fifo_frames_(p.fifo_frames),
       cbfc_tx_([&]() -> std::unique_ptr<link::CreditSender> {
-        link::CbfcConfig cb = p.cbfc;
-        cb.update_timer_cycles = to_cycles(p.cbfc_update_ns, core.period());
-        cb.refresh_cycles = to_cycles(p.cbfc_refresh_ns, core.period());
-        cb.resync_period_cycles = to_cycles(p.cbfc_resync_ns, core.period());
-        if (p.cbfc_rtl) return std::make_unique<rtl::CbfcSenderTwin>(cb, core);  // on this side's core clock
+        const link::CbfcConfig cb = p.cbfc.on_clock(core.period());
+        if (p.cbfc.rtl) return std::make_unique<rtl::CbfcSenderTwin>(cb, core);  // on this side's core clock
         return std::make_unique<link::CbfcSender>(cb);
       }()),
       cbfc_rx_(cbfc_tx_->config()), pfc_tx_(p.pfc, core.period()), pfc_rx_(p.pfc, core.period()), to_mac_(to_mac),
-      out_(out), in_(in), blocked_since_(p.cbfc.vcs, kNotBlocked), held_vc_(p.cbfc.vcs, 0),
+      out_(out), in_(in), blocked_since_(p.cbfc.config.vcs, kNotBlocked), held_vc_(p.cbfc.config.vcs, 0),
       xoffs_(stats.counter(this->name() + ".pfc.xoff", "frames", "pause frames with a non-zero pause time sent upstream")),
       cf_updates_(stats.counter(this->name() + ".cbfc.cf_updates", "updates", "CF_Updates sent upstream")),
       cc_updates_(stats.counter(this->name() + ".cbfc.cc_updates", "updates", "CC_Updates sent downstream")),
@@ -169,8 +152,8 @@ PortFc::PortFc(std::string name, const PortParams& p, const Clock& core, Stats& 
 
 bool PortFc::can_send(const Packet& p) const {
   bool fc_ok = true;
-  if (mode_ == PortFcMode::kCbfc) fc_ok = cbfc_tx_->can_send(p.vc, p.bytes);
-  if (mode_ == PortFcMode::kPfc) fc_ok = !pfc_tx_.paused(p.vc, now());
+  if (mode_ == link::FcMode::kCbfc) fc_ok = cbfc_tx_->can_send(p.vc, p.bytes);
+  if (mode_ == link::FcMode::kPfc) fc_ok = !pfc_tx_.paused(p.vc, now());
   // Held from the first refusal until the feeder asks again and may go (it is woken when credits
   // come or a pause ends).
   Cycle& since = blocked_since_.at(p.vc);
@@ -191,15 +174,15 @@ bool PortFc::can_send(const Packet& p) const {
 }
 
 void PortFc::on_send(const Packet& p) {
-  if (mode_ == PortFcMode::kCbfc) cbfc_tx_->on_send(p.vc, p.bytes);
+  if (mode_ == link::FcMode::kCbfc) cbfc_tx_->on_send(p.vc, p.bytes);
   ++frames_sent_;
 }
 
 void PortFc::on_arrive(const Packet& p) {
-  if (mode_ == PortFcMode::kCbfc) {
+  if (mode_ == link::FcMode::kCbfc) {
     if (const std::uint32_t beyond = cbfc_rx_.on_receive(p.vc, p.bytes))
       overflow_.record(beyond, "credits", [&] { return link::cbfc_overflow(name(), cbfc_rx_, p.vc, p.bytes, beyond, now()); });
-  } else if (mode_ == PortFcMode::kPfc) {
+  } else if (mode_ == link::FcMode::kPfc) {
     if (const std::uint32_t beyond = pfc_rx_.on_receive(p.vc, p.bytes))
       overflow_.record(beyond, "B", [&] { return link::pfc_overflow(name(), pfc_rx_, p.vc, p.bytes, beyond, now()); });
   }
@@ -207,8 +190,8 @@ void PortFc::on_arrive(const Packet& p) {
 }
 
 void PortFc::on_depart(std::uint32_t bytes, std::uint8_t vc) {
-  if (mode_ == PortFcMode::kCbfc) cbfc_rx_.on_drain(vc, bytes);
-  if (mode_ == PortFcMode::kPfc) pfc_rx_.on_drain(vc, bytes);
+  if (mode_ == link::FcMode::kCbfc) cbfc_rx_.on_drain(vc, bytes);
+  if (mode_ == link::FcMode::kPfc) pfc_rx_.on_drain(vc, bytes);
   wake_next();
 }
 
@@ -217,7 +200,7 @@ std::uint64_t PortFc::held_cycles(int vc) const {
 }
 
 std::string PortFc::counted_beyond(const PortFc& far) const {
-  if (mode_ != PortFcMode::kCbfc) return "";
+  if (mode_ != link::FcMode::kCbfc) return "";
   const std::uint32_t mask = cbfc_rx_.config().counter_bits >= 32 ? ~0u : (1u << cbfc_rx_.config().counter_bits) - 1;
   for (int vc = 0; vc < cbfc_rx_.config().vcs; ++vc) {
     // Sent minus counted is what is on its way or lost: never negative (it would wrap).
@@ -243,7 +226,7 @@ void PortFc::eval() {
     woke_upstream = true;
   }
   if (woke_upstream && upstream_) upstream_->wake_next();
-  if (mode_ == PortFcMode::kCbfc) {
+  if (mode_ == link::FcMode::kCbfc) {
     while (auto cf = cbfc_rx_.poll(now())) {
       cf_updates_.add();
       outbox_.push_back({std::move(cf), std::nullopt});
@@ -252,7 +235,7 @@ void PortFc::eval() {
       cc_updates_.add();
       outbox_.push_back({std::move(cc), std::nullopt, frames_sent_});
     }
-  } else if (mode_ == PortFcMode::kPfc) {
+  } else if (mode_ == link::FcMode::kPfc) {
     while (auto pause = pfc_rx_.poll(now())) {
       if (pause->quanta[0] || pause->enable_vector > 1) xoffs_.add();
       outbox_.push_back({std::nullopt, pause});
@@ -273,8 +256,8 @@ void PortFc::commit() {
     arrived_cc_.reset();
   }
   Cycle next = ~Cycle{0};
-  if (mode_ == PortFcMode::kCbfc) next = std::min(cbfc_rx_.next_timer(), cbfc_tx_->next_timer());
-  if (mode_ == PortFcMode::kPfc) {
+  if (mode_ == link::FcMode::kCbfc) next = std::min(cbfc_rx_.next_timer(), cbfc_tx_->next_timer());
+  if (mode_ == link::FcMode::kPfc) {
     next = pfc_rx_.next_timer();
     for (int prio = 0; prio < pfc_rx_.config().priorities; ++prio)
       if (pfc_tx_.paused(prio, now()) && upstream_) upstream_->wake_at(pfc_tx_.paused_until(prio));

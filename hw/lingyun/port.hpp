@@ -44,23 +44,18 @@
 
 namespace xy::lingyun {
 
-enum class PortFcMode { kCbfc, kPfc, kNone };
-
 // What every port of a system is made of (one declaration: port.*, llr.*, cbfc.*, pfc.*).
 struct PortParams {
   phy::PhyParams phy;
   bool llr = true;
-  link::LlrConfig llr_config;
+  link::LlrParams llr_params;  // llr_params.config: this link's once for_link() has sized its replay buffer
   // llr.impl=rtl: every port with LLR runs the Verilated twins (rtl/link/llr_twins.hpp) in place
   // of link::LlrTx and LlrRx; cbfc.impl=rtl: every CBFC port's sending end is the twin of
   // link::CbfcSender. Implementation choices: results must not change.
-  bool llr_rtl = false, cbfc_rtl = false;
-  PortFcMode fc = PortFcMode::kCbfc;
-  link::CbfcConfig cbfc;
+  bool llr_rtl = false;
+  link::FcMode fc = link::FcMode::kCbfc;
+  link::CbfcParams cbfc;  // cbfc.config: this link's once for_link() has sized its buffers
   link::PfcConfig pfc;
-  std::uint32_t cbfc_buffer_credits = 0;  // per VC; 0 = sized per link (for_link)
-  double cbfc_update_ns = 500, cbfc_refresh_ns = 2622, cbfc_resync_ns = 256000;
-  std::uint64_t max_replay_buffer_bytes = 4 << 20;
   std::uint32_t max_frame_bytes = 9216;
   std::uint32_t fifo_frames = 4;  // async FIFO between a core and its MAC, each way
 
@@ -111,7 +106,7 @@ class PortFc : public Core, public sw::EgressGate, public sw::IngressMonitor {
   const link::CreditSender& cbfc_sender() const { return *cbfc_tx_; }  // the model or its twin
 
  private:
-  PortFcMode mode_;
+  link::FcMode mode_;
   std::size_t fifo_frames_;
   std::unique_ptr<link::CreditSender> cbfc_tx_;  // link::CbfcSender, or rtl::CbfcSenderTwin
   link::CbfcReceiver cbfc_rx_;

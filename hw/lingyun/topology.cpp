@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "hw/link/flow_control.hpp"
 #include "xingyun/yaml_file.hpp"
 
 namespace xy::lingyun {
@@ -135,15 +136,15 @@ Topology Topology::load(const std::string& path) {
         throw ConfigError(fmt::format("{}: a link between two endpoints: every link has a switch at one end", yaml_at(path, l)));
       connect(t, ends[0], ends[1], cable, yaml_at(path, l));
       Link& link = t.links.back();
-      const auto pick = [&](const char* key, std::initializer_list<const char*> allowed) -> std::optional<std::string> {
+      const auto pick = [&](const char* key, const std::vector<std::string>& allowed) -> std::optional<std::string> {
         if (!l[key]) return std::nullopt;
         const auto v = l[key].as<std::string>();
-        if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return v == a; }))
+        if (std::find(allowed.begin(), allowed.end(), v) == allowed.end())
           throw ConfigError(fmt::format("{}: {} = '{}': allowed are {}", yaml_at(path, l[key]), key, v, fmt::join(allowed, ", ")));
         return v;
       };
       link.fec = pick("fec", {"rs544", "rs272", "none"});
-      link.fc = pick("fc", {"cbfc", "pfc", "none"});
+      link.fc = pick("fc", link::fc_mode_names());
       if (const auto llr = pick("llr", {"true", "false"})) link.llr = *llr == "true";
     }
   } catch (const YAML::Exception& e) {

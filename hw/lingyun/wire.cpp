@@ -15,13 +15,13 @@ std::uint64_t get(const std::vector<std::uint8_t>& in, std::size_t at, int bytes
   for (int i = 0; i < bytes; ++i) v |= std::uint64_t{in[at + i]} << (8 * i);
   return v;
 }
-void seal(std::vector<std::uint8_t>& out) { put(out, link::crc32(out.data(), out.size()), kFcsBytes); }
+void seal(std::vector<std::uint8_t>& out) { put(out, link::crc32(out.data(), out.size()), link::kFcsBytes); }
 
 }  // namespace
 
 void encode_data(const Packet& frame, std::uint32_t seq, std::vector<std::uint8_t>& out) {
-  if (frame.bytes < kFcsBytes + 1) throw std::logic_error("a data frame shorter than its FCS");
-  const std::uint32_t body = frame.bytes - kFcsBytes;
+  if (frame.bytes < link::kFcsBytes + 1) throw std::logic_error("a data frame shorter than its FCS");
+  const std::uint32_t body = frame.bytes - link::kFcsBytes;
   out.clear();
   out.push_back(static_cast<std::uint8_t>(WireKind::kData));
   put(out, seq, 3);
@@ -63,9 +63,9 @@ void encode_fc(const FcMessage& m, std::vector<std::uint8_t>& out) {
 
 Received parse(const std::vector<std::uint8_t>& in) {
   Received r;
-  if (in.size() < 1 + kFcsBytes) return r;
-  const std::size_t body = in.size() - kFcsBytes;
-  if (link::crc32(in.data(), body) != get(in, body, kFcsBytes)) return r;
+  if (in.size() < 1 + link::kFcsBytes) return r;
+  const std::size_t body = in.size() - link::kFcsBytes;
+  if (link::crc32(in.data(), body) != get(in, body, link::kFcsBytes)) return r;
   r.kind = static_cast<WireKind>(in[0]);
   switch (r.kind) {
     case WireKind::kData:
@@ -113,7 +113,7 @@ Received parse(const std::vector<std::uint8_t>& in) {
 void unwrap_data(const std::vector<std::uint8_t>& wire, Packet& frame) {
   frame.bytes = static_cast<std::uint32_t>(wire.size() - kDataHeaderBytes);
   if (frame.phantom) frame.payload.clear();
-  else frame.payload.assign(wire.begin() + kDataHeaderBytes, wire.end() - kFcsBytes);
+  else frame.payload.assign(wire.begin() + kDataHeaderBytes, wire.end() - link::kFcsBytes);
 }
 
 }  // namespace xy::lingyun

@@ -15,25 +15,16 @@
 #include <optional>
 #include <vector>
 
-#include "hw/link/cbfc.hpp"
+#include "hw/link/flow_control.hpp"
 #include "hw/link/llr.hpp"
-#include "hw/link/pfc.hpp"
 #include "xingyun/packet.hpp"
 
 namespace xy::lingyun {
 
 enum class WireKind : std::uint8_t { kData = 0xD5, kLlr = 0x4C, kCf = 0xCF, kCc = 0xCC, kPause = 0x9A };
 inline constexpr std::uint32_t kDataHeaderBytes = 4;  // kind + seq
-inline constexpr std::uint32_t kFcsBytes = 4;
 
-// A flow-control message between the two ends of a link direction.
-struct FcMessage {
-  std::optional<link::CreditUpdate> credit;
-  std::optional<link::PauseFrame> pause;
-  // A CC_Update counts the data frames sent before it: it leaves after the first `after_frames`
-  // frames of the link, so that it never overtakes a frame it counted.
-  std::uint64_t after_frames = 0;
-};
+using link::FcMessage;
 
 // Writes the wire bytes of a data frame: its header, its bytes (a pattern from its id when the
 // frame is phantom; its payload, of bytes - 4 without the FCS, otherwise) and the FCS. The MAC

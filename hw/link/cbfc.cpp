@@ -27,6 +27,34 @@ std::string format_bytes(double bytes) {
 
 }  // namespace
 
+CbfcParams CbfcParams::declare(Config& c, int vcs) {
+  CbfcParams p;
+  CbfcConfig& cb = p.config;
+  cb.vcs = vcs;
+  cb.credit_bytes = static_cast<std::uint32_t>(c.integer("cbfc.credit_bytes", 128, "bytes", 1, 65535, "buffer bytes per credit"));
+  cb.counter_bits = static_cast<std::uint32_t>(c.integer("cbfc.counter_bits", 20, "bits", 8, 32, "wrap-around counter width"));
+  p.buffer_credits = static_cast<std::uint32_t>(c.integer(
+      "cbfc.buffer_credits", 0, "credits", 0, 1 << 30, "receive buffer per VC; 0 = sized per link: twice the credit loop"));
+  cb.update_spacing_bytes = static_cast<std::uint32_t>(c.integer(
+      "cbfc.update_spacing_bytes", 6400, "bytes", 800, 256 * 1024, "freed bytes that make a CF_Update due"));
+  p.update_timer = from_ns(c.real("cbfc.update_timer_ns", 500, "ns", 1, 1e9, "or a CF_Update this long after credits were freed"));
+  p.refresh = from_ns(c.real("cbfc.refresh_ns", 2622, "ns", 1, 1e9, "re-send a VC's counter at least this often (its loss is repaired)"));
+  p.resync = from_us(c.real("cbfc.resync_us", 256, "us", 0.001, 1e9, "CC_Update period (frees the credits of lost frames)"));
+  p.rtl = c.implementation("cbfc.impl", {"model", "rtl"},
+                           "every CBFC port's sending end: the C++ model or its Verilated RTL twin") == "rtl";
+  cb.buffer_credits.assign(vcs, std::max<std::uint32_t>(p.buffer_credits, 1));  // each link's: sized_for()
+  cb.validate("cbfc");
+  return p;
+}
+
+CbfcConfig CbfcParams::on_clock(Time period) const {
+  CbfcConfig cb = config;
+  cb.update_timer_cycles = cycles_for(update_timer, period);
+  cb.refresh_cycles = cycles_for(refresh, period);
+  cb.resync_period_cycles = cycles_for(resync, period);
+  return cb;
+}
+
 void CbfcConfig::validate(const std::string& prefix) const {
   const std::string& p = prefix;
   if (vcs < 1 || vcs > 32) throw ConfigError(fmt::format("{}.vcs = {}: must be in [1, 32]", p, vcs));

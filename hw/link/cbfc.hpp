@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "xingyun/config.hpp"
 #include "xingyun/units.hpp"
 
 namespace xy::link {
@@ -60,6 +61,20 @@ struct CbfcConfig {
   // Credits a frame of `bytes` costs: ceil((bytes + overhead) / credit_bytes), at least one.
   std::uint32_t credits_for(std::uint32_t bytes) const;
   std::uint32_t counter_mask() const;  // 2^counter_bits - 1
+};
+
+// The cbfc.* parameters, declared once for every port that runs CBFC.
+struct CbfcParams {
+  CbfcConfig config;                 // its timers in cycles only through on_clock()
+  std::uint32_t buffer_credits = 0;  // per VC; 0: sized per link, twice the credit loop (sized_for)
+  Time update_timer = 0, refresh = 0, resync = 0;
+  bool rtl = false;                  // cbfc.impl=rtl: the sending end is the RTL twin
+  static CbfcParams declare(Config& c, int vcs);
+  CbfcConfig on_clock(Time period) const;  // with its timers in cycles of `period`
+  // The receive buffer per VC of a link whose credit loop needs `needed` credits.
+  std::uint32_t sized_for(std::uint64_t needed) const {
+    return buffer_credits ? buffer_credits : static_cast<std::uint32_t>(2 * needed);
+  }
 };
 
 struct CreditUpdate {

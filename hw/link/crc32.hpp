@@ -18,7 +18,7 @@ inline constexpr std::uint32_t kCrc32Preset = 0xFFFFFFFF;
 // crc32() over any frame followed by its correct FCS; the register before the final
 // complement then holds ~kFcsResidue = 0xDEBB20E3.
 inline constexpr std::uint32_t kFcsResidue = 0x2144DF1C;
-inline constexpr std::size_t kFcsBytes = 4;
+inline constexpr std::uint32_t kFcsBytes = 4;
 
 // Advances the raw CRC register (no preset, no final complement) over `size` bytes, for frames
 // that arrive in pieces: crc32(d, n) == ~crc32_update(kCrc32Preset, d, n).

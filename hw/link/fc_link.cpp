@@ -13,7 +13,7 @@ namespace {
 constexpr std::uint64_t kPauseLineBytes = PauseFrame::wire_bytes + 8 + 12;  // + preamble and gap
 }
 
-FcSender::FcSender(std::string name, FlowControl fc, const CbfcConfig& cbfc, const PfcConfig& pfc, Time period,
+FcSender::FcSender(std::string name, FcMode fc, const CbfcConfig& cbfc, const PfcConfig& pfc, Time period,
                    const FcFaults& faults, Rng rng, SerialLine<FcItem>& out, SerialLine<FcItem>& in,
                    Channel<Packet*>& from_host, Stats& stats, std::unique_ptr<CreditSender> credits)
     : Core(std::move(name)), fc_(fc), cbfc_(credits ? std::move(credits) : std::make_unique<CbfcSender>(cbfc)),
@@ -39,7 +39,7 @@ void FcSender::eval() {
     if (queues_[vc].size() >= 4) break;  // the host's queue blocks behind a full VC queue
     queues_[vc].push_back(from_host_.pop());
   }
-  if (fc_ == FlowControl::kCbfc)
+  if (fc_ == FcMode::kCbfc)
     if (auto cc = cbfc_->poll(now())) {
       FcItem item;
       item.lost = faults_.update_loss > 0 && rng_.chance(faults_.update_loss);
@@ -58,8 +58,8 @@ void FcSender::eval() {
       if (queues_[vc].empty()) continue;
       waiting = true;
       const std::uint32_t bytes = queues_[vc].front()->bytes;
-      const bool allowed = fc_ == FlowControl::kCbfc  ? cbfc_->can_send(vc, bytes)
-                           : fc_ == FlowControl::kPfc ? !pfc_.paused(vc, now())
+      const bool allowed = fc_ == FcMode::kCbfc  ? cbfc_->can_send(vc, bytes)
+                           : fc_ == FcMode::kPfc ? !pfc_.paused(vc, now())
                                                       : true;
       if (allowed) chosen = vc;
     }
@@ -71,9 +71,9 @@ void FcSender::eval() {
     next_vc_ = (chosen + 1) % static_cast<int>(queues_.size());
     Packet* f = queues_[chosen].front();
     queues_[chosen].pop_front();
-    if (fc_ == FlowControl::kCbfc) cbfc_->on_send(chosen, f->bytes);
+    if (fc_ == FcMode::kCbfc) cbfc_->on_send(chosen, f->bytes);
     // Checked every frame: never more credits in use than the receiver's buffer.
-    if (fc_ == FlowControl::kCbfc && cbfc_->in_use(chosen) > cbfc_->config().buffer_credits[chosen])
+    if (fc_ == FcMode::kCbfc && cbfc_->in_use(chosen) > cbfc_->config().buffer_credits[chosen])
       throw std::logic_error(name() + ": credits in use exceed the receiver buffer");
     f->injected = clock().time_of(now());
     FcItem item;
@@ -93,8 +93,8 @@ void FcSender::eval() {
 void FcSender::commit() {
   bool queued = false;
   for (const auto& q : queues_) queued = queued || !q.empty();
-  Cycle next = fc_ == FlowControl::kCbfc ? cbfc_->next_timer() : ~Cycle{0};
-  if (fc_ == FlowControl::kPfc)
+  Cycle next = fc_ == FcMode::kCbfc ? cbfc_->next_timer() : ~Cycle{0};
+  if (fc_ == FcMode::kPfc)
     for (std::size_t p = 0; p < queues_.size(); ++p)
       if (!queues_[p].empty() && pfc_.paused(static_cast<int>(p), now())) next = std::min(next, pfc_.paused_until(static_cast<int>(p)));
   if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
@@ -116,18 +116,18 @@ std::string FcSender::held_back() const {
     const int vc = static_cast<int>(q);
     const std::uint32_t bytes = queues_[q].front()->bytes;
     std::string why;
-    if (fc_ == FlowControl::kCbfc && !cbfc_->can_send(vc, bytes))
+    if (fc_ == FcMode::kCbfc && !cbfc_->can_send(vc, bytes))
       why = fmt::format("{} VC {}: a {} B frame needs {} credits, {} of {} available ({} in use)", name(), vc, bytes,
                         cbfc_->config().credits_for(bytes), cbfc_->credits_available(vc),
                         cbfc_->config().buffer_credits[q], cbfc_->in_use(vc));
-    if (fc_ == FlowControl::kPfc && pfc_.paused(vc, now()))
+    if (fc_ == FcMode::kPfc && pfc_.paused(vc, now()))
       why = fmt::format("{} priority {}: paused until cycle {}", name(), vc, pfc_.paused_until(vc));
     if (!why.empty()) out += (out.empty() ? "" : "; ") + why;
   }
   return out;
 }
 
-FcReceiver::FcReceiver(std::string name, FlowControl fc, const CbfcConfig& cbfc, const PfcConfig& pfc, Time period,
+FcReceiver::FcReceiver(std::string name, FcMode fc, const CbfcConfig& cbfc, const PfcConfig& pfc, Time period,
                        double drain_bytes_per_cycle, const FcFaults& faults, Rng rng, SerialLine<FcItem>& in,
                        SerialLine<FcItem>& out, Channel<Packet*>& to_host, PacketPool& pool, Stats& stats)
     : Core(std::move(name)), fc_(fc), cbfc_(cbfc), pfc_(pfc, period), drain_per_cycle_(drain_bytes_per_cycle),
@@ -159,11 +159,11 @@ void FcReceiver::eval() {
     Packet* f = item.frame;
     const int vc = f->vc % static_cast<int>(queues_.size());
     frames_received_.add();
-    if (fc_ == FlowControl::kCbfc) {
+    if (fc_ == FcMode::kCbfc) {
       if (const std::uint32_t beyond = cbfc_.on_receive(vc, f->bytes))
         overflow_.record(beyond, "credits", [&] { return cbfc_overflow(name(), cbfc_, vc, f->bytes, beyond, now()); });
     }
-    if (fc_ == FlowControl::kPfc) {
+    if (fc_ == FcMode::kPfc) {
       if (const std::uint32_t beyond = pfc_.on_receive(vc, f->bytes))
         overflow_.record(beyond, "B", [&] { return pfc_overflow(name(), pfc_, vc, f->bytes, beyond, now()); });
     }
@@ -181,21 +181,21 @@ void FcReceiver::eval() {
     tokens_ -= f->bytes;
     queues_[vc].pop_front();
     occupancy_[vc] -= f->bytes;
-    if (fc_ == FlowControl::kCbfc) cbfc_.on_drain(vc, f->bytes);
-    if (fc_ == FlowControl::kPfc) pfc_.on_drain(vc, f->bytes);
+    if (fc_ == FcMode::kCbfc) cbfc_.on_drain(vc, f->bytes);
+    if (fc_ == FcMode::kPfc) pfc_.on_drain(vc, f->bytes);
     to_host_.push(f);
     next_vc_ = (vc + 1) % static_cast<int>(queues_.size());
     break;
   }
   FcItem update;
   std::uint64_t bytes = 0;
-  if (fc_ == FlowControl::kCbfc) {
+  if (fc_ == FcMode::kCbfc) {
     if (auto cf = cbfc_.poll(now())) {
       cf_updates_.add();
       bytes = cf->wire_bytes;
       update.credit = std::move(cf);
     }
-  } else if (fc_ == FlowControl::kPfc) {
+  } else if (fc_ == FcMode::kPfc) {
     if (auto pause = pfc_.poll(now())) {
       pauses_.add();
       bytes = kPauseLineBytes;
@@ -212,8 +212,8 @@ void FcReceiver::eval() {
 void FcReceiver::commit() {
   bool queued = false;
   for (const auto& q : queues_) queued = queued || !q.empty();
-  const Cycle next = fc_ == FlowControl::kCbfc ? cbfc_.next_timer()
-                     : fc_ == FlowControl::kPfc ? pfc_.next_timer()
+  const Cycle next = fc_ == FcMode::kCbfc ? cbfc_.next_timer()
+                     : fc_ == FcMode::kPfc ? pfc_.next_timer()
                                                 : ~Cycle{0};
   if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
   set_busy(queued);

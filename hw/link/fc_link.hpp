@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "hw/link/cbfc.hpp"
+#include "hw/link/flow_control.hpp"
 #include "hw/link/overflow.hpp"
 #include "hw/link/pcap.hpp"
 #include "hw/link/pfc.hpp"
@@ -29,12 +30,9 @@
 
 namespace xy::link {
 
-enum class FlowControl { kCbfc, kPfc, kNone };
-
-struct FcItem {
+// What the line carries: a data frame or a flow-control message.
+struct FcItem : FcMessage {
   Packet* frame = nullptr;
-  std::optional<CreditUpdate> credit;
-  std::optional<PauseFrame> pause;
   bool lost = false;
 };
 
@@ -46,7 +44,7 @@ struct FcFaults {
 class FcSender : public Core {
  public:
   // `credits`: the CBFC sending end to use (an RTL twin, say); null for the C++ model.
-  FcSender(std::string name, FlowControl fc, const CbfcConfig& cbfc, const PfcConfig& pfc, Time period,
+  FcSender(std::string name, FcMode fc, const CbfcConfig& cbfc, const PfcConfig& pfc, Time period,
            const FcFaults& faults, Rng rng, SerialLine<FcItem>& out, SerialLine<FcItem>& in,
            Channel<Packet*>& from_host, Stats& stats, std::unique_ptr<CreditSender> credits = nullptr);
   void eval() override;
@@ -58,7 +56,7 @@ class FcSender : public Core {
   void capture_to(PcapWriter* writer) { pcap_ = writer; }  // every data frame sent, with its FCS
 
  private:
-  FlowControl fc_;
+  FcMode fc_;
   PcapWriter* pcap_ = nullptr;
   std::vector<std::uint8_t> scratch_;
   std::unique_ptr<CreditSender> cbfc_;
@@ -76,7 +74,7 @@ class FcSender : public Core {
 
 class FcReceiver : public Core {
  public:
-  FcReceiver(std::string name, FlowControl fc, const CbfcConfig& cbfc, const PfcConfig& pfc, Time period,
+  FcReceiver(std::string name, FcMode fc, const CbfcConfig& cbfc, const PfcConfig& pfc, Time period,
              double drain_bytes_per_cycle, const FcFaults& faults, Rng rng, SerialLine<FcItem>& in,
              SerialLine<FcItem>& out, Channel<Packet*>& to_host, PacketPool& pool, Stats& stats);
   void eval() override;
@@ -88,7 +86,7 @@ class FcReceiver : public Core {
   bool idle() const;
 
  private:
-  FlowControl fc_;
+  FcMode fc_;
   CbfcReceiver cbfc_;
   PfcReceiver pfc_;
   double drain_per_cycle_, tokens_ = 0;

@@ -24,6 +24,44 @@ void LlrConfig::validate(const std::string& prefix) const {
   if (ack_every < 1) throw ConfigError(fmt::format("{}ack_every = {}: must be >= 1", k, ack_every));
 }
 
+LlrParams LlrParams::declare(Config& c, Time period) {
+  LlrParams p;
+  LlrConfig& l = p.config;
+  l.seq_bits = static_cast<int>(c.integer("llr.seq_bits", 20, "bits", 4, 32, "sequence number width"));
+  l.window = static_cast<std::uint32_t>(
+      c.integer("llr.window", 0, "frames", 0, 1ll << 31, "frames in flight; 0 = 2^(seq_bits - 1)"));
+  if (l.window == 0) l.window = 1u << (l.seq_bits - 1);
+  const auto timer = [&](const char* key, double def, const char* meaning) {
+    return cycles_for(from_ns(c.real(key, def, "ns", 1, 1e9, meaning)), period);
+  };
+  l.replay_timer_cycles = timer("llr.replay_timer_ns", 5000, "replay when no ACK progress this long");
+  l.nack_timer_cycles = timer("llr.nack_timer_ns", 2000, "re-send a NACK after this long without progress");
+  l.ack_timer_cycles = timer("llr.ack_timer_ns", 500, "ACK this long after the first unacknowledged frame");
+  l.ack_every = static_cast<int>(c.integer("llr.ack_every", 8, "frames", 1, 1 << 20, "frames per cumulative ACK"));
+  l.replay_limit =
+      static_cast<int>(c.integer("llr.replay_limit", 3, "replays", 0, 1000, "replays without progress before FLUSH"));
+  l.data_age_cycles = cycles_for(
+      from_us(c.real("llr.data_age_us", 0, "us", 0, 1e9, "FLUSH frames older than this; 0 = off")), period);
+  p.replay_buffer_bytes = static_cast<std::uint64_t>(c.integer(
+      "llr.replay_buffer_bytes", 0, "bytes", 0, 1ll << 40, "0 = sized per link by the rule: rate x loop + 2 largest frames"));
+  p.max_replay_buffer_bytes = static_cast<std::uint64_t>(c.integer(
+      "llr.max_replay_buffer_bytes", 8 << 20, "bytes", 1024, 1ll << 40, "the largest replay buffer a port has"));
+  l.validate("llr");
+  return p;
+}
+
+void LlrConfig::check_timers(Time period, Cycle ack_loop, Cycle nack_loop, const std::string& loop_parts) const {
+  const double ns = to_ns(period);
+  if (replay_timer_cycles <= ack_loop)
+    throw ConfigError(fmt::format("llr.replay_timer_ns = {:.6g}: must be above {:.2f} ns, the time an ACK takes to come "
+                                  "back ({} + {:.2f} ns llr.ack_timer_ns)",
+                                  replay_timer_cycles * ns, ack_loop * ns, loop_parts, ack_timer_cycles * ns));
+  if (nack_timer_cycles <= nack_loop)
+    throw ConfigError(fmt::format("llr.nack_timer_ns = {:.6g}: must be above {:.2f} ns, the time a NACK's replay takes "
+                                  "to come back ({})",
+                                  nack_timer_cycles * ns, nack_loop * ns, loop_parts));
+}
+
 const char* to_string(LlrTxState s) {
   switch (s) {
     case LlrTxState::kInit: return "INIT";

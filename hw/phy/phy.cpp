@@ -23,13 +23,11 @@ void scramble_block(Scrambler& s, std::uint8_t* bits, std::uint64_t at, bool des
   }
 }
 
-Cycle ns_to_cycles(double ns, Time period) {
-  return static_cast<Cycle>(std::ceil(ns * kNs / static_cast<double>(period) - 1e-9));
-}
+Cycle ns_to_cycles(double ns, Time period) { return cycles_for(from_ns(ns), period); }
 
 }  // namespace
 
-PhyParams PhyParams::declare(Config& c, const std::string& prefix, int default_lanes) {
+PhyParams PhyParams::declare(Config& c, const std::string& prefix, int default_lanes, Cable cable) {
   PhyParams p;
   const std::string k = prefix + ".";
   p.fec = c.choice(k + "fec", "rs544", {"rs544", "rs272", "none"},
@@ -56,7 +54,7 @@ PhyParams PhyParams::declare(Config& c, const std::string& prefix, int default_l
   p.pma_tx_ns = c.real(k + "pma_tx_ns", 10, "ns", 0, 100000, "TX PMA/SerDes latency (check)");
   p.pma_rx_ns = c.real(k + "pma_rx_ns", 10, "ns", 0, 100000, "RX PMA/SerDes latency incl. DSP (check)");
   p.max_skew_ns = c.real(k + "max_skew_ns", 1, "ns", 0, 1000, "worst skew between lanes, removed by the deskew buffer");
-  p.set_cable(c.real(k + "cable_m", 2, "m", 0, 1000, "cable length; 5 ns per metre"));
+  p.set_cable(cable == Cable::kPerLink ? 0 : c.real(k + "cable_m", 2, "m", 0, 1000, "cable length; 5 ns per metre"));
   p.cdr_lock_cycles = ns_to_cycles(c.real(k + "cdr_lock_us", 1, "us", 0, 1e6, "link-up time: CDR lock") * 1000, period);
   const double down_at = c.real(k + "link_down_at_us", 0, "us", 0, 1e9, "link flap: when the link goes down");
   const double down_for = c.real(k + "link_down_us", 0, "us", 0, 1e9, "link flap: how long it stays down; 0 = no flap");

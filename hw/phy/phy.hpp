@@ -46,8 +46,11 @@ struct PhyParams {
   ErrorModelSpec errors;
   double max_skew_ns = 0, pma_tx_ns = 0, pma_rx_ns = 0, cable_m = 0;
 
+  // Where a PHY's cable length comes from: its own parameter, or each link's (a topology's).
+  enum class Cable { kDeclared, kPerLink };
   // Declares the parameters under `prefix` (e.g. "phy") and checks them together.
-  static PhyParams declare(Config& config, const std::string& prefix, int default_lanes = 4);
+  static PhyParams declare(Config& config, const std::string& prefix, int default_lanes = 4,
+                           Cable cable = Cable::kDeclared);
   Time period() const;           // datapath clock period
   void set_cable(double metres);  // and path_cycles with it (5 ns per metre)
   PhyParams with_fec(const std::string& mode) const;  // another FEC mode, its default interleave

@@ -7,7 +7,7 @@
 
 namespace xy::sw {
 
-PortFlowControl::PortFlowControl(std::string name, LinkFc mode, const link::CbfcConfig& cbfc,
+PortFlowControl::PortFlowControl(std::string name, link::FcMode mode, const link::CbfcConfig& cbfc,
                                  const link::PfcConfig& pfc, Time period, Cycle latency, Stats& stats,
                                  CreditRelease release)
     : Core(std::move(name)), mode_(mode), release_(release), cbfc_tx_(cbfc), cbfc_rx_(cbfc), pfc_tx_(pfc, period), pfc_rx_(pfc, period),
@@ -22,14 +22,14 @@ PortFlowControl::PortFlowControl(std::string name, LinkFc mode, const link::Cbfc
 
 bool PortFlowControl::can_send(const Packet& p) const {
   bool ok = true;
-  if (mode_ == LinkFc::kCbfc) ok = cbfc_tx_.can_send(p.vc, p.bytes);
-  if (mode_ == LinkFc::kPfc) ok = !pfc_tx_.paused(p.vc, now());
+  if (mode_ == link::FcMode::kCbfc) ok = cbfc_tx_.can_send(p.vc, p.bytes);
+  if (mode_ == link::FcMode::kPfc) ok = !pfc_tx_.paused(p.vc, now());
   if (!ok && p.vc < held_since_.size() && held_since_[p.vc] == ~Cycle{0}) held_since_[p.vc] = now();
   return ok;
 }
 
 void PortFlowControl::on_send(const Packet& p) {
-  if (mode_ == LinkFc::kCbfc) cbfc_tx_.on_send(p.vc, p.bytes);
+  if (mode_ == link::FcMode::kCbfc) cbfc_tx_.on_send(p.vc, p.bytes);
   ++frames_sent_;
   if (p.vc < held_since_.size() && held_since_[p.vc] != ~Cycle{0}) {
     held_closed_[p.vc] += now() - held_since_[p.vc];
@@ -45,12 +45,12 @@ std::uint64_t PortFlowControl::held_cycles(int vc) const {
 
 void PortFlowControl::on_arrive(const Packet& p) {
   ++frames_arrived_;
-  if (mode_ == LinkFc::kCbfc) {
+  if (mode_ == link::FcMode::kCbfc) {
     if (const std::uint32_t beyond = cbfc_rx_.on_receive(p.vc, p.bytes))
       overflow_.record(beyond, "credits",
                        [&] { return link::cbfc_overflow(name(), cbfc_rx_, p.vc, p.bytes, beyond, now()); });
   }
-  if (mode_ == LinkFc::kPfc) {
+  if (mode_ == link::FcMode::kPfc) {
     if (const std::uint32_t beyond = pfc_rx_.on_receive(p.vc, p.bytes))
       overflow_.record(beyond, "B",
                        [&] { return link::pfc_overflow(name(), pfc_rx_, p.vc, p.bytes, beyond, now()); });
@@ -59,21 +59,21 @@ void PortFlowControl::on_arrive(const Packet& p) {
 }
 
 void PortFlowControl::on_admit(std::uint32_t bytes, std::uint8_t vc) {
-  if (mode_ == LinkFc::kCbfc && release_ == CreditRelease::kAdmission) {
+  if (mode_ == link::FcMode::kCbfc && release_ == CreditRelease::kAdmission) {
     cbfc_rx_.on_drain(vc, bytes);
     wake_next();
   }
 }
 
 void PortFlowControl::on_depart(std::uint32_t bytes, std::uint8_t vc) {
-  if (mode_ == LinkFc::kCbfc && release_ == CreditRelease::kDeparture) cbfc_rx_.on_drain(vc, bytes);
-  if (mode_ == LinkFc::kPfc) pfc_rx_.on_drain(vc, bytes);
+  if (mode_ == link::FcMode::kCbfc && release_ == CreditRelease::kDeparture) cbfc_rx_.on_drain(vc, bytes);
+  if (mode_ == link::FcMode::kPfc) pfc_rx_.on_drain(vc, bytes);
   wake_next();
 }
 
 void PortFlowControl::eval() {
   while (!in_flight_.empty() && in_flight_.front().at <= now()) {
-    const Message m = in_flight_.front();
+    const link::FcMessage m = std::move(in_flight_.front().message);
     in_flight_.pop_front();
     if (m.credit) cbfc_tx_.on_cf_update(m.credit->vc, m.credit->counters[0]);
     if (m.pause) pfc_tx_.on_pause(*m.pause, now());
@@ -81,24 +81,24 @@ void PortFlowControl::eval() {
   }
   // A CC_Update behind frames still on their way waits for them (on_arrive wakes us).
   while (!cc_in_flight_.empty() && cc_in_flight_.front().at <= now() &&
-         frames_arrived_ >= cc_in_flight_.front().after_frames) {
-    const link::CreditUpdate& cc = cc_in_flight_.front().update;
+         frames_arrived_ >= cc_in_flight_.front().message.after_frames) {
+    const link::CreditUpdate& cc = *cc_in_flight_.front().message.credit;
     for (std::size_t vc = 0; vc < cc.counters.size(); ++vc) cbfc_rx_.on_cc_update(static_cast<int>(vc), cc.counters[vc]);
     cc_in_flight_.pop_front();
   }
-  if (mode_ == LinkFc::kCbfc) {
+  if (mode_ == link::FcMode::kCbfc) {
     while (auto cf = cbfc_rx_.poll(now())) {
       cf_updates_.add();
-      in_flight_.push_back({now() + latency_, std::move(cf), std::nullopt});
+      in_flight_.push_back({now() + latency_, {std::move(cf), std::nullopt}});
     }
     if (auto cc = cbfc_tx_.poll(now())) {
       cc_updates_.add();
-      cc_in_flight_.push_back({now() + latency_, frames_sent_, std::move(*cc)});
+      cc_in_flight_.push_back({now() + latency_, {std::move(cc), std::nullopt, frames_sent_}});
     }
-  } else if (mode_ == LinkFc::kPfc) {
+  } else if (mode_ == link::FcMode::kPfc) {
     while (auto pause = pfc_rx_.poll(now())) {
       if (pause->quanta[0] || pause->enable_vector > 1) xoffs_.add();
-      in_flight_.push_back({now() + latency_, std::nullopt, pause});
+      in_flight_.push_back({now() + latency_, {std::nullopt, pause}});
     }
   }
 }
@@ -106,10 +106,10 @@ void PortFlowControl::eval() {
 void PortFlowControl::commit() {
   Cycle next = ~Cycle{0};
   if (!in_flight_.empty()) next = in_flight_.front().at;
-  if (!cc_in_flight_.empty() && frames_arrived_ >= cc_in_flight_.front().after_frames)
+  if (!cc_in_flight_.empty() && frames_arrived_ >= cc_in_flight_.front().message.after_frames)
     next = std::min(next, cc_in_flight_.front().at);
-  if (mode_ == LinkFc::kCbfc) next = std::min({next, cbfc_rx_.next_timer(), cbfc_tx_.next_timer()});
-  if (mode_ == LinkFc::kPfc) {
+  if (mode_ == link::FcMode::kCbfc) next = std::min({next, cbfc_rx_.next_timer(), cbfc_tx_.next_timer()});
+  if (mode_ == link::FcMode::kPfc) {
     next = std::min(next, pfc_rx_.next_timer());
     // The upstream learns of a pause running out by being woken then.
     for (int prio = 0; prio < pfc_rx_.config().priorities; ++prio)

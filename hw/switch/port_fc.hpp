@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "hw/link/cbfc.hpp"
+#include "hw/link/flow_control.hpp"
 #include "hw/link/overflow.hpp"
 #include "hw/link/pfc.hpp"
 #include "hw/switch/switch.hpp"
@@ -31,7 +32,6 @@
 
 namespace xy::sw {
 
-enum class LinkFc { kCbfc, kPfc, kNone };
 // When a CBFC receiver frees a packet's credits: once the switch has taken it into its shared
 // buffer (credits guard a landing area), or once it has left the switch (credits guard its
 // whole stay). PFC always counts a packet from arrival to departure, as port buffer usage.
@@ -39,7 +39,7 @@ enum class CreditRelease { kAdmission, kDeparture };
 
 class PortFlowControl : public Core, public EgressGate, public IngressMonitor {
  public:
-  PortFlowControl(std::string name, LinkFc mode, const link::CbfcConfig& cbfc, const link::PfcConfig& pfc, Time period,
+  PortFlowControl(std::string name, link::FcMode mode, const link::CbfcConfig& cbfc, const link::PfcConfig& pfc, Time period,
                   Cycle latency, Stats& stats, CreditRelease release = CreditRelease::kDeparture);
   void set_upstream(Core* core) { upstream_ = core; }
 
@@ -59,12 +59,11 @@ class PortFlowControl : public Core, public EgressGate, public IngressMonitor {
   std::string overflow() const { return overflow_.report(); }  // "" unless the buffer overflowed
 
  private:
-  struct Message {
-    Cycle at;
-    std::optional<link::CreditUpdate> credit;  // a CF_Update to the sender
-    std::optional<link::PauseFrame> pause;
+  struct InFlight {
+    Cycle at;  // when it reaches the other end
+    link::FcMessage message;
   };
-  LinkFc mode_;
+  link::FcMode mode_;
   CreditRelease release_;
   link::CbfcSender cbfc_tx_;
   link::CbfcReceiver cbfc_rx_;
@@ -72,13 +71,8 @@ class PortFlowControl : public Core, public EgressGate, public IngressMonitor {
   link::PfcReceiver pfc_rx_;
   Cycle latency_;
   Core* upstream_ = nullptr;
-  std::deque<Message> in_flight_;
-  struct CcMessage {
-    Cycle at;
-    std::uint64_t after_frames;  // frames sent before it: it follows them on the link
-    link::CreditUpdate update;
-  };
-  std::deque<CcMessage> cc_in_flight_;
+  std::deque<InFlight> in_flight_;     // CF_Updates and pauses, upstream
+  std::deque<InFlight> cc_in_flight_;  // CC_Updates, downstream behind the frames they count
   std::uint64_t frames_sent_ = 0, frames_arrived_ = 0;
   link::OverflowLog overflow_;
   // Per VC: where the open hold began (~0: none), cycles of closed holds. Changed by can_send(),

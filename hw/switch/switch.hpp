@@ -72,7 +72,7 @@ struct SwitchParams {
   static SwitchParams declare(Config& c, const std::string& prefix);
 };
 
-// Link-level flow control at a port, provided by the testbench (hw/link/link_fc.hpp): the
+// Link-level flow control at a port, provided by whoever builds the link (a composed port, a rig): the
 // egress asks a gate before it schedules a packet (PFC pause, CBFC credits); the ingress
 // reports what arrived and, once it has left the switch, what departed (freeing credits or
 // lowering PFC occupancy).

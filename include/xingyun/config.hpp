@@ -1,7 +1,9 @@
-// Configuration. Every parameter is declared once, where it is used, with its default, unit,
+// Configuration. Every parameter has one owner that declares it, with its default, unit,
 // allowed range and a one-line description; values come from a scenario YAML file and
 // --set key=value overrides. A value out of range, of the wrong type, or a key that no block
-// declares is a ConfigError naming the key, the value and what is allowed.
+// declares is a ConfigError naming the key, the value and what is allowed. Declaring a key
+// again is allowed only as the same parameter (a second instance of a block): another type,
+// default, unit, range or description is a model bug, refused at start-up (std::logic_error).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -24,6 +26,7 @@ struct ParamInfo {
   std::string key, type, unit, range, description;
   nlohmann::json default_value, value;
   bool implementation = false;  // see Config::implementation()
+  std::string fixed_by = "";    // see Config::fix()
 };
 
 class Config {
@@ -50,6 +53,11 @@ class Config {
   std::string implementation(const std::string& key, const std::vector<std::string>& allowed,
                              const std::string& description);
 
+  // `key` is set by `owner` (a scenario that runs every value of it, say), not by the user:
+  // giving it is a ConfigError naming the owner, and params() marks it (xysim params leaves it
+  // out). Call it before or after the block declares the key.
+  void fix(const std::string& key, const std::string& owner);
+
   // Throws for any given key that no block declared.
   void check_all_used() const;
   nlohmann::json effective() const;        // key -> value, sorted
@@ -66,6 +74,7 @@ class Config {
   std::map<std::string, Given> given_;
   std::vector<ParamInfo> params_;
   std::map<std::string, std::size_t> index_;
+  std::map<std::string, std::string> fixed_;  // key -> owner
 };
 
 }  // namespace xy

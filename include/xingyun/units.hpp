@@ -2,6 +2,7 @@
 // real SerDes rates (e.g. 1/1.328125 GHz = 752.941 ps) stay exact to 1e-6 and cycles of
 // different domains can be compared without floating point.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -15,6 +16,13 @@ inline constexpr Time kPs = 1000 * kFs;
 inline constexpr Time kNs = 1000 * kPs;
 inline constexpr Time kUs = 1000 * kNs;
 inline constexpr Time kMs = 1000 * kUs;
+
+// A time given in ns or us (a parameter's value), to the nearest femtosecond.
+inline Time from_ns(double ns) { return static_cast<Time>(std::llround(ns * kNs)); }
+inline Time from_us(double us) { return static_cast<Time>(std::llround(us * kUs)); }
+// The one rule that turns a time into cycles of a clock: the cycles that cover it, rounded up,
+// so that a timer or a latency never ends early.
+inline constexpr Cycle cycles_for(Time t, Time period) { return (t + period - 1) / period; }
 
 // Period in fs of a clock at `mhz` MHz, rounded to the nearest femtosecond.
 Time period_from_mhz(double mhz);

@@ -124,7 +124,7 @@ int lingyun_bench_one(const LingyunBenchOptions& o) {
     cb.vcs = 1;
     cb.buffer_credits.assign(1, 1024);
     cb.validate("cbfc");
-    bare = std::make_unique<Rig>("top", sp, bare_domain->clock(), stats, pool, traffic, ctx, sw::LinkFc::kCbfc, cb);
+    bare = std::make_unique<Rig>("top", sp, bare_domain->clock(), stats, pool, traffic, ctx, link::FcMode::kCbfc, cb);
     topology = fmt::format("one switch core, {} ports, no PHY/MAC/LLR", sp.ports);
   } else {
     const lingyun::PortParams pp = lingyun::PortParams::declare(config, sp.vcs);

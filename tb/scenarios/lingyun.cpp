@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "tb/frames.hpp"
 #include "tb/scenarios/fabric_rig.hpp"
 #include "tb/scenarios/latency_csv.hpp"
 #include "tb/scenarios/lingyun.hpp"
@@ -54,13 +55,13 @@ class LingyunFecLlr : public Testbench {
     Config& c = ctx.config;
     sw::SwitchParams sp = sw::SwitchParams::declare(c, "switch");
     const lingyun::PortParams base = lingyun::PortParams::declare(c, sp.vcs);
+    for (const char* key : {"port.fec", "port.interleave", "port.llr"})
+      c.fix(key, "lingyun-fec-llr, which runs each design's FEC and LLR (fec_llr.design picks one design)");
     Host::Traffic traffic;
     traffic.load = c.real("traffic.load", 0.5, "fraction", 0.001, 1, "offered load of each host, fraction of its line");
-    traffic.min_bytes = static_cast<std::uint32_t>(c.integer("traffic.min_bytes", 64, "bytes", 64, 9216, "smallest frame"));
-    traffic.max_bytes = static_cast<std::uint32_t>(c.integer("traffic.max_bytes", 1500, "bytes", 64, 9216, "largest frame"));
-    if (traffic.min_bytes > traffic.max_bytes)
-      throw ConfigError(fmt::format("traffic.min_bytes = {} is above traffic.max_bytes = {}: must be <=",
-                                    traffic.min_bytes, traffic.max_bytes));
+    const FrameSizes sizes = FrameSizes::declare(c, {64, 1500}, 64, 9216);
+    traffic.min_bytes = sizes.min_bytes;
+    traffic.max_bytes = sizes.max_bytes;
     load_ = traffic.load;
     ber_ = base.phy.errors.ber;
     traffic_us_ = c.real("traffic.us", 200, "us", 0.01, 1e6, "how long the hosts send (200 us: about 23,000 frames, enough for a steady p99.9)");
@@ -78,13 +79,13 @@ class LingyunFecLlr : public Testbench {
     e2e.window = 1u << 21;
     e2e.replay_buffer_bytes = 1ull << 32;  // host memory
     e2e.replay_limit = 1000;               // never gives up
-    e2e.replay_timer_cycles = static_cast<Cycle>(
-        c.real("e2e.rto_us", 8, "us", 0.5, 1e6, "end-to-end retransmit timeout (a NACK is re-sent after it too)") * kUs /
-        static_cast<double>(sp.period()));
+    e2e.replay_timer_cycles = cycles_for(
+        from_us(c.real("e2e.rto_us", 8, "us", 0.5, 1e6, "end-to-end retransmit timeout (a NACK is re-sent after it too)")),
+        sp.period());
     e2e.nack_timer_cycles = e2e.replay_timer_cycles;
-    e2e.ack_timer_cycles = static_cast<Cycle>(
-        c.real("e2e.ack_timer_ns", 500, "ns", 1, 1e6, "ACK this long after the first unacknowledged packet") * kNs /
-        static_cast<double>(sp.period()));
+    e2e.ack_timer_cycles = cycles_for(
+        from_ns(c.real("e2e.ack_timer_ns", 500, "ns", 1, 1e6, "ACK this long after the first unacknowledged packet")),
+        sp.period());
     e2e.validate("e2e");
     const std::string only = c.choice("fec_llr.design", "all", {"all", "rs544", "rs272_llr", "none_llr"},
                                       "run all three designs side by side, or one (a design whose links cannot come "
@@ -264,13 +265,13 @@ class LingyunIncast : public Testbench {
     measure_us_ = c.real("incast.measure_us", 40, "us", 0.1, 1e6, "measured");
     topology_ = lingyun_incast_topology(c);
     const lingyun::PortParams base = lingyun::PortParams::declare(c, sp.vcs);
+    c.fix("port.fc", "lingyun-incast, which runs every flow-control mode (cbfc, pfc, none)");
     period_ = sp.period();
     const auto stop = static_cast<Cycle>((warmup_us_ + measure_us_) * kUs / static_cast<double>(period_));
-    for (const char* fc : {"cbfc", "pfc", "none"})
+    for (const std::string& fc : link::fc_mode_names())
       for (bool own_vc : {false, true}) {
         lingyun::PortParams pp = base;
-        pp.fc = fc == std::string("cbfc") ? lingyun::PortFcMode::kCbfc
-                : fc == std::string("pfc") ? lingyun::PortFcMode::kPfc : lingyun::PortFcMode::kNone;
+        pp.fc = link::fc_mode(fc);
         std::vector<Host::Traffic> traffic(kHosts);
         const auto flow = [&](int host, int dst, double load, std::uint8_t vc) {
           traffic[host] = Host::Traffic{load, 64, 1500, stop, dst, vc};
@@ -279,7 +280,7 @@ class LingyunIncast : public Testbench {
         flow(kS1, kR, 1.0, 0);
         flow(kS2, kR, 1.0, 0);
         flow(kV, kW, 0.5, own_vc ? 1 : 0);
-        Run run{fc, own_vc, {}};
+        Run run{fc.c_str(), own_vc, {}};
         const std::string name = fmt::format("{}_{}", fc, own_vc ? "own_vc" : "shared_vc");
         run.rig = std::make_unique<FabricRig>("top." + name, "incast_" + name, topology_, sp, pp, traffic, stats_,
                                               pool_, ctx);

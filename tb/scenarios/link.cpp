@@ -38,7 +38,7 @@ struct LineParams {
     period = period_from_mhz(clock_mhz);
     latency = std::max<Cycle>(1, cycles(phy_ns + 5 * cable_m));
   }
-  Cycle cycles(double ns) const { return static_cast<Cycle>(std::ceil(ns * kNs / static_cast<double>(period))); }
+  Cycle cycles(double ns) const { return cycles_for(from_ns(ns), period); }
   double gbps() const { return xy::gbps(width, period); }
 };
 
@@ -63,48 +63,33 @@ struct LinkParams : LineParams {
     llr = recovery == link::Recovery::kLlr;
     const double e2e_rtt = c.real("e2e.rtt_us", 8, "us", 0, 1e6, "end-to-end round trip of the path (recovery = e2e)");
     const double e2e_rto = c.real("e2e.rto_us", 32, "us", 0.001, 1e6, "end-to-end retransmit timeout (recovery = e2e)");
-    LlrConfig& l = llr_config;
-    l.seq_bits = static_cast<int>(c.integer("llr.seq_bits", 20, "bits", 4, 32, "sequence number width"));
-    l.window = static_cast<std::uint32_t>(c.integer("llr.window", 0, "frames", 0, 1ll << 31,
-                                                    "frames in flight; 0 = 2^(seq_bits - 1)"));
-    if (l.window == 0) l.window = 1u << (l.seq_bits - 1);
-    const double replay_timer_ns = c.real("llr.replay_timer_ns", 5000, "ns", 1, 1e9, "replay when no ACK progress this long");
-    const double nack_timer_ns = c.real("llr.nack_timer_ns", 2000, "ns", 1, 1e9, "re-send a NACK after this long without progress");
-    l.replay_timer_cycles = cycles(replay_timer_ns);
-    l.nack_timer_cycles = cycles(nack_timer_ns);
+    const link::LlrParams llr_params = link::LlrParams::declare(c, period);
+    LlrConfig& l = llr_config = llr_params.config;
     if (recovery == link::Recovery::kEndToEnd) {  // after the llr.* timers it replaces
-      const Cycle rtt = cycles(e2e_rtt * 1000);
+      const Cycle rtt = cycles_for(from_us(e2e_rtt), period);
       control_delay = rtt > 2 * latency ? rtt - 2 * latency : 0;
-      l.replay_timer_cycles = cycles(e2e_rto * 1000);
+      l.replay_timer_cycles = cycles_for(from_us(e2e_rto), period);
       l.nack_timer_cycles = l.replay_timer_cycles;  // a NACK is re-sent only after a full timeout
     }
-    l.replay_limit = static_cast<int>(c.integer("llr.replay_limit", 3, "replays", 0, 1000, "replays without progress before FLUSH"));
-    l.data_age_cycles = cycles(c.real("llr.data_age_us", 0, "us", 0, 1e9, "FLUSH frames older than this; 0 = off") * 1000);
-    l.ack_every = static_cast<int>(c.integer("llr.ack_every", 8, "frames", 1, 1 << 20, "frames per cumulative ACK"));
-    l.ack_timer_cycles = cycles(c.real("llr.ack_timer_ns", 500, "ns", 1, 1e9, "or ACK this long after the first unacknowledged frame"));
-    max_bytes = static_cast<std::uint32_t>(c.integer("traffic.max_bytes", 1500, "bytes", 64, 9216, "largest frame"));
-    min_bytes = static_cast<std::uint32_t>(c.integer("traffic.min_bytes", 64, "bytes", 64, 9216, "smallest frame"));
-    if (min_bytes > max_bytes)
-      throw ConfigError(fmt::format("traffic.min_bytes = {} is above traffic.max_bytes = {}: must be <=", min_bytes, max_bytes));
+    const FrameSizes sizes = FrameSizes::declare(c, {64, 1500}, 64, 9216);
+    min_bytes = sizes.min_bytes;
+    max_bytes = sizes.max_bytes;
     // Replay buffer: line rate x loop time + two jumbo frames (SPEC 2.3).
     const double loop_cycles = 2.0 * latency + static_cast<double>(control_delay) + 2.0 * (9216 + 24) / width +
                                static_cast<double>(l.ack_timer_cycles);
     const auto needed = static_cast<std::uint64_t>(std::ceil(loop_cycles * width)) + 2 * 9216;
-    const auto max_buffer = static_cast<std::uint64_t>(c.integer("llr.max_replay_buffer_bytes", 8 << 20, "bytes", 1024,
-                                                                 1ll << 40, "the largest replay buffer a port can have"));
-    const auto given = static_cast<std::uint64_t>(c.integer("llr.replay_buffer_bytes", 0, "bytes", 0, 1ll << 40,
-                                                            "0 = sized by the rule: rate x loop time + 2 jumbo frames"));
+    const std::uint64_t given = llr_params.replay_buffer_bytes, max_buffer = llr_params.max_replay_buffer_bytes;
     if (llr && needed > max_buffer && given == 0)  // end points keep their copies in host memory
       throw ConfigError(fmt::format(
           "link.cable_m = {}: LLR over this link needs a {:.1f} MB replay buffer (line rate x loop time of {:.2f} us + 2 "
           "jumbo frames), above llr.max_replay_buffer_bytes = {}; LLR is for short reach: set link.recovery=e2e or none",
           cable_m, needed / 1e6, loop_cycles * static_cast<double>(period) / kUs, max_buffer));
-    l.replay_buffer_bytes = given ? given : needed;
+    l.replay_buffer_bytes = llr_params.replay_buffer_for(needed);
+    l.validate("llr");
     if (llr && given && given < needed)
       warning = fmt::format("llr.replay_buffer_bytes = {} is below the {} the sizing rule asks for: the link will stall "
                             "waiting for ACKs", given, needed);
-    if (recovery != link::Recovery::kNone) check_timers(replay_timer_ns, nack_timer_ns, e2e_rto);
-    l.validate("llr");
+    if (recovery != link::Recovery::kNone) check_timers(e2e_rto);
     rtl = c.implementation("llr.impl", {"model", "rtl"},
                            "the ports' LLR transmitter and receiver: the C++ models or their Verilated RTL twins") == "rtl";
     if (rtl) rtl::check_llr_twins(l);
@@ -122,26 +107,20 @@ struct LinkParams : LineParams {
     load = c.real("traffic.load", 1, "fraction", 0.0001, 1, "offered load each way, fraction of line rate");
   }
 
-  // A timer that fires before its answer can come back replays frames that were never lost, and
-  // since every replay without progress counts toward the replay limit, it FLUSHes a working
-  // link. An ACK comes back after the loop: both ways, the control delay, the largest frame and
-  // the ACK timer; a NACK's replay without the ACK timer.
-  void check_timers(double replay_timer_ns, double nack_timer_ns, double e2e_rto_us) const {
+  // An ACK comes back after the loop: both ways, the control delay, the largest frame and the
+  // ACK timer; a NACK's replay without the ACK timer (LlrConfig::check_timers says why).
+  void check_timers(double e2e_rto_us) const {
     const Cycle largest_frame = (max_bytes + link::kFrameOverheadBytes + width - 1) / width;
     const Cycle nack_loop = 2 * latency + control_delay + largest_frame;
     const Cycle ack_loop = nack_loop + llr_config.ack_timer_cycles;
     const double ns = to_ns(period);
     const std::string parts = fmt::format("2 x {:.2f} ns one way + {:.2f} ns control delay + {:.2f} ns for the "
                                           "largest frame", latency * ns, control_delay * ns, largest_frame * ns);
-    const bool e2e = recovery == link::Recovery::kEndToEnd;  // both timers are e2e.rto_us then
-    if (llr_config.replay_timer_cycles <= ack_loop)
-      throw ConfigError(fmt::format("{} = {}: must be above {:.2f} {}, the time an ACK takes to come back ({} + {:.2f} ns "
-                                    "llr.ack_timer_ns)", e2e ? "e2e.rto_us" : "llr.replay_timer_ns",
-                                    e2e ? e2e_rto_us : replay_timer_ns, e2e ? ack_loop * ns / 1000 : ack_loop * ns,
-                                    e2e ? "us" : "ns", parts, llr_config.ack_timer_cycles * ns));
-    if (!e2e && llr_config.nack_timer_cycles <= nack_loop)
-      throw ConfigError(fmt::format("llr.nack_timer_ns = {}: must be above {:.2f} ns, the time a NACK's replay takes to "
-                                    "come back ({})", nack_timer_ns, nack_loop * ns, parts));
+    if (recovery != link::Recovery::kEndToEnd) return llr_config.check_timers(period, ack_loop, nack_loop, parts);
+    if (llr_config.replay_timer_cycles <= ack_loop)  // both timers are e2e.rto_us
+      throw ConfigError(fmt::format("e2e.rto_us = {}: must be above {:.2f} us, the time an ACK takes to come back ({} + "
+                                    "{:.2f} ns llr.ack_timer_ns)",
+                                    e2e_rto_us, ack_loop * ns / 1000, parts, llr_config.ack_timer_cycles * ns));
   }
 };
 
@@ -371,29 +350,14 @@ class LinkCbfc : public Testbench {
   explicit LinkCbfc(RunContext& ctx) : line_(ctx.config), stats_(ctx.stats), domain_("link", line_.period),
         ab_(domain_.clock(), line_.width, line_.latency), ba_(domain_.clock(), line_.width, line_.latency) {
     Config& c = ctx.config;
-    const std::string mode = c.choice("fc.mode", "cbfc", {"cbfc", "pfc", "none"}, "flow control on the link");
-    fc_ = mode == "cbfc" ? link::FlowControl::kCbfc : mode == "pfc" ? link::FlowControl::kPfc : link::FlowControl::kNone;
+    fc_ = link::declare_fc_mode(c, "fc.mode", "cbfc", "flow control on the link");
     const int vcs = static_cast<int>(c.integer("fc.vcs", 4, "VCs", 1, 8, "virtual channels (priorities) in use"));
-    link::CbfcConfig cb;
-    cb.vcs = vcs;
-    cb.credit_bytes = static_cast<std::uint32_t>(c.integer("cbfc.credit_bytes", 128, "bytes", 1, 65535, "buffer bytes per credit"));
-    cb.counter_bits = static_cast<std::uint32_t>(c.integer("cbfc.counter_bits", 20, "bits", 8, 32, "wrap-around counter width"));
-    const auto buffer = static_cast<std::uint32_t>(c.integer("cbfc.buffer_credits", 512, "credits", 1, 1 << 30,
-                                                             "receive buffer per VC"));
-    cb.buffer_credits.assign(vcs, buffer);
-    cb.update_spacing_bytes = static_cast<std::uint32_t>(c.integer("cbfc.update_spacing_bytes", 6400, "bytes", 800,
-                                                                   256 * 1024, "freed bytes that make a CF_Update due"));
-    cb.update_timer_cycles = line_.cycles(c.real("cbfc.update_timer_ns", 300, "ns", 1, 1e9, "or after this long"));
-    cb.refresh_cycles =
-        line_.cycles(1000 * c.real("cbfc.refresh_us", 3, "us", 0.001, 1e9, "re-send a VC's counter at least this often"));
-    cb.resync_period_cycles = line_.cycles(1000 * c.real("cbfc.resync_us", 256, "us", 0.001, 1e9, "CC_Update period"));
-    cb.validate("cbfc");
-    const bool rtl = c.implementation("cbfc.impl", {"model", "rtl"},
-                                      "the sender's CBFC engine: the C++ model or its Verilated RTL twin") == "rtl";
-    if (rtl && fc_ != link::FlowControl::kCbfc)
+    const link::CbfcParams cbfc = link::CbfcParams::declare(c, vcs);
+    link::CbfcConfig cb = cbfc.on_clock(line_.period);
+    const bool rtl = cbfc.rtl;
+    if (rtl && fc_ != link::FcMode::kCbfc)
       throw ConfigError(fmt::format("cbfc.impl = 'rtl' with fc.mode = '{}': the twin is a CBFC engine; "
-                                    "allowed with fc.mode=cbfc only", mode));
-    if (rtl) rtl::CbfcSenderTwin::check(cb);
+                                    "allowed with fc.mode=cbfc only", link::fc_mode_name(fc_)));
     link::PfcConfig pf;
     pf.priorities = vcs;
     pf.line_gbps = line_.gbps();
@@ -408,26 +372,26 @@ class LinkCbfc : public Testbench {
     faults.frame_loss = c.real("link.frame_loss", 0, "", 0, 0.5, "chance a data frame is lost on the line");
     faults.update_loss = c.real("link.update_loss", 0, "", 0, 1, "chance a credit update or pause frame is lost");
     frames_ = static_cast<std::uint64_t>(c.integer("traffic.frames", 20000, "frames", 1, 1ll << 40, "frames to send"));
-    min_bytes_ = static_cast<std::uint32_t>(c.integer("traffic.min_bytes", 64, "bytes", 64, 9216, "smallest frame"));
-    const std::uint32_t min_bytes = min_bytes_;
-    const auto max_bytes = static_cast<std::uint32_t>(c.integer("traffic.max_bytes", 1500, "bytes", 64, 9216, "largest frame"));
-    if (min_bytes > max_bytes)
-      throw ConfigError(fmt::format("traffic.min_bytes = {} is above traffic.max_bytes = {}: must be <=", min_bytes, max_bytes));
+    const FrameSizes sizes = FrameSizes::declare(c, {64, 1500}, 64, 9216);
+    const std::uint32_t min_bytes = min_bytes_ = sizes.min_bytes, max_bytes = sizes.max_bytes;
     const Time round_trip = 2 * line_.latency * line_.period;
-    if (fc_ == link::FlowControl::kCbfc && buffer < cb.credits_for(max_bytes))
+    const std::uint64_t needed = link::required_buffer_credits(cb, line_.gbps(), round_trip, max_bytes);
+    const std::uint32_t buffer = cbfc.sized_for(needed);
+    cb.buffer_credits.assign(vcs, buffer);
+    if (fc_ == link::FcMode::kCbfc && buffer < cb.credits_for(max_bytes))
       throw ConfigError(fmt::format("cbfc.buffer_credits = {}: less than one largest frame (traffic.max_bytes = {} "
                                     "takes {} credits of {} B); allowed: at least {}",
                                     buffer, max_bytes, cb.credits_for(max_bytes), cb.credit_bytes,
                                     cb.credits_for(max_bytes)));
-    if (fc_ == link::FlowControl::kCbfc) {
+    if (fc_ == link::FcMode::kCbfc) {
       // A buffer the counters cannot even track is not a configuration, it is the wrong tool.
-      const std::uint64_t needed = link::required_buffer_credits(cb, line_.gbps(), round_trip, max_bytes);
       if (needed > (cb.counter_mask() + std::uint64_t{1}) / 2)
         throw ConfigError(fmt::format("link.cable_m = {}: CBFC over this link needs {} credits of {} B per VC "
                                       "(round trip x rate), more than {}-bit counters can track; CBFC is per hop "
                                       "and short reach: set fc.mode=none",
                                       line_.cable_m, needed, cb.credit_bytes, cb.counter_bits));
       sizing_ = link::check_buffer(cb, line_.gbps(), round_trip, max_bytes);
+      if (rtl) rtl::CbfcSenderTwin::check(cb);
     }
     if (!sizing_.empty()) std::cerr << "warning: " << sizing_ << "\n";
 
@@ -477,7 +441,7 @@ class LinkCbfc : public Testbench {
   bool done() const override {
     if (source_->made() < frames_ || !sender_->idle() || !receiver_->idle() || !ab_.empty() || to_host_->in_flight())
       return false;
-    if (fc_ == link::FlowControl::kCbfc)
+    if (fc_ == link::FcMode::kCbfc)
       for (int vc = 0; vc < sender_->cbfc().config().vcs; ++vc)
         if (sender_->cbfc().credits_available(vc) != sender_->cbfc().config().buffer_credits[vc]) return false;
     return true;
@@ -491,11 +455,11 @@ class LinkCbfc : public Testbench {
   std::string stall() const override {
     const std::string held = sender_->held_back();
     if (held.empty()) return "";
-    const char* what = fc_ == link::FlowControl::kCbfc ? "credit" : "pause";
+    const char* what = fc_ == link::FcMode::kCbfc ? "credit" : "pause";
     return fmt::format("{} deadlock at {}; {} of {} {} lost on the line", what, held,
                        counter("top.b.line.lost_updates") + counter("top.a.line.lost_updates"),
                        counter("top.b.cbfc.cf_updates") + counter("top.a.cbfc.cc_updates") + counter("top.b.pfc.pause_frames"),
-                       fc_ == link::FlowControl::kCbfc ? "credit updates" : "pause frames");
+                       fc_ == link::FcMode::kCbfc ? "credit updates" : "pause frames");
   }
   void check() const override {
     if (!receiver_->overflow().empty()) throw CheckFailure(receiver_->overflow());
@@ -508,7 +472,7 @@ class LinkCbfc : public Testbench {
 
   nlohmann::json summary() const override {
     nlohmann::json s;
-    s["flow_control"] = fc_ == link::FlowControl::kCbfc ? "cbfc" : fc_ == link::FlowControl::kPfc ? "pfc" : "none";
+    s["flow_control"] = link::fc_mode_name(fc_);
     s["line_rate_Gbps"] = line_.gbps();
     s["frames_received"] = scoreboard_.received();
     s["frames_lost"] = counter("top.b.lost_frames_released");
@@ -527,7 +491,7 @@ class LinkCbfc : public Testbench {
     bool restored = true;
     for (int vc = 0; vc < sender_->cbfc().config().vcs; ++vc)
       restored = restored && sender_->cbfc().credits_available(vc) == sender_->cbfc().config().buffer_credits[vc];
-    s["credits_restored"] = fc_ != link::FlowControl::kCbfc || restored;
+    s["credits_restored"] = fc_ != link::FcMode::kCbfc || restored;
     if (!sizing_.empty()) s["warnings"] = {sizing_};
     return s;
   }
@@ -552,7 +516,7 @@ class LinkCbfc : public Testbench {
   std::uint64_t counter(const std::string& key) const { return stats_.find_counter(key)->value(); }
   LineParams line_;
   Stats& stats_;
-  link::FlowControl fc_;
+  link::FcMode fc_;
   std::uint64_t frames_ = 0;
   std::uint32_t min_bytes_ = 64;
   double drain_gbps_ = 0;

@@ -12,6 +12,7 @@
 #include "xingyun/channel.hpp"
 #include "xingyun/clock_domain.hpp"
 #include "xingyun/packet.hpp"
+#include "tb/frames.hpp"
 #include "tb/scoreboard.hpp"
 
 namespace xy {
@@ -37,11 +38,9 @@ struct Params {
     if (credits == 0) credits = static_cast<std::uint32_t>(latency + credit_latency);
     load = c.real("traffic.load", 0.5, "fraction", 0.0001, 1, "offered load as a fraction of line rate (beats)");
     packets = c.integer("traffic.packets", 20000, "packets", 1, 1000000000, "packets to send");
-    min_bytes = c.integer("traffic.min_bytes", 64, "bytes", 1, 65536, "smallest packet");
-    max_bytes = c.integer("traffic.max_bytes", 1500, "bytes", 1, 65536, "largest packet (uniform in between)");
-    if (min_bytes > max_bytes)
-      throw ConfigError(fmt::format("traffic.min_bytes = {} is above traffic.max_bytes = {}: must be <=",
-                                    min_bytes, max_bytes));
+    const FrameSizes sizes = FrameSizes::declare(c, {64, 1500}, 1, 65536, "packet");
+    min_bytes = sizes.min_bytes;
+    max_bytes = sizes.max_bytes;
     payload = c.flag("traffic.payload", true, "carry real random bytes and check them at the sink");
     stall = c.real("sink.stall_probability", 0, "fraction", 0, 0.99,
                    "chance per cycle that the sink does not take a beat (back-pressure)");

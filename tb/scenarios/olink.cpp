@@ -120,7 +120,7 @@ Stages declare_stages(const Preset& pr, int gpus, const sw::SwitchParams& base, 
   f.period = period_from_mhz(pr.clock_mhz);
   const auto cycles = [&](const char* key, double def, const char* what) {
     const double ns = c.real(k + key, def, "ns", 0, 1e6, what);
-    return static_cast<Cycle>(std::llround(ns * kNs / static_cast<double>(f.period)));
+    return cycles_for(from_ns(ns), f.period);
   };
   f.egress = cycles("egress_ns", pr.egress, "GPU NIC: transaction to frame on the line");
   f.ingress = cycles("ingress_ns", pr.ingress, "GPU NIC: frame in to transaction");
@@ -130,7 +130,7 @@ Stages declare_stages(const Preset& pr, int gpus, const sw::SwitchParams& base, 
   const double uplink = c.real(k + "uplink_ns", pr.uplink, "ns", 0, 1e6,
                               "0: the switch joins the GPUs; > 0: every frame goes up one uplink all GPUs share, at their "
                               "ports' rate, and back down through the switch (the links there and back, the root's turnaround)");
-  f.uplink = uplink > 0 ? std::max<Cycle>(1, static_cast<Cycle>(std::llround(uplink * kNs / static_cast<double>(f.period))))
+  f.uplink = uplink > 0 ? std::max<Cycle>(1, cycles_for(from_ns(uplink), f.period))
                         : 0;
   const double gbps = c.real(k + "gpu_gbps", pr.gpu_gbps, "Gb/s", 1, 1e6, "one GPU's bandwidth into the fabric, each way");
   const double width = gbps / 8 * 1000 / pr.clock_mhz;
@@ -290,7 +290,7 @@ std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::strin
   const std::string k = std::string("olink.") + pr.name + ".";
   const auto cycles = [&](const char* key, double def, const char* what) {
     const double ns = ctx.config.real(k + key, def, "ns", 0, 1e6, what);
-    return static_cast<Cycle>(std::llround(ns * kNs / static_cast<double>(f->period)));
+    return cycles_for(from_ns(ns), f->period);
   };
   f->ep.gpus = static_cast<std::uint32_t>(t.endpoints().size());
   f->ep.width = base.port_bytes_per_cycle();
@@ -339,6 +339,8 @@ class OlinkLatency : public Testbench {
     // The OLink fabrics are composed Lingyun ports and switches; the comparators stay presets.
     const lingyun::Topology topology = *lingyun::Topology::declare(c, 2);
     const lingyun::PortParams port = lingyun::PortParams::declare(c, base.vcs);
+    for (const char* key : {"port.fec", "port.interleave"})
+      c.fix(key, "olink-latency, whose OLink presets carry their FEC (olink-rs544, olink-rs272)");
     for (const Preset& pr : kPresets) {
       Measured m;
       std::string name;
@@ -600,6 +602,8 @@ class OlinkMessage : public Testbench {
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
     const lingyun::Topology topology = *lingyun::Topology::declare(c, 2);
     const lingyun::PortParams port = lingyun::PortParams::declare(c, base.vcs);
+    for (const char* key : {"port.fec", "port.interleave"})
+      c.fix(key, "olink-message, whose OLink preset carries its FEC (message.fabric)");
     const Preset& pr = *std::find_if(std::begin(kPresets), std::end(kPresets), [&](const Preset& p) { return fabric == p.name; });
     f_ = make_composed(pr, fabric.substr(6), topology, base, port, pool_, ctx);
     line_gbps_ = port.line_gbps();

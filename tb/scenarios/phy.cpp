@@ -45,10 +45,7 @@ class PhyLoopback : public Testbench {
         link_("top.phy", p_, domain_.clock(), ctx.stats, ctx.seed, "top.phy", &to_tx_, &from_rx_, pool_) {
     Config& c = ctx.config;
     const double load = c.real("traffic.load", 0.5, "fraction", 0.0001, 1, "offered load, fraction of PHY payload capacity");
-    const auto min_bytes = static_cast<std::uint32_t>(c.integer("traffic.min_bytes", 64, "bytes", 1, 16384, "smallest frame"));
-    const auto max_bytes = static_cast<std::uint32_t>(c.integer("traffic.max_bytes", 1518, "bytes", 1, 16384, "largest frame"));
-    if (min_bytes > max_bytes)
-      throw ConfigError(fmt::format("traffic.min_bytes = {} is above traffic.max_bytes = {}: must be <=", min_bytes, max_bytes));
+    const auto [min_bytes, max_bytes] = FrameSizes::declare(c, {64, 1518}, 1, 16384);
     // Capacity in 66b blocks per cycle; a frame takes blocks_for_frame() of them.
     const double blocks_per_cycle =
         static_cast<double>(p_.blocks_per_codeword() * p_.interleave) / static_cast<double>(p_.group_cycles());

@@ -174,12 +174,12 @@ class SwitchIncast : public Testbench {
     to_cycle_ = (to_ + period - 1) / period;
     const struct {
       const char* name;
-      sw::LinkFc mode;
+      link::FcMode mode;
       sw::CreditRelease release;
-    } variants[] = {{"cbfc", sw::LinkFc::kCbfc, sw::CreditRelease::kDeparture},
-                    {"cbfc-admit", sw::LinkFc::kCbfc, sw::CreditRelease::kAdmission},
-                    {"pfc", sw::LinkFc::kPfc, sw::CreditRelease::kDeparture},
-                    {"none", sw::LinkFc::kNone, sw::CreditRelease::kDeparture}};
+    } variants[] = {{"cbfc", link::FcMode::kCbfc, sw::CreditRelease::kDeparture},
+                    {"cbfc-admit", link::FcMode::kCbfc, sw::CreditRelease::kAdmission},
+                    {"pfc", link::FcMode::kPfc, sw::CreditRelease::kDeparture},
+                    {"none", link::FcMode::kNone, sw::CreditRelease::kDeparture}};
     for (const auto& v : variants)
       chains_.push_back(std::make_unique<Chain>(*this, v.name, v.mode, v.release, sp, cb, pf, bytes, latency, ctx));
   }
@@ -194,7 +194,7 @@ class SwitchIncast : public Testbench {
   void check() const override {
     for (const auto& ch : chains_) {
       for (const auto& s : ch->switches) s->check_buffer_accounting();
-      if (ch->mode != sw::LinkFc::kNone) {
+      if (ch->mode != link::FcMode::kNone) {
         for (const auto& fc : ch->links)
           if (!fc->overflow().empty()) throw CheckFailure(fc->overflow());
         for (const auto& s : ch->switches)
@@ -306,7 +306,7 @@ class SwitchIncast : public Testbench {
   };
   struct Chain {
     std::string name;
-    sw::LinkFc mode;
+    link::FcMode mode;
     std::vector<std::unique_ptr<Channel<Packet*>>> channels;
     std::vector<std::unique_ptr<Switch>> switches;
     std::vector<std::unique_ptr<sw::PortFlowControl>> links;
@@ -315,7 +315,7 @@ class SwitchIncast : public Testbench {
     std::unique_ptr<CountingSink> victim, incast;
     std::unique_ptr<WindowProbe> probe;
 
-    Chain(SwitchIncast& tb, const char* variant, sw::LinkFc m, sw::CreditRelease release, const SwitchParams& sp,
+    Chain(SwitchIncast& tb, const char* variant, link::FcMode m, sw::CreditRelease release, const SwitchParams& sp,
           const link::CbfcConfig& cb, const link::PfcConfig& pf, std::uint32_t bytes, Cycle latency, RunContext& ctx)
         : name(variant), mode(m) {
       Clock& clock = tb.domain_->clock();
@@ -334,7 +334,7 @@ class SwitchIncast : public Testbench {
       };
       // Ports. S1: 0 sender A, 1 victim V, 2 uplink. S2: 0 from S1, 1..k senders, k+1 uplink, k+2 W. S3: 0 from S2, 1 R.
       SwitchParams base = sp;
-      base.wait_when_full = mode != sw::LinkFc::kNone;  // lossless links never drop
+      base.wait_when_full = mode != link::FcMode::kNone;  // lossless links never drop
       SwitchParams p1 = base, p2 = base, p3 = base;
       p1.ports = 3;
       p2.ports = k + 3;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "tb/frames.hpp"
 #include "tb/scenarios/fabric_rig.hpp"
 #include "tb/scenarios/latency_csv.hpp"
 #include "tb/scenarios/switch_rig.hpp"
@@ -114,23 +115,19 @@ class SwitchUniform : public Testbench {
     const double single = c.real("uniform.load", 0, "fraction", 0, 1, "one offered load instead of the sweep; 0 = sweep");
     warmup_ = static_cast<Cycle>(c.integer("uniform.warmup_cycles", 5000, "cycles", 0, 1ll << 40, "not measured"));
     measure_ = static_cast<Cycle>(c.integer("uniform.measure_cycles", 20000, "cycles", 1, 1ll << 40, "measured"));
-    const auto min_bytes = static_cast<std::uint32_t>(c.integer("traffic.min_bytes", 64, "bytes", 64, 9216, "smallest packet"));
-    const auto max_bytes = static_cast<std::uint32_t>(c.integer("traffic.max_bytes", 1500, "bytes", 64, 9216, "largest packet"));
-    if (min_bytes > max_bytes)
-      throw ConfigError(fmt::format("traffic.min_bytes = {} is above traffic.max_bytes = {}: must be <=", min_bytes, max_bytes));
+    const auto [min_bytes, max_bytes] = FrameSizes::declare(c, {64, 1500}, 64, 9216, "packet");
     const SwitchParams p = SwitchParams::declare(c, "switch");
     // bare: today's switch core with hosts on constant-delay channels; otherwise a fabric of
     // composed Lingyun ports (hw/lingyun) on the topology, a host on every endpoint port.
     const std::optional<lingyun::Topology> topology = lingyun::Topology::declare(c, 16, true);
     std::optional<lingyun::PortParams> port;
-    sw::LinkFc fc = sw::LinkFc::kNone;
+    link::FcMode fc = link::FcMode::kNone;
     link::CbfcConfig cb;
     if (topology) {
       port = lingyun::PortParams::declare(c, p.vcs);
     } else {
-      const std::string fc_name = c.choice("uniform.flow_control", "cbfc", {"cbfc", "none"},
-                                           "flow control on the host-to-switch links (lossless with CBFC)");
-      fc = fc_name == "cbfc" ? sw::LinkFc::kCbfc : sw::LinkFc::kNone;
+      fc = link::declare_fc_mode(c, "uniform.flow_control", "cbfc",
+                                 "flow control on the host-to-switch links (lossless with CBFC)", {"cbfc", "none"});
       cb.vcs = 1;
       cb.buffer_credits.assign(1, static_cast<std::uint32_t>(c.integer("cbfc.buffer_credits", 1024, "credits", 1, 1 << 30,
                                                                        "switch buffer per ingress port, 128-byte credits")));

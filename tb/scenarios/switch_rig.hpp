@@ -168,7 +168,7 @@ struct Rig {
 
   // `fc`: flow control on every host-to-switch link (none for kNone).
   Rig(const std::string& name, const SwitchParams& p, Clock& clock, Stats& stats, PacketPool& pool,
-      const Host::Traffic& traffic, const RunContext& ctx, sw::LinkFc fc = sw::LinkFc::kNone,
+      const Host::Traffic& traffic, const RunContext& ctx, link::FcMode fc = link::FcMode::kNone,
       const link::CbfcConfig& cbfc = {}, const link::PfcConfig& pfc = {})
       : boards(p.ports, std::vector<Scoreboard>(p.ports)) {
     std::vector<Channel<Packet*>*> in, out;
@@ -188,7 +188,7 @@ struct Rig {
       up[i]->connect(hosts.back().get(), &sw->ingress_core(i));
       down[i]->connect(&sw->egress_core(i), hosts.back().get());
       if (traffic.load > 0) hosts.back()->wake_at(0);
-      if (fc != sw::LinkFc::kNone) {
+      if (fc != link::FcMode::kNone) {
         links.push_back(std::make_unique<sw::PortFlowControl>(fmt::format("{}.fc{}", name, i), fc, cbfc, pfc,
                                                               clock.period(), 1, stats));
         clock.attach(*links.back());

@@ -263,7 +263,7 @@ int params_command(const std::string& scenario_name) {
   // Columns as wide as their widest cell (a string default, a unit of two words).
   std::vector<std::array<std::string, 5>> rows{{"parameter", "default", "unit", "allowed", "description"}};
   for (const auto& p : config.params())
-    rows.push_back({p.key, p.default_value.dump(), p.unit, p.range, p.description});
+    if (p.fixed_by.empty()) rows.push_back({p.key, p.default_value.dump(), p.unit, p.range, p.description});
   std::array<std::size_t, 4> width{};
   for (const auto& r : rows)
     for (std::size_t c = 0; c < width.size(); ++c) width[c] = std::max(width[c], r[c].size());

@@ -83,7 +83,17 @@ case "$case_name" in
   llr_300km)
     expect_bad_input "LLR is for short reach" run link-llr --set link.cable_m=300000 --quiet ;;
   cbfc_zero_credits)
-    expect_bad_input "cbfc.buffer_credits = '0'" run link-cbfc --set cbfc.buffer_credits=0 --quiet ;;
+    # 0 sizes the buffer by the rule; 11 credits of 128 B hold no 1500-byte frame (12 credits).
+    expect_bad_input "cbfc.buffer_credits = 11: less than one largest frame" run link-cbfc --set cbfc.buffer_credits=11 --quiet ;;
+  fixed_keys_name_their_owner)
+    # A key the scenario sets itself is refused naming its owner, and not listed.
+    expect_bad_input "port.fec = 'rs544' (--set): set by lingyun-fec-llr" run lingyun-fec-llr --set port.fec=rs544 --quiet
+    expect_bad_input "port.fc = 'pfc' (--set): set by lingyun-incast" run lingyun-incast --set port.fc=pfc --quiet
+    expect_bad_input "port.fec = 'none' (--set): set by olink-latency" run olink-latency --set port.fec=none --quiet
+    "$xysim" params lingyun-fec-llr >"$work/params" || fail "xysim params lingyun-fec-llr failed"
+    grep -q '^port\.lanes ' "$work/params" || fail "params lists no port.lanes"
+    ! grep -qE '^port\.(fec|interleave|llr|cable_m) ' "$work/params" || fail "params lists a fixed or per-link key"
+    echo "ok: params leaves out port.fec, port.interleave, port.llr and port.cable_m" ;;
   cbfc_300km)
     expect_bad_input "CBFC is per hop and short reach" run link-cbfc --set link.cable_m=300000 --quiet ;;
   cbfc_rtl_counter_bits)
@@ -156,8 +166,11 @@ case "$case_name" in
   llr_timers_below_loop)
     # An ACK comes back after 2 x 160 ns + 15.36 ns (a 1500-byte frame) + the 500.48 ns ACK timer.
     expect_bad_input "llr.replay_timer_ns = 800: must be above 835.84 ns" run link-llr --set llr.replay_timer_ns=800 --quiet
-    expect_bad_input "llr.nack_timer_ns = 300: must be above 335.36 ns" run link-llr --set llr.nack_timer_ns=300 --quiet
-    expect_bad_input "e2e.rto_us = 5: must be above 8.52 us" run link-llr --set link.recovery=e2e --set e2e.rto_us=5 --quiet ;;
+    expect_bad_input "llr.nack_timer_ns = 300.16: must be above 335.36 ns" run link-llr --set llr.nack_timer_ns=300 --quiet
+    expect_bad_input "e2e.rto_us = 5: must be above 8.52 us" run link-llr --set link.recovery=e2e --set e2e.rto_us=5 --quiet
+    # The same llr.* timers on composed ports, against each link's loop: over 300 m of cable alone
+    # a NACK's replay takes 2 x 1500 ns, more than the 2000 ns NACK timer.
+    expect_bad_input "link e0 - sw0: llr.nack_timer_ns = 2000.19: must be above" run olink-latency --set topology.cable_m=300 --quiet ;;
   llr_dead_lane_flushes)
     # Issue 12: a burst that never ends. The RX re-NACKs (2 us) inside the replay timer (5 us);
     # those replays count toward llr.replay_limit, so the lane ends in FLUSHes, not a watchdog.

@@ -53,7 +53,7 @@ TEST(LingyunRtl, TheTwinsReplaceTheModelsAtBothEndsOfALink) {
     EXPECT_TRUE(llr_twins(r.link.mac(s))) << s;
     EXPECT_TRUE(cbfc_twin(r.link.fc(s))) << s;
     // The twin's counters start where the model's do: the link's whole buffer free.
-    EXPECT_EQ(r.link.fc(s).cbfc_sender().credits_available(0), r.link.params().cbfc.buffer_credits[0]);
+    EXPECT_EQ(r.link.fc(s).cbfc_sender().credits_available(0), r.link.params().cbfc.config.buffer_credits[0]);
   }
 }
 
@@ -97,7 +97,8 @@ TEST(LingyunRtl, ConfigurationsTheTwinsAreNotBuiltForAreRefusedNamingTheKey) {
 
 // The twin keeps 4096 frames: a replay buffer of more than 4096 frames of 64 B is refused per link.
 TEST(LingyunRtl, ALinkWhoseReplayBufferIsBeyondTheTwinIsRefused) {
-  const PortParams rtl = declare({"llr.impl=rtl"}), model = declare({});
+  // 300 m: a NACK's replay takes over 3 us to come back, so the model's NACK timer is raised.
+  const PortParams rtl = declare({"llr.impl=rtl"}), model = declare({"llr.nack_timer_ns=4000"});
   EXPECT_EQ(rtl.reach_problem(2), "");
   EXPECT_LE(rtl.replay_buffer_bytes(2), 4096u * 64);
   ASSERT_GT(rtl.replay_buffer_bytes(300), 4096u * 64);

@@ -84,7 +84,7 @@ TEST(LinkLlr, LlrOnA300KmLinkIsRefused) {
 }
 
 TEST(LinkCbfc, ASlowReceiverStallsTheSenderAndItsBufferNeverOverflows) {
-  const RunResult r = run_cbfc({"traffic.frames=10000"});
+  const RunResult r = run_cbfc({"traffic.frames=10000", "cbfc.buffer_credits=512"});
   ASSERT_EQ(r.failure, "");  // the receiver checks its buffer on every frame
   const auto& s = r.results["summary"];
   EXPECT_EQ(s["frames_received"], 10000u);

@@ -31,6 +31,45 @@ TEST(Config, DefaultsApplyAndAreRecorded) {
   EXPECT_EQ(c.params().size(), 4u);
 }
 
+TEST(Config, ASecondOwnerOfAKeyIsRefusedAtStartUp) {
+  Config c;
+  c.real("llr.replay_timer_ns", 2000, "ns", 1, 1e9, "replay when no ACK progress this long");
+  // A second instance of the same block declares the same parameter: allowed.
+  EXPECT_DOUBLE_EQ(c.real("llr.replay_timer_ns", 2000, "ns", 1, 1e9, "replay when no ACK progress this long"), 2000);
+  const auto error_of = [&](auto declare) {
+    try {
+      declare();
+    } catch (const std::logic_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(error_of([&] { c.real("llr.replay_timer_ns", 5000, "ns", 1, 1e9, "replay when no ACK progress this long"); }),
+              HasSubstr("'llr.replay_timer_ns' is declared twice with different defaults: '2000.0' and '5000.0'"));
+  EXPECT_THAT(error_of([&] { c.real("llr.replay_timer_ns", 2000, "cycles", 1, 1e9, "replay when no ACK progress this long"); }),
+              HasSubstr("different units"));
+  EXPECT_THAT(error_of([&] { c.real("llr.replay_timer_ns", 2000, "ns", 1, 1e6, "replay when no ACK progress this long"); }),
+              HasSubstr("different ranges"));
+  EXPECT_THAT(error_of([&] { c.integer("llr.replay_timer_ns", 2000, "ns", 1, 1000000000, "replay when no ACK progress this long"); }),
+              HasSubstr("different types"));
+  EXPECT_EQ(c.params().size(), 1u);
+}
+
+TEST(Config, AFixedKeyIsRefusedNamingItsOwnerAndIsNotListed) {
+  Config given;
+  given.set_from_assignment("port.fc=pfc");
+  EXPECT_THAT(config_error_of([&] { given.fix("port.fc", "lingyun-incast, which runs every mode"); }),
+              HasSubstr("port.fc = 'pfc' (--set): set by lingyun-incast, which runs every mode; allowed: leave it unset"));
+  Config c;
+  c.choice("port.fc", "cbfc", {"cbfc", "pfc", "none"}, "flow control");
+  c.fix("port.fc", "lingyun-incast");  // after the block declared it, as before
+  c.fix("port.fec", "olink-latency");
+  c.choice("port.fec", "rs544", {"rs544", "rs272", "none"}, "FEC");
+  ASSERT_EQ(c.params().size(), 2u);
+  EXPECT_EQ(c.params()[0].fixed_by, "lingyun-incast");
+  EXPECT_EQ(c.params()[1].fixed_by, "olink-latency");
+}
+
 TEST(Config, OverridesAreParsedByType) {
   Config c;
   c.set_from_assignment("a.b=9");

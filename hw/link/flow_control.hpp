@@ -1,0 +1,38 @@
+// The vocabulary of link flow control, shared by every port that has it: the mode of a link
+// and the messages its two ends exchange.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hw/link/cbfc.hpp"
+#include "hw/link/pfc.hpp"
+#include "xingyun/config.hpp"
+
+namespace xy::link {
+
+enum class FcMode { kCbfc, kPfc, kNone };
+
+// The names a configuration uses, in the order of FcMode.
+inline const std::vector<std::string>& fc_mode_names() {
+  static const std::vector<std::string> names{"cbfc", "pfc", "none"};
+  return names;
+}
+const std::string& fc_mode_name(FcMode mode);
+// `name` must be one of fc_mode_names() (the caller has checked it, as Config::choice does).
+FcMode fc_mode(const std::string& name);
+// Declares `key` as a flow-control mode among `allowed` (a subset of fc_mode_names()).
+FcMode declare_fc_mode(Config& c, const std::string& key, const std::string& def, const std::string& meaning,
+                       const std::vector<std::string>& allowed = fc_mode_names());
+
+// A flow-control message from one end of a link direction to the other.
+struct FcMessage {
+  std::optional<CreditUpdate> credit;  // CBFC: a CF_Update upstream or a CC_Update downstream
+  std::optional<PauseFrame> pause;     // PFC, upstream
+  // A CC_Update counts the data frames sent before it: it takes effect only after the first
+  // `after_frames` frames of the link, so that it never overtakes a frame it counted.
+  std::uint64_t after_frames = 0;
+};
+
+}  // namespace xy::link

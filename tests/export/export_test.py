@@ -264,6 +264,63 @@ def ns3_file_topology():
           "links between the file's nodes, in its order")
 
 
+def ns3_parallel_links():
+    """A leaf-spine with 8 links from each leaf to its one spine: third.cc routes over one link per
+    node pair (consumers.hpcc_topology), so the capacity it sees between two nodes must be what the
+    run had, the links' count times the line rate."""
+    out, res = run("parallel", "switch-uniform", "topology=leaf-spine", "topology.endpoints=16", "topology.leaves=2",
+                   "topology.spines=1", "topology.oversubscription=1", "uniform.points=1", "uniform.load=0.3",
+                   "uniform.measure_cycles=2000", "uniform.warmup_cycles=500")
+    cfg = res["config"]
+    directory = os.path.join(export("ns3", out), "load1")
+    config, top = hpcc(directory)
+    # Node ids in the preset's order: leaf0 0, leaf1 1, spine0 2, e0.. 3..18. 8 endpoints a leaf,
+    # 8 / 1 = 8 uplinks, all to spine0.
+    leaves, per_leaf = cfg["topology.leaves"], cfg["topology.endpoints"] // cfg["topology.leaves"]
+    uplinks = round(per_leaf / cfg["topology.oversubscription"]) // cfg["topology.spines"]
+    line = round(line_bps(cfg))
+    want = {(e // per_leaf, leaves + cfg["topology.spines"] + e): line for e in range(cfg["topology.endpoints"])}
+    want.update({(leaf, leaves + s): uplinks * line for leaf in range(leaves) for s in range(cfg["topology.spines"])})
+    check(uplinks == 8 and top["capacity"] == want,
+          f"capacity per node pair as third.cc routes: hosts {line} b/s, leaf-spine {uplinks} x {line} b/s: "
+          f"{sorted(set(top['capacity'].values()))}")
+    check(len(top["links"]) == 16 + 2, f"16 host links and 2 merged uplinks: {len(top['links'])} lines")
+    spine = [link for link in top["links"] if 2 in (link["src"], link["dst"])]
+    check(all(link["delay_ns"] == round(phy_ns(cfg, cfg["port.fec"], cfg["topology.spine_cable_m"])) for link in spine),
+          "a merged link keeps its links' delay")
+    # third.cc asserts an ECN entry at every switch port's rate; a merged port's queue holds 8 ports'.
+    check(config["KMIN_MAP"] == {line: round(cfg["switch.ecn.kmin_bytes"] / 1000),
+                                 uplinks * line: round(uplinks * cfg["switch.ecn.kmin_bytes"] / 1000)}
+          and set(config["PMAX_MAP"]) == {line, uplinks * line},
+          f"ECN maps at both rates: {config['KMIN_MAP']}, {config['PMAX_MAP']}")
+    check(f"- 0 - 2 (leaf0 - spine0): 8 links of {line_bps(cfg) / 1e9:.3f} Gb/s, written as one"
+          in read(directory, "README.md"),
+          "the README names the merged links")
+    # What the exporter wrote before: every link on its own line. third.cc would route over one of 8.
+    text = read(directory, "topology.txt").split("\n")
+    header, body = text[:2], [l for l in text[2:] if l]
+    split = []
+    for l in body:
+        src, dst, rate, delay, error = l.split()
+        n = uplinks if 2 in (int(src), int(dst)) else 1
+        split += [f"{src} {dst} {line}bps {delay} {error}"] * n
+    old = "\n".join([f"19 3 {len(split)}", header[1]] + split) + "\n"
+    try:
+        hpcc_topology(old, config)
+        fail("8 parallel links, one line each, were read as usable")
+    except Rejected as e:
+        check("already joined" in str(e), f"one line per parallel link is rejected: {e}")
+    # Parallel links that differ cannot be one link: refused, naming why.
+    path = os.path.join(WORK, "unlike.yaml")
+    with open(path, "w") as f:
+        f.write("switches:\n  leaf0: {ports: 4}\n  leaf1: {ports: 4}\n  spine0: {ports: 4}\nendpoints: 2\nlinks:\n"
+                "  - {a: e0, b: leaf0}\n  - {a: e1, b: leaf1}\n  - {a: leaf0, b: spine0, cable_m: 30}\n"
+                "  - {a: leaf0, b: spine0, cable_m: 10}\n  - {a: leaf1, b: spine0, cable_m: 30}\n")
+    unlike, _ = run("unlike", "switch-uniform", f"topology={path}", "uniform.points=1", "uniform.load=0.2",
+                    "uniform.measure_cycles=2000")
+    refused("ns3", [unlike], "keeps one link per node pair")
+
+
 def ns3_error_rate():
     ber = 1e-3
     for design, lossy in (("rs544", True), ("rs272_llr", False)):
@@ -339,7 +396,8 @@ def checkers_catch_planted_bugs():
 
 
 CASES = {f.__name__: f for f in (htsim_leaf_spine, htsim_fec_llr, htsim_incast, htsim_refusals, ns3_fec_llr,
-                                 ns3_file_topology, ns3_error_rate, ns3_refusals, checkers_catch_planted_bugs)}
+                                 ns3_file_topology, ns3_parallel_links, ns3_error_rate, ns3_refusals,
+                                 checkers_catch_planted_bugs)}
 if CASE not in CASES:
     fail(f"unknown case {CASE}")
 CASES[CASE]()

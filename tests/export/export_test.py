@@ -4,9 +4,12 @@ arithmetic from first principles written here: export_test.py XYSIM CASE."""
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
+
+import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from consumers import Rejected, hpcc_config, hpcc_topology, htsim_load  # noqa: E402
@@ -354,6 +357,41 @@ def ns3_refusals():
     refused("ns3", [burst], "random errors only")
 
 
+def astra_sim_valid_range():
+    """network.yml states the message sizes it holds for and a bound: ASTRA-sim's formula on the
+    file's values (tests/cli/astra_sim_check.py has its source's rules) stays within the bound for
+    every measured message in the range, and a 64-byte message, below it, is off by more."""
+    sweep = os.path.join(WORK, "sizes")
+    with open(sweep + ".yaml", "w") as f:
+        f.write("scenario: olink-message\nset: {message.count: 1}\ngrid:\n  message.bytes: [4096, 65536, 1048576]\n")
+    r = subprocess.run([XYSIM, "sweep", sweep + ".yaml", "--out", sweep, "-j", "2"], capture_output=True, text=True)
+    check(r.returncode == 0, f"xysim sweep: exit {r.returncode} {r.stderr}")
+    text = read(export("astra-sim", sweep), "network.yml")
+    stated = re.search(r"^# Valid range: messages of (\d+) to (\d+) bytes .*? within ([\d.]+) % of every measured",
+                       text, re.M | re.S)
+    check(stated is not None, "network.yml states its valid range and bound")
+    smallest, largest, bound = int(stated[1]), int(stated[2]), float(stated[3]) / 100
+    network = yaml.safe_load(text)
+    latency, bandwidth = network["latency"][0], network["bandwidth"][0]
+
+    def astra_ns(size):  # a Switch: 2 hops; GB/s of 2^30 bytes; EventTime truncates
+        return math.floor(2 * latency + size / (bandwidth * 2**30 / 1e9))
+
+    with open(os.path.join(sweep, "sweep.json")) as f:
+        points = [(p["summary"]["message_bytes"], p["summary"]["transfer_ns"]) for p in json.load(f)]
+    check((smallest, largest) == (min(s for s, _ in points), max(s for s, _ in points)),
+          f"the range is the sizes measured: {smallest} to {largest} bytes")
+    for size, measured in points:
+        error = astra_ns(size) / measured - 1
+        check(abs(error) <= bound, f"{size} B: ASTRA-sim {astra_ns(size)} ns, measured {measured:.1f} ns: "
+              f"{100 * error:+.3f} %, within the stated {100 * bound:.2f} %")
+    _, res = run("small", "olink-message", "message.bytes=64", "message.count=1")
+    measured = res["summary"]["transfer_ns"]
+    error = astra_ns(64) / measured - 1
+    check(64 < smallest and error > bound, f"64 B, outside the range: ASTRA-sim {astra_ns(64)} ns, measured "
+          f"{measured:.1f} ns: {100 * error:+.1f} %, beyond the bound (the line overstates it)")
+
+
 def checkers_catch_planted_bugs():
     """The consumers' rules above are shown to bite: each planted bug in a good export is rejected."""
     out, _ = run("fec", "lingyun-fec-llr", "fec_llr.design=rs544", "traffic.us=10")
@@ -397,7 +435,7 @@ def checkers_catch_planted_bugs():
 
 CASES = {f.__name__: f for f in (htsim_leaf_spine, htsim_fec_llr, htsim_incast, htsim_refusals, ns3_fec_llr,
                                  ns3_file_topology, ns3_parallel_links, ns3_error_rate, ns3_refusals,
-                                 checkers_catch_planted_bugs)}
+                                 astra_sim_valid_range, checkers_catch_planted_bugs)}
 if CASE not in CASES:
     fail(f"unknown case {CASE}")
 CASES[CASE]()

@@ -2,7 +2,8 @@
 """scripts/plot on small real runs and sweeps: plot_test.py XYSIM PLOT CASE
 
 Every plot must be a valid image, and the numbers it drew (--data) must be the run's: the test
-reads them itself from results.json and sweep.csv and compares. Bad input: exit 2, one line.
+reads them itself from results.json and sweep.csv and compares; so must its axes (--axes: labels,
+limits, legend, error bars, read from the figure once drawn). Bad input: exit 2, one line.
 """
 import atexit
 import csv
@@ -54,9 +55,10 @@ def check_png(path):
 
 
 def plot_data(kind, source, *extra, out="plot.png"):
-    """Runs scripts/plot with --data; the image is checked, the rows drawn returned."""
+    """Runs scripts/plot with --data and --axes; the image is checked, the rows drawn returned (the
+    axes: axes_of(out))."""
     image, data = work / out, work / (out + ".csv")
-    run(plot, kind, source, "-o", image, "--data", data, *extra)
+    run(plot, kind, source, "-o", image, "--data", data, "--axes", work / (out + ".json"), *extra)
     if image.suffix == ".png":
         check_png(image)
     else:
@@ -66,6 +68,19 @@ def plot_data(kind, source, *extra, out="plot.png"):
         print(f"ok: {image.name} is an SVG")
     with open(data, newline="") as f:
         return list(csv.DictReader(f))
+
+
+def axes_of(out="plot.png"):
+    return json.loads((work / (out + ".json")).read_text())
+
+
+def param_unit(scenario, key):
+    """The unit column of `xysim params`: its columns are as wide as their widest cell, so the unit
+    of a row starts under the header's "unit" and ends where "allowed" starts."""
+    lines = run(xysim, "params", scenario).splitlines()
+    start, end = re.search(r" unit +", lines[0]).span()
+    row = next(line for line in lines if line.split(" ", 1)[0] == key)
+    return row[start + 1:end].strip()
 
 
 def sweep_rows(directory):
@@ -93,9 +108,16 @@ def expect_bad_input(want, *args):
     print(f"ok: {lines[0]}")
 
 
-def sweep(name, text):
+def sweep(name, text, failed=False):
+    """xysim sweep; it exits 1 when a point failed."""
     (work / f"{name}.yaml").write_text(text)
-    run(xysim, "sweep", work / f"{name}.yaml", "--out", work / name, "-j", "2")
+    args = [xysim, "sweep", work / f"{name}.yaml", "--out", work / name, "-j", "2"]
+    if failed:
+        r = subprocess.run(args, capture_output=True, text=True)
+        if r.returncode != 1:
+            fail(f"{' '.join(map(str, args))}: exit {r.returncode}, not 1 (points failed): {r.stderr.strip()}")
+    else:
+        run(*args)
     return work / name
 
 
@@ -176,19 +198,66 @@ elif case == "stages":
     same({(r["panel"], r["series"], r["x"], r["y"]) for r in drawn}, expected, "stages with their provenance")
     if {e[1] for e in expected} < {"measured", "configured"}:
         fail("olink-latency reports no measured and configured stages to tell apart")
+    # One x scale for every panel, from 0 to just past the longest stage of any fabric.
+    panels, longest = axes_of(), max(e[3] for e in expected)
+    limits = {tuple(p["xlim"]) for p in panels}
+    if len(panels) != len({e[0] for e in expected}) or len(limits) != 1:
+        fail(f"the {len(panels)} panels have x limits {limits}, not one scale")
+    low, high = limits.pop()
+    if low != 0 or not longest <= high <= 1.1 * longest:
+        fail(f"x from {low} to {high}: not 0 to just past the longest stage, {longest} ns")
+    print(f"ok: {len(panels)} panels share x from 0 to {high:.1f} ns (longest stage {longest} ns)")
 
 elif case == "sweep_leaf":
     out = sweep("arbiter", f"scenario: switch-uniform\nset: {{{SWITCH}}}\n"
                            "grid:\n  uniform.load: [0.5, 1.0]\n  switch.arbiter: [islip, round-robin]\n")
     rows = sweep_rows(out)
     leaf = "curve.0.latency_p99_ns"
-    drawn = plot_data("sweep", out, "--x", "uniform.load", "--y", leaf, "--series", "switch.arbiter")
+    drawn = plot_data("sweep", out, "--x", "uniform.load", "--y", leaf, "--series", "switch.arbiter", "--xysim", xysim)
     same({(r["series"], r["x"], r["y"]) for r in drawn},
          {(f"switch.arbiter={r['param.switch.arbiter']}", r["param.uniform.load"], r[leaf]) for r in rows}, leaf)
+    # Units: the parameter's from `xysim params`, the leaf's from its name (docs/results.md: _ns).
+    (panel,) = axes_of()
+    unit = param_unit("switch-uniform", "uniform.load")
+    if not unit or panel["xlabel"] != f"uniform.load, {unit}" or panel["ylabel"] != f"{leaf}, ns":
+        fail(f"axes labelled {panel['xlabel']!r} and {panel['ylabel']!r}; xysim params gives uniform.load the unit "
+             f"{unit!r}, and {leaf} is in ns")
+    print(f"ok: axes {panel['xlabel']!r}, {panel['ylabel']!r}")
+    expect_bad_input(f"--xysim {work / 'none'}: cannot run it", "sweep", out, "--x", "uniform.load", "--y", leaf,
+                     "--xysim", work / "none", "-o", work / "x.png")
     expect_bad_input("leaves: curve.0.accepted_load, curve.0.drops", "sweep", out, "--x", "uniform.load", "--y",
                      "curve.0.p99", "-o", work / "x.png")
     expect_bad_input("--x 'no.such': the sweep sets no such parameter; it sets: switch.arbiter, switch.ports", "sweep", out, "--x",
                      "no.such", "--y", leaf, "-o", work / "x.png")
+
+elif case == "sweep_seeds_failed":
+    # Two seeds a point; without FEC at BER 1e-4 the links never come up and the watchdog fails
+    # both of that point's runs.
+    out = sweep("seeds", "scenario: lingyun-fec-llr\nseeds: [1, 2]\nset: {sim.watchdog_us: 20, traffic.us: 4, "
+                         "fec_llr.design: none_llr}\ngrid:\n  port.errors.ber: [1e-7, 1e-6, 1e-4]\n", failed=True)
+    rows, leaf = sweep_rows(out), "none_llr.latency_p99_ns"
+    drawn = plot_data("sweep", out, "--x", "port.errors.ber", "--y", leaf, "--logx", "--xysim", xysim)
+    by_ber = {}
+    for r in rows:
+        if r["passed"] == "true":
+            by_ber.setdefault(float(r["param.port.errors.ber"]), []).append(float(r[leaf]))
+    if any(len(set(v)) < 2 for v in by_ber.values()):
+        fail(f"the seeds gave the same {leaf} at a point, nothing to spread: {by_ber}")
+    same({(r["x"], r["y"], r["y_min"], r["y_max"], r["seeds"]) for r in drawn if r["series"] != "failed"},
+         {(x, sum(v) / len(v), min(v), max(v), len(v)) for x, v in by_ber.items()}, "mean, least, largest over seeds")
+    failed = sorted(float(r["param.port.errors.ber"]) for r in rows if r["passed"] == "false")
+    marked = sorted(float(r["x"]) for r in drawn if r["series"] == "failed" and r["y"] == "")
+    if not failed or marked != failed:
+        fail(f"failed points at BER {failed}, marked {marked}")
+    (panel,) = axes_of()
+    if f"failed: {len(failed)} points" not in panel["legend"] or len(panel["error_bars"]) != 1:
+        fail(f"legend {panel['legend']}, error bars {panel['error_bars']}: want the {len(failed)} failed counted, "
+             "one series with bars")
+    print(f"ok: {len(failed)} failed points marked at BER {failed} and counted in the legend; bars over seeds")
+    # port.errors.ber is a ratio: xysim params lists it without a unit, and the axis says so.
+    if param_unit("lingyun-fec-llr", "port.errors.ber") != "" or panel["xlabel"] != "port.errors.ber (no unit)":
+        fail(f"x axis {panel['xlabel']!r}")
+    print(f"ok: x axis {panel['xlabel']!r}")
 
 elif case == "bad_input":
     expect_bad_input("no such file or directory", "latency-load", work / "missing", "-o", work / "x.png")

@@ -3,7 +3,10 @@
 // dimension counting 2 hops (src -> switch -> dest) and bandwidth in GB/s of 2^30 bytes
 // (congestion_unaware/BasicTopology.cpp, Switch.cpp, common/NetworkFunction.cpp). The fit:
 // least squares of T(size) = a + size / b over the measured network times of an olink-message
-// size sweep; latency = a / 2, bandwidth = b in 2^30-byte GB/s.
+// size sweep; latency = a / 2, bandwidth = b in 2^30-byte GB/s. The file states the sizes it holds
+// for (those fitted) and how close ASTRA-sim's time from its written values comes to each
+// measured one there: a message below them is not measured, and one that fits no segment barely
+// gets faster with its size (the line overstates it).
 #include <algorithm>
 #include <cmath>
 
@@ -40,6 +43,16 @@ Fit least_squares(const std::vector<Message>& m) {
   return f;
 }
 
+// ASTRA-sim's time for a message from the values as written (truncated, as EventTime), against
+// the measured: the largest relative difference over the messages.
+double worst_written(const std::vector<Message>& m, const std::string& latency, const std::string& bandwidth) {
+  const double hops_ns = kSwitchHops * std::stod(latency), bytes_per_ns = std::stod(bandwidth) * kGiB / 1e9;
+  double worst = 0;
+  for (const auto& p : m)
+    worst = std::max(worst, std::abs(std::floor(hops_ns + p.bytes / bytes_per_ns) / p.transfer_ns - 1));
+  return worst;
+}
+
 }  // namespace
 
 std::vector<File> astra_sim(const std::vector<Input>& inputs) {
@@ -57,7 +70,10 @@ std::vector<File> astra_sim(const std::vector<Input>& inputs) {
   std::sort(sizes.begin(), sizes.end());
   std::string size_list;
   for (double b : sizes) size_list += fmt::format("{}{:.0f}", size_list.empty() ? "" : ", ", b);
-  const double bandwidth_gbps = fit.bytes_per_ns * 1e9 / kGiB, latency = fit.latency_ns / kSwitchHops;
+  const std::string bandwidth = fmt::format("{:.6f}", fit.bytes_per_ns * 1e9 / kGiB),
+                    latency = fmt::format("{:.3f}", fit.latency_ns / kSwitchHops);
+  // In hundredths of a percent, rounded up: the bound holds for every message it covers.
+  const double bound_percent = std::ceil(worst_written(s.messages, latency, bandwidth) * 1e4) / 100;
 
   File network{"network.yml", ""};
   network.text = fmt::format(
@@ -66,17 +82,21 @@ std::vector<File> astra_sim(const std::vector<Input>& inputs) {
       "# Fit: least squares of T(size) = a + size/b over {n} points, {k} sizes ({sizes} bytes), T = transfer_ns\n"
       "#   (first frame onto the sender's line to last frame off the receiver's, measured):\n"
       "#   a = {a:.3f} ns, b = {b:.6f} B/ns; largest residual {worst:+.3f} ns ({rel:.3f} %).\n"
+      "# Valid range: messages of {smallest:.0f} to {largest:.0f} bytes (the sizes fitted): there ASTRA-sim's time from\n"
+      "#   the values below ({hops} x latency + size / bandwidth, truncated) is within {bound:.2f} % of every measured one.\n"
+      "#   Outside it the line is not measured; below one segment a message's time hardly shrinks with its size,\n"
+      "#   and the line overstates a small message's time.\n"
       "# ASTRA-sim: a Switch counts {hops} hops, so latency = a/{hops}; bandwidth in GB/s of 2^30 B = b x 1e9 / 2^30.\n"
       "# The congestion_aware backend charges size/bandwidth on each of the 2 links: use congestion_unaware.\n"
       "topology: [ Switch ]\n"
       "npus_count: [ {gpus} ]  # the measured system's GPUs\n"
-      "bandwidth: [ {bw:.6f} ]  # GB/s (2^30 B/s), fitted\n"
-      "latency: [ {lat:.3f} ]  # ns per hop, fitted\n",
+      "bandwidth: [ {bw} ]  # GB/s (2^30 B/s), fitted\n"
+      "latency: [ {lat} ]  # ns per hop, fitted\n",
       fmt::arg("fabric", s.fabric), fmt::arg("gpus", s.gpus), fmt::arg("topology", s.topology), fmt::arg("inputs", s.inputs),
       fmt::arg("n", s.messages.size()), fmt::arg("k", sizes.size()), fmt::arg("sizes", size_list),
       fmt::arg("a", fit.latency_ns), fmt::arg("b", fit.bytes_per_ns), fmt::arg("worst", fit.worst_ns),
-      fmt::arg("rel", 100 * fit.worst_relative), fmt::arg("hops", kSwitchHops), fmt::arg("bw", bandwidth_gbps),
-      fmt::arg("lat", latency));
+      fmt::arg("rel", 100 * fit.worst_relative), fmt::arg("smallest", sizes.front()), fmt::arg("largest", sizes.back()),
+      fmt::arg("bound", bound_percent), fmt::arg("hops", kSwitchHops), fmt::arg("bw", bandwidth), fmt::arg("lat", latency));
 
   // Sys::initialize_sys reads these keys (astra-sim/system/Sys.cc); it ignores others, so the
   // provenance travels in the file.

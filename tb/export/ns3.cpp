@@ -3,6 +3,9 @@
 // file: "nodes switches links", the switch ids, then "src dst rate delay error_rate" per link, the
 // rate and delay parsed by ns-3's DataRate and Time, the error rate a per-packet drop probability.
 // Neither format has comments: where each value comes from goes to a README beside them.
+// third.cc keeps one link per node pair: the graph it routes on (nbr2if[src][dst] in main, read by
+// CalculateRoute and SetRoutingEntries) holds the last link read between two nodes, so parallel
+// links are written as one link of their summed rate.
 #include <algorithm>
 #include <cmath>
 
@@ -17,9 +20,10 @@ namespace {
 // HPCC's packet payload (PACKET_PAYLOAD_SIZE of its sample config), the frame the error rate is for.
 constexpr int kPayloadBytes = 1000;
 
+long long bps(double gbps) { return std::llround(gbps * 1e9); }
+
 // ns-3's DataRate: whole Gb/s when they are, else bits per second.
-std::string rate(double gbps) {
-  const long long bps = std::llround(gbps * 1e9);
+std::string rate(long long bps) {
   return bps % 1000000000 ? fmt::format("{}bps", bps) : fmt::format("{}Gbps", bps / 1000000000);
 }
 
@@ -47,13 +51,68 @@ double packet_loss(const lingyun::PortParams& p) {
   return frame_errors(p.phy);
 }
 
+// The links between one pair of nodes, written as one link of their summed rate.
+struct Bundle {
+  int a = 0, b = 0;
+  std::vector<std::size_t> links;  // indices into the topology's links, in its order
+  long long bps = 0;
+  long delay_ns = 0;
+  double loss = 0;
+};
+
+// One Bundle a node pair, in the order pairs first appear. Throws ConfigError for parallel links
+// of different delays or losses: one link of HPCC cannot hold both.
+std::vector<Bundle> bundles(const Fabric& f) {
+  const auto& t = f.topology;
+  std::vector<Bundle> out;
+  for (std::size_t i = 0; i < t.links.size(); ++i) {
+    const auto& l = t.links[i];
+    const long delay = std::lround(f.links[i].phy_ns);
+    const double loss = packet_loss(f.links[i].ports);
+    auto it = std::find_if(out.begin(), out.end(), [&](const Bundle& b) {
+      return std::minmax(b.a, b.b) == std::minmax(l.a, l.b);
+    });
+    if (it == out.end()) {
+      out.push_back({l.a, l.b, {}, 0, delay, loss});
+      it = out.end() - 1;
+    } else if (it->delay_ns != delay || it->loss != loss) {
+      const auto& first = t.links[it->links[0]];
+      const std::string differ = it->delay_ns != delay
+                                     ? fmt::format("delays ({} / {} ns)", it->delay_ns, delay)
+                                     : fmt::format("packet losses ({:.6g} / {:.6g})", it->loss, loss);
+      throw ConfigError(fmt::format("links {} ({}) and {} ({}) join the same nodes with different {}: HPCC's third.cc "
+                                    "keeps one link per node pair, so parallel links are exported as one of their "
+                                    "summed rate, which needs them alike",
+                                    f.links[it->links[0]].name, first.where, f.links[i].name, l.where, differ));
+    }
+    it->links.push_back(i);
+    it->bps += bps(f.line_gbps);
+  }
+  return out;
+}
+
 std::string topology_txt(const Fabric& f) {
   const auto& t = f.topology;
-  std::string s = fmt::format("{} {} {}\n", t.nodes.size(), t.switches().size(), t.links.size());
+  const std::vector<Bundle> pairs = bundles(f);
+  std::string s = fmt::format("{} {} {}\n", t.nodes.size(), t.switches().size(), pairs.size());
   s += fmt::format("{}\n", fmt::join(t.switches(), " "));
-  for (std::size_t i = 0; i < t.links.size(); ++i)
-    s += fmt::format("{} {} {} {}ns {:.6g}\n", t.links[i].a, t.links[i].b, rate(f.line_gbps),
-                     std::lround(f.links[i].phy_ns), packet_loss(f.links[i].ports));
+  for (const Bundle& b : pairs)
+    s += fmt::format("{} {} {} {}ns {:.6g}\n", b.a, b.b, rate(b.bps), b.delay_ns, b.loss);
+  return s;
+}
+
+// "n rate value ..." of a KMIN_MAP, KMAX_MAP or PMAX_MAP: one entry per link rate (third.cc
+// asserts every switch port's rate has one), the thresholds scaled by the links merged, as the
+// queue of the merged port holds theirs.
+template <class Value>
+std::string rate_map(const Fabric& f, Value per_link) {
+  std::vector<std::pair<long long, std::size_t>> rates;  // rate, links merged
+  for (const Bundle& b : bundles(f))
+    if (std::find_if(rates.begin(), rates.end(), [&](const auto& r) { return r.first == b.bps; }) == rates.end())
+      rates.emplace_back(b.bps, b.links.size());
+  std::sort(rates.begin(), rates.end());
+  std::string s = std::to_string(rates.size());
+  for (const auto& [rate_bps, merged] : rates) s += fmt::format(" {} {}", rate_bps, per_link(merged));
   return s;
 }
 
@@ -67,7 +126,6 @@ std::string config_txt(const Fabric& f) {
   if (phy.down_until > 0)
     throw ConfigError("port.link_down_us > 0: a flap of every link, down then up again, has no equivalent in HPCC's "
                       "LINK_DOWN (one link, down for good)");
-  const long long bps = std::llround(f.line_gbps * 1e9);
   const long buffer_mib = std::max(1L, std::lround(f.buffer_mib()));
   double longest = 0;
   for (const auto& l : f.links) longest = std::max(longest, l.phy_ns);
@@ -76,7 +134,7 @@ std::string config_txt(const Fabric& f) {
       {"USE_DYNAMIC_PFC_THRESHOLD", "1"},
       {"CLAMP_TARGET_RATE", "0"},
       {"PAUSE_TIME", "5"},
-      {"DATA_RATE", rate(f.line_gbps)},
+      {"DATA_RATE", rate(bps(f.line_gbps))},
       {"LINK_DELAY", fmt::format("{}ns", std::lround(longest))},
       {"PACKET_PAYLOAD_SIZE", std::to_string(kPayloadBytes)},
       {"L2_CHUNK_SIZE", "4000"},
@@ -111,10 +169,10 @@ std::string config_txt(const Fabric& f) {
       {"PFC_OUTPUT_FILE", "mix/pfc.txt"},
       {"LINK_DOWN", "0 0 0"},
       {"ENABLE_TRACE", "1"},
-      // One entry per link rate: thresholds in KB (third.cc multiplies them by 1000).
-      {"KMAX_MAP", fmt::format("1 {} {}", bps, std::lround(sw.ecn.kmax / 1000.0))},
-      {"KMIN_MAP", fmt::format("1 {} {}", bps, std::lround(sw.ecn.kmin / 1000.0))},
-      {"PMAX_MAP", fmt::format("1 {} {}", bps, sw.ecn.pmax)},
+      // Thresholds in KB (third.cc multiplies them by 1000).
+      {"KMAX_MAP", rate_map(f, [&](std::size_t n) { return std::lround(n * sw.ecn.kmax / 1000.0); })},
+      {"KMIN_MAP", rate_map(f, [&](std::size_t n) { return std::lround(n * sw.ecn.kmin / 1000.0); })},
+      {"PMAX_MAP", rate_map(f, [&](std::size_t) { return sw.ecn.pmax; })},
       {"BUFFER_SIZE", std::to_string(buffer_mib)},
       {"QLEN_MON_FILE", "mix/qlen.txt"},
       {"QLEN_MON_START", "2000000000"},
@@ -139,7 +197,7 @@ std::string readme(const Fabric& f) {
       "## topology.txt\n\n"
       "- Node ids are the topology's nodes in order (below); switches are listed on the second line.\n"
       "- Rate: every port's MAC data rate, {:.3f} Gb/s (configured: port.lanes x port.lane_gbps less FEC and "
-      "transcoding).\n"
+      "transcoding); N times it for N parallel links between two nodes, written as one (below).\n"
       "- Delay: the link's fixed PHY latency one way, in whole ns (ns-3's default time resolution), rounded to the "
       "nearest: FEC encoder + PMA TX + 5 ns/m of cable + PMA RX and deskew + gathering the codeword group + FEC "
       "decoder, in PHY cycles. Configured, and within a codeword group of the least PHY latency the run measured at "
@@ -152,7 +210,8 @@ std::string readme(const Fabric& f) {
       "run counted on it (both directions).\n\n"
       "## config.txt\n\n"
       "Every key third.cc reads, in the order it tests them. From the run: ENABLE_QCN (switch.ecn.on = {}), "
-      "KMIN_MAP / KMAX_MAP (switch.ecn.kmin_bytes / kmax_bytes = {} / {} B, in KB rounded to the nearest), PMAX_MAP "
+      "KMIN_MAP / KMAX_MAP (switch.ecn.kmin_bytes / kmax_bytes = {} / {} B, in KB rounded to the nearest, N times "
+      "them at the rate of N merged links, whose one queue holds what their N did), PMAX_MAP "
       "(switch.ecn.pmax = {:g}), BUFFER_SIZE (switch.buffer_mib, {:g} MiB, in whole MiB), LINK_DOWN 0 0 0 (no flap), "
       "ERROR_RATE_PER_LINK 0 (each link has its own), DATA_RATE and LINK_DELAY (read but unused by third.cc: the "
       "rate and the longest link). The rest (congestion control, workload files, monitoring) are HPCC's sample "
@@ -162,10 +221,24 @@ std::string readme(const Fabric& f) {
       "(`port_to_port` in results.json).\n"
       "- The MAC and clock-crossing stages (a few ns a hop, measured), LLR replays, and the link flow control "
       "(port.fc: CBFC, PFC or none; HPCC runs PFC).\n\n"
-      "## Links, unrounded\n\n",
+      "## Parallel links\n\n"
+      "third.cc keeps one link per node pair: the graph it routes on (nbr2if, built in main, read by CalculateRoute "
+      "and SetRoutingEntries) holds the last link read between two nodes, and the others would carry nothing. So N "
+      "parallel links (alike: the same delay and packet loss, else the export is refused) are one line of N times "
+      "the rate, the capacity the run had between those nodes (its routes spread over all N):\n\n",
       f.xysim_version, f.input, f.scenario, f.seed, f.name, t.name, f.line_gbps, kPayloadBytes,
       f.links[0].ports.phy.errors.ber, f.switches.ecn.on, f.switches.ecn.kmin, f.switches.ecn.kmax, f.switches.ecn.pmax,
       f.buffer_mib(), f.least_switch_ns(t.switches()));
+  bool merged = false;
+  for (const Bundle& b : bundles(f))
+    if (b.links.size() > 1) {
+      merged = true;
+      s += fmt::format("- {} - {} ({} - {}): {} links of {:.3f} Gb/s, written as one of {}\n", b.a, b.b,
+                       f.topology.nodes[b.a].name, f.topology.nodes[b.b].name, b.links.size(), f.line_gbps,
+                       rate(b.bps));
+    }
+  if (!merged) s += "- none: one link per node pair\n";
+  s += "\n## Links, unrounded\n\n";
   for (std::size_t i = 0; i < t.links.size(); ++i) {
     const Fabric::Link& l = f.links[i];
     const phy::PhyParams& q = l.ports.phy;

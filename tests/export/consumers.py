@@ -260,7 +260,8 @@ def hpcc_config(text):
 
 
 def hpcc_topology(text, config):
-    """The topology reading of third.cc, and the switch setup that asserts on the ECN maps."""
+    """The topology reading of third.cc, and the switch setup that asserts on the ECN maps. Returns
+    the links and `capacity`, {(a, b): b/s} per node pair (a < b) of the graph third.cc routes on."""
     words = text.split()
     pos = 0
 
@@ -277,6 +278,11 @@ def hpcc_topology(text, config):
         if s >= node_num:
             raise Rejected(f"switch id {s} >= node_num {node_num}")
     links = []
+    # main() of third.cc, after qbb.Install: nbr2if[snode][dnode] (and [dnode][snode]) = this link's
+    # device, overwriting an earlier link between the two; CalculateRoute walks nbr2if and
+    # SetRoutingEntries installs nbr2if[node][next].idx, so of parallel links only the last carries
+    # traffic: the others would silently idle.
+    nbr2if = {}
     for _ in range(link_num):
         src, dst = _uint(take(), "src"), _uint(take(), "dst")
         rate, delay, error = ns3_data_rate(take()), ns3_time_ns(take()), _double(take(), "error_rate")
@@ -289,7 +295,15 @@ def hpcc_topology(text, config):
                 for key in ("KMIN_MAP", "KMAX_MAP", "PMAX_MAP"):
                     if rate not in config[key]:
                         raise Rejected(f"must set {key} for each link speed ({rate} b/s)")
+        pair = (min(src, dst), max(src, dst))
+        if pair in nbr2if:
+            raise Rejected(f"link {src} {dst}: nodes {pair[0]} and {pair[1]} already joined by link "
+                           f"{nbr2if[pair]['src']} {nbr2if[pair]['dst']}; third.cc's nbr2if keeps the last, the "
+                           "other carries nothing")
+        if src == dst:
+            raise Rejected(f"link {src} {dst}: a node to itself")
         links.append({"src": src, "dst": dst, "bps": rate, "delay_ns": delay, "error": error})
+        nbr2if[pair] = links[-1]
     if pos != len(words):
         raise Rejected(f"{len(words) - pos} words after the last link")
     hosts = [n for n in range(node_num) if n not in switches]
@@ -297,4 +311,5 @@ def hpcc_topology(text, config):
         degree = sum((l["src"] == h) + (l["dst"] == h) for l in links)
         if degree != 1:
             raise Rejected(f"host {h} has {degree} links; third.cc addresses one NIC a host")
-    return {"nodes": node_num, "switches": switches, "links": links}
+    return {"nodes": node_num, "switches": switches, "links": links,
+            "capacity": {pair: link["bps"] for pair, link in nbr2if.items()}}

@@ -4,9 +4,12 @@ arithmetic from first principles written here: export_test.py XYSIM CASE."""
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
+
+import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from consumers import Rejected, hpcc_config, hpcc_topology, htsim_load  # noqa: E402
@@ -264,6 +267,63 @@ def ns3_file_topology():
           "links between the file's nodes, in its order")
 
 
+def ns3_parallel_links():
+    """A leaf-spine with 8 links from each leaf to its one spine: third.cc routes over one link per
+    node pair (consumers.hpcc_topology), so the capacity it sees between two nodes must be what the
+    run had, the links' count times the line rate."""
+    out, res = run("parallel", "switch-uniform", "topology=leaf-spine", "topology.endpoints=16", "topology.leaves=2",
+                   "topology.spines=1", "topology.oversubscription=1", "uniform.points=1", "uniform.load=0.3",
+                   "uniform.measure_cycles=2000", "uniform.warmup_cycles=500")
+    cfg = res["config"]
+    directory = os.path.join(export("ns3", out), "load1")
+    config, top = hpcc(directory)
+    # Node ids in the preset's order: leaf0 0, leaf1 1, spine0 2, e0.. 3..18. 8 endpoints a leaf,
+    # 8 / 1 = 8 uplinks, all to spine0.
+    leaves, per_leaf = cfg["topology.leaves"], cfg["topology.endpoints"] // cfg["topology.leaves"]
+    uplinks = round(per_leaf / cfg["topology.oversubscription"]) // cfg["topology.spines"]
+    line = round(line_bps(cfg))
+    want = {(e // per_leaf, leaves + cfg["topology.spines"] + e): line for e in range(cfg["topology.endpoints"])}
+    want.update({(leaf, leaves + s): uplinks * line for leaf in range(leaves) for s in range(cfg["topology.spines"])})
+    check(uplinks == 8 and top["capacity"] == want,
+          f"capacity per node pair as third.cc routes: hosts {line} b/s, leaf-spine {uplinks} x {line} b/s: "
+          f"{sorted(set(top['capacity'].values()))}")
+    check(len(top["links"]) == 16 + 2, f"16 host links and 2 merged uplinks: {len(top['links'])} lines")
+    spine = [link for link in top["links"] if 2 in (link["src"], link["dst"])]
+    check(all(link["delay_ns"] == round(phy_ns(cfg, cfg["port.fec"], cfg["topology.spine_cable_m"])) for link in spine),
+          "a merged link keeps its links' delay")
+    # third.cc asserts an ECN entry at every switch port's rate; a merged port's queue holds 8 ports'.
+    check(config["KMIN_MAP"] == {line: round(cfg["switch.ecn.kmin_bytes"] / 1000),
+                                 uplinks * line: round(uplinks * cfg["switch.ecn.kmin_bytes"] / 1000)}
+          and set(config["PMAX_MAP"]) == {line, uplinks * line},
+          f"ECN maps at both rates: {config['KMIN_MAP']}, {config['PMAX_MAP']}")
+    check(f"- 0 - 2 (leaf0 - spine0): 8 links of {line_bps(cfg) / 1e9:.3f} Gb/s, written as one"
+          in read(directory, "README.md"),
+          "the README names the merged links")
+    # What the exporter wrote before: every link on its own line. third.cc would route over one of 8.
+    text = read(directory, "topology.txt").split("\n")
+    header, body = text[:2], [l for l in text[2:] if l]
+    split = []
+    for l in body:
+        src, dst, rate, delay, error = l.split()
+        n = uplinks if 2 in (int(src), int(dst)) else 1
+        split += [f"{src} {dst} {line}bps {delay} {error}"] * n
+    old = "\n".join([f"19 3 {len(split)}", header[1]] + split) + "\n"
+    try:
+        hpcc_topology(old, config)
+        fail("8 parallel links, one line each, were read as usable")
+    except Rejected as e:
+        check("already joined" in str(e), f"one line per parallel link is rejected: {e}")
+    # Parallel links that differ cannot be one link: refused, naming why.
+    path = os.path.join(WORK, "unlike.yaml")
+    with open(path, "w") as f:
+        f.write("switches:\n  leaf0: {ports: 4}\n  leaf1: {ports: 4}\n  spine0: {ports: 4}\nendpoints: 2\nlinks:\n"
+                "  - {a: e0, b: leaf0}\n  - {a: e1, b: leaf1}\n  - {a: leaf0, b: spine0, cable_m: 30}\n"
+                "  - {a: leaf0, b: spine0, cable_m: 10}\n  - {a: leaf1, b: spine0, cable_m: 30}\n")
+    unlike, _ = run("unlike", "switch-uniform", f"topology={path}", "uniform.points=1", "uniform.load=0.2",
+                    "uniform.measure_cycles=2000")
+    refused("ns3", [unlike], "keeps one link per node pair")
+
+
 def ns3_error_rate():
     ber = 1e-3
     for design, lossy in (("rs544", True), ("rs272_llr", False)):
@@ -295,6 +355,41 @@ def ns3_refusals():
     burst, _ = run("burst", "lingyun-fec-llr", "fec_llr.design=rs544", "traffic.us=10",
                    "port.errors.p_good_to_bad=1e-7")
     refused("ns3", [burst], "random errors only")
+
+
+def astra_sim_valid_range():
+    """network.yml states the message sizes it holds for and a bound: ASTRA-sim's formula on the
+    file's values (tests/cli/astra_sim_check.py has its source's rules) stays within the bound for
+    every measured message in the range, and a 64-byte message, below it, is off by more."""
+    sweep = os.path.join(WORK, "sizes")
+    with open(sweep + ".yaml", "w") as f:
+        f.write("scenario: olink-message\nset: {message.count: 1}\ngrid:\n  message.bytes: [4096, 65536, 1048576]\n")
+    r = subprocess.run([XYSIM, "sweep", sweep + ".yaml", "--out", sweep, "-j", "2"], capture_output=True, text=True)
+    check(r.returncode == 0, f"xysim sweep: exit {r.returncode} {r.stderr}")
+    text = read(export("astra-sim", sweep), "network.yml")
+    stated = re.search(r"^# Valid range: messages of (\d+) to (\d+) bytes .*? within ([\d.]+) % of every measured",
+                       text, re.M | re.S)
+    check(stated is not None, "network.yml states its valid range and bound")
+    smallest, largest, bound = int(stated[1]), int(stated[2]), float(stated[3]) / 100
+    network = yaml.safe_load(text)
+    latency, bandwidth = network["latency"][0], network["bandwidth"][0]
+
+    def astra_ns(size):  # a Switch: 2 hops; GB/s of 2^30 bytes; EventTime truncates
+        return math.floor(2 * latency + size / (bandwidth * 2**30 / 1e9))
+
+    with open(os.path.join(sweep, "sweep.json")) as f:
+        points = [(p["summary"]["message_bytes"], p["summary"]["transfer_ns"]) for p in json.load(f)]
+    check((smallest, largest) == (min(s for s, _ in points), max(s for s, _ in points)),
+          f"the range is the sizes measured: {smallest} to {largest} bytes")
+    for size, measured in points:
+        error = astra_ns(size) / measured - 1
+        check(abs(error) <= bound, f"{size} B: ASTRA-sim {astra_ns(size)} ns, measured {measured:.1f} ns: "
+              f"{100 * error:+.3f} %, within the stated {100 * bound:.2f} %")
+    _, res = run("small", "olink-message", "message.bytes=64", "message.count=1")
+    measured = res["summary"]["transfer_ns"]
+    error = astra_ns(64) / measured - 1
+    check(64 < smallest and error > bound, f"64 B, outside the range: ASTRA-sim {astra_ns(64)} ns, measured "
+          f"{measured:.1f} ns: {100 * error:+.1f} %, beyond the bound (the line overstates it)")
 
 
 def checkers_catch_planted_bugs():
@@ -339,7 +434,8 @@ def checkers_catch_planted_bugs():
 
 
 CASES = {f.__name__: f for f in (htsim_leaf_spine, htsim_fec_llr, htsim_incast, htsim_refusals, ns3_fec_llr,
-                                 ns3_file_topology, ns3_error_rate, ns3_refusals, checkers_catch_planted_bugs)}
+                                 ns3_file_topology, ns3_parallel_links, ns3_error_rate, ns3_refusals,
+                                 astra_sim_valid_range, checkers_catch_planted_bugs)}
 if CASE not in CASES:
     fail(f"unknown case {CASE}")
 CASES[CASE]()

@@ -115,6 +115,21 @@ class LingyunFecLlr : public Testbench {
     for (const auto& r : runs_) n += r.rig->received() + unrecovered(r);
     return n;
   }
+  // Traffic is offered until stop_; then the frames still on their way are waited for.
+  double done_fraction() const override {
+    double least = 1;
+    for (const auto& r : runs_) least = std::min(least, static_cast<double>(r.rig->core->clock().now()) / stop_);
+    return least;
+  }
+  std::string waiting_for() const override {
+    std::uint64_t sent = 0, left = 0;
+    for (const auto& r : runs_) {
+      if (r.rig->core->clock().now() < stop_) return "";
+      sent += r.rig->sent();
+      left += r.rig->sent() - std::min(r.rig->sent(), r.rig->received() + unrecovered(r));
+    }
+    return fmt::format("the last {} of {} frames in flight", left, sent);
+  }
   std::string stall() const override {
     for (const auto& r : runs_)
       if (std::string s = r.rig->fabric->stall(); !s.empty()) return fmt::format("{}: {}", r.design->name, s);
@@ -304,6 +319,22 @@ class LingyunIncast : public Testbench {
     std::uint64_t n = 0;
     for (const auto& r : runs_) n += r.rig->received() + lost(r);
     return n;
+  }
+  // Traffic is offered until to(); then the packets still on their way are waited for.
+  double done_fraction() const override {
+    double least = 1;
+    for (const auto& r : runs_)
+      least = std::min(least, static_cast<double>(r.rig->core->clock().time_of(r.rig->core->clock().now())) / to());
+    return least;
+  }
+  std::string waiting_for() const override {
+    std::uint64_t sent = 0, left = 0;
+    for (const auto& r : runs_) {
+      if (r.rig->core->clock().time_of(r.rig->core->clock().now()) < to()) return "";
+      sent += r.rig->sent();
+      left += r.rig->sent() - std::min(r.rig->sent(), r.rig->received() + lost(r));
+    }
+    return fmt::format("the last {} of {} packets in flight", left, sent);
   }
   std::string stall() const override {
     for (const auto& r : runs_)

@@ -463,8 +463,7 @@ class OlinkLatency : public Testbench {
     for (const char* row : {"load_latency_ns", "one_way_ns"}) {
       out += fmt::format("  {:<30}", row == std::string("load_latency_ns") ? "load, measured (mean)" : "one way (request)");
       for (const auto& m : runs_) {
-        const auto& v = s[name(m)][row];
-        out += v.is_null() ? fmt::format(" {:>13}", "-") : fmt::format(" {:>13.1f}", v.get<double>());
+        out += fmt::format(" {:>13}", figure(s[name(m)][row], 1));
       }
       out += "\n";
     }

@@ -528,7 +528,7 @@ PY
   # Issue 12: failures reported as what they are, bad input refused before the run.
   olink_latency_cut_short)
     expect_failed_run "not finished at sim.max_time_us = 2" run olink-latency --set sim.max_time_us=2 --quiet
-    grep -q "load, measured .* -" "$work/out" || fail "no '-' for the loads that never returned: $(cat "$work/out")" ;;
+    grep -q "load, measured .* n/a" "$work/out" || fail "no n/a for the loads that never returned: $(cat "$work/out")" ;;
   cbfc_updates_all_lost)
     expect_failed_run "credit deadlock at top.a VC" run link-cbfc --set link.update_loss=1 --set traffic.frames=2000 --quiet
     grep -q "the run FAILED" "$work/out" || fail "the report does not say its figures are partial" ;;
@@ -763,5 +763,27 @@ PY
     echo '{"seed": 1}' >"$work/x.json"
     expect_bad_input "$work/x.json: not a results.json" run "$work/x.json"
     echo "ok: run_from_results" ;;
+  latency_na)
+    # A design that delivered nothing has no latency: its report says n/a and its results.json
+    # null, with count 0 (a dead lane on link-llr; no FEC with LLR at BER 1e-3, links never up).
+    "$xysim" run link-llr --set link.frame_error=1 --set traffic.frames=100 --out "$work/L" --quiet >"$work/out" 2>&1
+    grep -qE '^  frame latency a->b +p50 n/a p99 n/a p99.9 n/a max n/a ns$' "$work/out" || fail "link-llr: $(cat "$work/out")"
+    "$xysim" run lingyun-fec-llr --set port.errors.ber=1e-3 --set fec_llr.design=none_llr --set traffic.us=20 \
+      --out "$work/Y" --quiet >"$work/out" 2>/dev/null
+    grep -qE '^  none_llr +n/a +n/a +n/a ' "$work/out" || fail "lingyun-fec-llr: $(cat "$work/out")"
+    python3 - "$work" <<'PY' || fail "latency of nothing delivered is not null"
+import json, sys
+d = sys.argv[1]
+l = json.load(open(d + "/L/results.json"))
+assert l["summary"]["latency_p50_ns"] is None and l["summary"]["latency_max_ns"] is None, l["summary"]
+empty = [v for v in l["stats"].values() if "count" in v and v["count"] == 0]
+assert empty, "no empty histogram in stats"
+assert all(v[k] is None for v in empty for k in v if k != "count"), empty
+y = json.load(open(d + "/Y/results.json"))["summary"]["none_llr"]
+assert y["frames_delivered"] == 0, y
+assert all(y[k] is None for k in ("latency_p50_ns", "latency_p99_ns", "latency_p999_ns")), y
+assert all(v is None for v in y["path"].values()), y["path"]
+PY
+    echo "ok: latency_na" ;;
   *) fail "unknown case $case_name" ;;
 esac

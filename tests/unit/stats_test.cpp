@@ -38,6 +38,15 @@ TEST(LatencyHistogram, ReportsCyclesAndNanoseconds) {
   EXPECT_EQ(j["count"], 2u);
 }
 
+// No sample, no latency: every figure null (0 would read as a measured zero), the count 0.
+TEST(LatencyHistogram, EmptyHasNullFigures) {
+  LatencyHistogram h(2 * kNs);
+  const auto j = h.to_json();
+  EXPECT_EQ(j["count"], 0u);
+  for (const char* figure : {"min", "mean", "p50", "p99", "p999", "max"})
+    for (const char* unit : {"_cycles", "_ns"}) EXPECT_TRUE(j[std::string(figure) + unit].is_null()) << figure << unit;
+}
+
 TEST(LatencyHistogram, TailOfASkewedDistribution) {
   LatencyHistogram h(kNs);
   for (int i = 0; i < 9990; ++i) h.record(8);

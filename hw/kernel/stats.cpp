@@ -98,8 +98,13 @@ void Stats::reset() {
 
 nlohmann::json Stats::to_json() const {
   nlohmann::json j = nlohmann::json::object();
-  for (const auto& [path, e] : counters_) j[path] = {{"value", e.value->value()}, {"unit", e.unit}};
-  for (const auto& [path, e] : histograms_) j[path] = e.value->to_json();
+  for (const auto& [path, e] : counters_)
+    j[path] = {{"value", e.value->value()}, {"unit", e.unit}, {"description", e.description}};
+  for (const auto& [path, e] : histograms_) {  // with the clock whose cycles it counts
+    j[path] = e.value->to_json();
+    j[path]["description"] = e.description;
+    j[path]["clock_period_ns"] = to_ns(e.value->period());
+  }
   return j;
 }
 

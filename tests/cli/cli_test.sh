@@ -778,12 +778,28 @@ l = json.load(open(d + "/L/results.json"))
 assert l["summary"]["latency_p50_ns"] is None and l["summary"]["latency_max_ns"] is None, l["summary"]
 empty = [v for v in l["stats"].values() if "count" in v and v["count"] == 0]
 assert empty, "no empty histogram in stats"
-assert all(v[k] is None for v in empty for k in v if k != "count"), empty
+assert all(v[k] is None for v in empty for k in v if k.endswith(("_cycles", "_ns")) and k != "clock_period_ns"), empty
 y = json.load(open(d + "/Y/results.json"))["summary"]["none_llr"]
 assert y["frames_delivered"] == 0, y
 assert all(y[k] is None for k in ("latency_p50_ns", "latency_p99_ns", "latency_p999_ns")), y
 assert all(v is None for v in y["path"].values()), y["path"]
 PY
     echo "ok: latency_na" ;;
+  stats_described)
+    # Every stat in results.json says what it is, and a histogram the clock its cycles count in:
+    # link-basic's at link.clock_mhz = 800 is 1.25 ns, and its _ns figures are its _cycles x 1.25.
+    "$xysim" run link-basic --set link.clock_mhz=800 --set traffic.packets=300 --out "$work/A" --quiet >/dev/null || fail "run"
+    python3 - "$work/A/results.json" <<'PY' || fail "stats without description or clock"
+import json, sys
+stats = json.load(open(sys.argv[1]))["stats"]
+assert stats and all(isinstance(v["description"], str) and v["description"] for v in stats.values()), stats
+histograms = {k: v for k, v in stats.items() if "count" in v}
+assert set(histograms) == {"top.link.sink.latency", "top.link.sink.head_latency"}, histograms.keys()
+for h in histograms.values():
+    assert h["clock_period_ns"] == 1000 / 800, h
+    assert h["p99_ns"] == h["p99_cycles"] * 1.25 and h["max_ns"] == h["max_cycles"] * 1.25, h
+assert all("clock_period_ns" not in v for k, v in stats.items() if k not in histograms)
+PY
+    echo "ok: stats_described" ;;
   *) fail "unknown case $case_name" ;;
 esac

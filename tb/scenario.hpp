@@ -61,6 +61,12 @@ class Testbench {
     std::string because;
   };
   virtual Work work() const { return {}; }
+  // The share of the scenario's traffic done, in [0, 1] (packets received of those asked for...),
+  // from which progress lines give an ETA; negative when the testbench cannot tell.
+  virtual double done_fraction() const { return -1; }
+  // Once every piece of traffic has been offered (or received): what the run still waits for
+  // ("the last 3 of 1000 packets", "replays in flight"); "" while traffic is still being offered.
+  virtual std::string waiting_for() const { return ""; }
   virtual void end_warmup() {}
   // End-of-run scoreboard checks; throws CheckFailure.
   virtual void check() const = 0;

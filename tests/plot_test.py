@@ -254,8 +254,9 @@ elif case == "sweep_seeds_failed":
         fail(f"legend {panel['legend']}, error bars {panel['error_bars']}: want the {len(failed)} failed counted, "
              "one series with bars")
     print(f"ok: {len(failed)} failed points marked at BER {failed} and counted in the legend; bars over seeds")
-    # port.errors.ber is a ratio: xysim params lists it without a unit, and the axis says so.
-    if param_unit("lingyun-fec-llr", "port.errors.ber") != "" or panel["xlabel"] != "port.errors.ber (no unit)":
+    # The axis carries the unit xysim params lists for the swept key (port.errors.ber: a ratio).
+    unit = param_unit("lingyun-fec-llr", "port.errors.ber")
+    if not unit or panel["xlabel"] != f"port.errors.ber, {unit}":
         fail(f"x axis {panel['xlabel']!r}")
     print(f"ok: x axis {panel['xlabel']!r}")
 

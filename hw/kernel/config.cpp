@@ -201,11 +201,12 @@ std::string Config::choice(const std::string& key, const std::string& def, const
   return value;
 }
 
-std::string Config::text(const std::string& key, const std::string& def, const std::string& description) {
+std::string Config::text(const std::string& key, const std::string& def, const std::string& description,
+                         const std::string& allowed) {
   std::string value = def;
   if (const Given* g = given(key)) value = g->value;
   if (value.empty()) throw ConfigError(fmt::format("{} = '': must not be empty", key));
-  declare({key, "text", "", "", description, def, value});
+  declare({key, "text", "", allowed, description, def, value});
   return value;
 }
 

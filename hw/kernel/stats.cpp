@@ -53,9 +53,9 @@ nlohmann::json LatencyHistogram::to_json() const {
   const double ns_per_cycle = static_cast<double>(period_) / kNs;
   nlohmann::json j;
   j["count"] = count_;
-  auto put = [&](const char* name, double cycles) {
-    j[fmt::format("{}_cycles", name)] = cycles;
-    j[fmt::format("{}_ns", name)] = cycles * ns_per_cycle;
+  auto put = [&](const char* name, double cycles) {  // null without samples: no latency, not 0
+    j[fmt::format("{}_cycles", name)] = count_ ? nlohmann::json(cycles) : nlohmann::json();
+    j[fmt::format("{}_ns", name)] = count_ ? nlohmann::json(cycles * ns_per_cycle) : nlohmann::json();
   };
   put("min", static_cast<double>(min_));
   put("mean", mean());
@@ -98,8 +98,13 @@ void Stats::reset() {
 
 nlohmann::json Stats::to_json() const {
   nlohmann::json j = nlohmann::json::object();
-  for (const auto& [path, e] : counters_) j[path] = {{"value", e.value->value()}, {"unit", e.unit}};
-  for (const auto& [path, e] : histograms_) j[path] = e.value->to_json();
+  for (const auto& [path, e] : counters_)
+    j[path] = {{"value", e.value->value()}, {"unit", e.unit}, {"description", e.description}};
+  for (const auto& [path, e] : histograms_) {  // with the clock whose cycles it counts
+    j[path] = e.value->to_json();
+    j[path]["description"] = e.description;
+    j[path]["clock_period_ns"] = to_ns(e.value->period());
+  }
   return j;
 }
 

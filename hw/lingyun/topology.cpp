@@ -156,9 +156,11 @@ Topology Topology::load(const std::string& path) {
 std::optional<Topology> Topology::declare(Config& c, int default_endpoints, bool bare_allowed) {
   const std::string which =
       c.text("topology", bare_allowed ? "bare" : "single",
-             bare_allowed ? "bare (one switch core, no ports modelled) | single | leaf-spine | dual-plane | a topology "
-                            "YAML file (docs/lingyun.md)"
-                          : "single | leaf-spine | dual-plane | a topology YAML file (docs/lingyun.md)");
+             bare_allowed ? "the system: bare is one switch core, no ports modelled; a preset, or a topology YAML file "
+                            "(docs/lingyun.md)"
+                          : "the system: a preset, or a topology YAML file (docs/lingyun.md)",
+             bare_allowed ? "bare|single|leaf-spine|dual-plane|a topology file path"
+                          : "single|leaf-spine|dual-plane|a topology file path");
   if (bare_allowed && which == "bare") return std::nullopt;
   Topology t;
   if (which == "single" || which == "leaf-spine" || which == "dual-plane") {
@@ -169,7 +171,7 @@ std::optional<Topology> Topology::declare(Config& c, int default_endpoints, bool
     if (which == "leaf-spine") {
       const int leaves = static_cast<int>(c.integer("topology.leaves", 2, "switches", 1, 1024, "leaf switches"));
       const int spines = static_cast<int>(c.integer("topology.spines", 1, "switches", 1, 1024, "spine switches"));
-      const double ratio = c.real("topology.oversubscription", 1, "", 0.01, 1024, "leaf down ports / up ports");
+      const double ratio = c.real("topology.oversubscription", 1, "x", 0.01, 1024, "leaf down ports / up ports");
       const double spine_cable = c.real("topology.spine_cable_m", 10, "m", 0, 1e6, "leaf to spine cable");
       t = leaf_spine(endpoints, leaves, spines, ratio, cable, spine_cable);
     }

@@ -68,13 +68,13 @@ PhyParams PhyParams::declare(Config& c, const std::string& prefix, int default_l
                              period);
   if (p.am_cycles == 0 && p.am_period_groups)
     p.am_cycles = (1920 + kLaneBitsPerCycle * p.lanes - 1) / (kLaneBitsPerCycle * p.lanes);  // 16 x 120-bit AMs
-  p.errors.ber = c.real(k + "errors.ber", 0, "", 0, 0.49, "random bit error ratio per lane (pre-FEC)");
+  p.errors.ber = c.real(k + "errors.ber", 0, "ratio", 0, 0.49, "random bit error ratio per lane (pre-FEC)");
   p.errors.p_good_to_bad = c.real(k + "errors.p_good_to_bad", 0, "per symbol", 0, 1,
                                   "Gilbert-Elliott: chance per symbol of entering a burst; 0 = no bursts");
   p.errors.p_bad_to_good =
       c.real(k + "errors.p_bad_to_good", 0.1, "per symbol", 1e-12, 1, "Gilbert-Elliott: chance per symbol of leaving it");
-  p.errors.ber_bad = c.real(k + "errors.ber_bad", 0.01, "", 0, 0.49, "bit error ratio inside a burst");
-  p.errors.dfe_propagation = c.real(k + "errors.dfe_propagation", 0, "", 0, 0.99,
+  p.errors.ber_bad = c.real(k + "errors.ber_bad", 0.01, "ratio", 0, 0.49, "bit error ratio inside a burst");
+  p.errors.dfe_propagation = c.real(k + "errors.dfe_propagation", 0, "probability", 0, 0.99,
                                     "chance that a symbol error is followed by another (DFE)");
   if (p.n() * p.interleave * kSymbolBits % (kLaneBitsPerCycle * p.lanes) != 0 && p.fec != "none")
     throw ConfigError(fmt::format("{}lanes = {} with {}fec = {} and {}interleave = {}: a codeword group must fill "

@@ -34,10 +34,10 @@ SwitchParams SwitchParams::declare(Config& c, const std::string& prefix) {
   p.arbiter = c.choice(k + "arbiter", "islip", {"islip", "round-robin"}, "crossbar arbiter") == "islip"
                   ? ArbiterKind::kIslip
                   : ArbiterKind::kRoundRobin;
-  p.iterations = static_cast<int>(c.integer(k + "iterations", 2, "", 1, 16, "iSLIP iterations per cycle"));
+  p.iterations = static_cast<int>(c.integer(k + "iterations", 2, "iterations", 1, 16, "iSLIP iterations per cycle"));
   p.speedup = static_cast<int>(c.integer(k + "speedup", 1, "x", 1, 4, "crossbar bandwidth over port bandwidth"));
   p.vcs = static_cast<int>(c.integer(k + "vcs", 1, "VCs", 1, 8, "virtual channels (priorities)"));
-  p.dt_alpha = c.real(k + "dt_alpha", 1, "", 0.01, 64, "dynamic threshold: a port may hold alpha x free cells");
+  p.dt_alpha = c.real(k + "dt_alpha", 1, "x", 0.01, 64, "dynamic threshold: a port may hold alpha x free cells");
   p.wait_when_full = c.choice(k + "when_full", "drop", {"drop", "wait"},
                               "a packet the buffer cannot admit: drop it, or hold the port until it can (lossless)") == "wait";
   p.dwrr = c.choice(k + "egress_scheduler", "strict", {"strict", "dwrr"},
@@ -46,7 +46,7 @@ SwitchParams SwitchParams::declare(Config& c, const std::string& prefix) {
   p.ecn.on = c.flag(k + "ecn.on", false, "RED/ECN marking at the egress");
   p.ecn.kmin = static_cast<std::uint64_t>(c.integer(k + "ecn.kmin_bytes", 100 * 1024, "bytes", 0, 1ll << 40, "marking starts"));
   p.ecn.kmax = static_cast<std::uint64_t>(c.integer(k + "ecn.kmax_bytes", 400 * 1024, "bytes", 1, 1ll << 40, "marking reaches pmax"));
-  p.ecn.pmax = c.real(k + "ecn.pmax", 0.2, "", 0, 1, "marking probability at kmax");
+  p.ecn.pmax = c.real(k + "ecn.pmax", 0.2, "probability", 0, 1, "marking probability at kmax");
   if (p.ecn.kmin >= p.ecn.kmax)
     throw ConfigError(fmt::format("{}ecn.kmin_bytes = {} is not below {}ecn.kmax_bytes = {}", k, p.ecn.kmin, k, p.ecn.kmax));
   // Stage latencies; the defaults add up to about 250 ns port to port (check: vendor figures).

@@ -43,7 +43,9 @@ class Config {
   double real(const std::string& key, double def, const std::string& unit, double min, double max,
               const std::string& description);
   bool flag(const std::string& key, bool def, const std::string& description);
-  std::string text(const std::string& key, const std::string& def, const std::string& description);
+  // `allowed` says in words what the text may be (e.g. "single | leaf-spine | a topology file path").
+  std::string text(const std::string& key, const std::string& def, const std::string& description,
+                   const std::string& allowed = "");
   std::string choice(const std::string& key, const std::string& def, const std::vector<std::string>& allowed,
                      const std::string& description);
 

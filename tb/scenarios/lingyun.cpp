@@ -14,6 +14,7 @@
 
 #include "tb/frames.hpp"
 #include "tb/scenarios/fabric_rig.hpp"
+#include "tb/scenarios/figure.hpp"
 #include "tb/scenarios/latency_csv.hpp"
 #include "tb/scenarios/lingyun.hpp"
 
@@ -116,6 +117,21 @@ class LingyunFecLlr : public Testbench {
     for (const auto& r : runs_) n += r.rig->received() + unrecovered(r);
     return n;
   }
+  // Traffic is offered until stop_; then the frames still on their way are waited for.
+  double done_fraction() const override {
+    double least = 1;
+    for (const auto& r : runs_) least = std::min(least, static_cast<double>(r.rig->core->clock().now()) / stop_);
+    return least;
+  }
+  std::string waiting_for() const override {
+    std::uint64_t sent = 0, left = 0;
+    for (const auto& r : runs_) {
+      if (r.rig->core->clock().now() < stop_) return "";
+      sent += r.rig->sent();
+      left += r.rig->sent() - std::min(r.rig->sent(), r.rig->received() + unrecovered(r));
+    }
+    return fmt::format("the last {} of {} frames in flight", left, sent);
+  }
   std::string stall() const override {
     for (const auto& r : runs_)
       if (std::string s = r.rig->fabric->stall(); !s.empty()) return fmt::format("{}: {}", r.design->name, s);
@@ -148,14 +164,16 @@ class LingyunFecLlr : public Testbench {
       const FabricRig& g = *r.rig;
       const double ns = to_ns(g.core->clock().period());
       const auto q = g.latency->quantiles({0.5, 0.99, 0.999});
+      // null, not 0, for a design that delivered nothing
+      const auto latency_ns = [&](Cycle c) { return g.latency->count() ? nlohmann::json(c * ns) : nlohmann::json(); };
       s[r.design->name] = {
           {"fec", r.design->fec},
           {"llr", r.design->llr},
           {"frames_sent", g.sent()},
           {"frames_delivered", g.received()},
-          {"latency_p50_ns", q[0] * ns},
-          {"latency_p99_ns", q[1] * ns},
-          {"latency_p999_ns", q[2] * ns},
+          {"latency_p50_ns", latency_ns(q[0])},
+          {"latency_p99_ns", latency_ns(q[1])},
+          {"latency_p999_ns", latency_ns(q[2])},
           {"goodput_per_host_gbps", g.goodput_per_host_gbps()},
           {"pre_fec_ber_measured", f.line_bits ? static_cast<double>(f.bit_errors) / static_cast<double>(f.line_bits) : 0.0},
           {"uncorrectable_codewords", f.uncorrectable},
@@ -172,7 +190,8 @@ class LingyunFecLlr : public Testbench {
       nlohmann::json stages = nlohmann::json::object(), provenance = nlohmann::json::object();
       for (int st = kStageMacTx; st < kStages; ++st) {
         const std::string key = std::string(stage_name(static_cast<Stage>(st))) + "_ns";
-        stages[key] = g.arrivals ? to_ns(g.stage_time[st]) / static_cast<double>(g.arrivals) : 0.0;
+        stages[key] = g.arrivals ? nlohmann::json(to_ns(g.stage_time[st]) / static_cast<double>(g.arrivals))
+                                 : nlohmann::json();
         provenance[key] = stage_provenance(static_cast<Stage>(st));
       }
       s[r.design->name]["path"] = stages;
@@ -192,10 +211,9 @@ class LingyunFecLlr : public Testbench {
                        "lost");
     for (const auto& r : runs_) {
       const auto& d = s[r.design->name];
-      out += fmt::format("  {:<10} {:>9.1f} {:>9.1f} {:>10.1f} {:>10.1f} {:>13} {:>8} {:>12} {:>11} {:>5}\n",
-                         r.design->name,
-                         d["latency_p50_ns"].get<double>(), d["latency_p99_ns"].get<double>(),
-                         d["latency_p999_ns"].get<double>(), d["goodput_per_host_gbps"].get<double>(),
+      out += fmt::format("  {:<10} {:>9} {:>9} {:>10} {:>10.1f} {:>13} {:>8} {:>12} {:>11} {:>5}\n", r.design->name,
+                         figure(d["latency_p50_ns"], 1), figure(d["latency_p99_ns"], 1),
+                         figure(d["latency_p999_ns"], 1), d["goodput_per_host_gbps"].get<double>(),
                          d["uncorrectable_codewords"].get<std::uint64_t>(), d["frames_bad_fcs"].get<std::uint64_t>(),
                          d["llr_replays"].get<std::uint64_t>(), d["e2e_resent"].get<std::uint64_t>(),
                          d["frames_lost_after_recovery"].get<std::uint64_t>());
@@ -305,6 +323,22 @@ class LingyunIncast : public Testbench {
     std::uint64_t n = 0;
     for (const auto& r : runs_) n += r.rig->received() + lost(r);
     return n;
+  }
+  // Traffic is offered until to(); then the packets still on their way are waited for.
+  double done_fraction() const override {
+    double least = 1;
+    for (const auto& r : runs_)
+      least = std::min(least, static_cast<double>(r.rig->core->clock().time_of(r.rig->core->clock().now())) / to());
+    return least;
+  }
+  std::string waiting_for() const override {
+    std::uint64_t sent = 0, left = 0;
+    for (const auto& r : runs_) {
+      if (r.rig->core->clock().time_of(r.rig->core->clock().now()) < to()) return "";
+      sent += r.rig->sent();
+      left += r.rig->sent() - std::min(r.rig->sent(), r.rig->received() + lost(r));
+    }
+    return fmt::format("the last {} of {} packets in flight", left, sent);
   }
   std::string stall() const override {
     for (const auto& r : runs_)

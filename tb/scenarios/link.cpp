@@ -14,6 +14,7 @@
 #include "rtl/link/cbfc_sender_twin.hpp"
 #include "rtl/link/llr_twins.hpp"
 #include "tb/frames.hpp"
+#include "tb/scenarios/figure.hpp"
 #include "xingyun/clock_domain.hpp"
 
 namespace xy {
@@ -93,10 +94,10 @@ struct LinkParams : LineParams {
     rtl = c.implementation("llr.impl", {"model", "rtl"},
                            "the ports' LLR transmitter and receiver: the C++ models or their Verilated RTL twins") == "rtl";
     if (rtl) rtl::check_llr_twins(l);
-    faults.frame_error = c.real("link.frame_error", 0, "", 0, 1, "chance a frame is corrupted (one bit flipped); 1 = a dead lane");
-    faults.burst_start = c.real("link.burst_start", 0, "", 0, 0.5, "chance per frame that a burst of corrupted frames starts");
+    faults.frame_error = c.real("link.frame_error", 0, "probability", 0, 1, "chance a frame is corrupted (one bit flipped); 1 = a dead lane");
+    faults.burst_start = c.real("link.burst_start", 0, "probability", 0, 0.5, "chance per frame that a burst of corrupted frames starts");
     faults.burst_frames = static_cast<std::uint32_t>(c.integer("link.burst_frames", 100, "frames", 1, 1 << 20, "frames per burst"));
-    faults.control_loss = c.real("link.control_loss", 0, "", 0, 0.5, "chance a control ordered set is lost");
+    faults.control_loss = c.real("link.control_loss", 0, "probability", 0, 0.5, "chance a control ordered set is lost");
     const double flap_at = c.real("link.flap_at_us", 0, "us", 0, 1e9, "a link flap starts here");
     const double flap_us = c.real("link.flap_us", 0, "us", 0, 1e9, "and lasts this long; 0 = none");
     if (flap_us > 0) {
@@ -203,6 +204,18 @@ class LinkLlr : public Testbench {
     for (const auto& d : dirs_)
       if (d.source->made() < p_.frames || d.from_host->in_flight() || d.to_host->in_flight()) return false;
     return a_->idle() && b_->idle() && ab_.empty() && ba_.empty();
+  }
+  double done_fraction() const override {
+    double made = 0;
+    for (const auto& d : dirs_) made += d.source->made();
+    return made / (2.0 * p_.frames);
+  }
+  // Every frame made: what is left is on its way, or waiting in a replay buffer for its ACK.
+  std::string waiting_for() const override {
+    for (const auto& d : dirs_)
+      if (d.source->made() < p_.frames) return "";
+    return fmt::format("frames in flight and unacknowledged in the LLR replay buffers ({} at a, {} at b)",
+                       a_->tx().kept(), b_->tx().kept());
   }
   // A FLUSH moves the link on too: a lane that stays bad delivers nothing but keeps flushing.
   std::uint64_t progress() const override { return a_->delivered() + b_->delivered() + flushed(); }
@@ -311,9 +324,8 @@ class LinkLlr : public Testbench {
     out += fmt::format("  {:<26} loss {:.3g}, {} replays, {} flushed, {} lost\n", "faults", s["frame_loss"].get<double>(),
                        s["replays"].get<std::uint64_t>(), s["flushed_frames"].get<std::uint64_t>(),
                        s["frames_lost"].get<std::uint64_t>());
-    out += fmt::format("  {:<26} p50 {:.1f} p99 {:.1f} p99.9 {:.1f} max {:.1f} ns\n", "frame latency a->b",
-                       s["latency_p50_ns"].get<double>(), s["latency_p99_ns"].get<double>(),
-                       s["latency_p999_ns"].get<double>(), s["latency_max_ns"].get<double>());
+    out += fmt::format("  {:<26} p50 {} p99 {} p99.9 {} max {} ns\n", "frame latency a->b", figure(s["latency_p50_ns"], 1),
+                       figure(s["latency_p99_ns"], 1), figure(s["latency_p999_ns"], 1), figure(s["latency_max_ns"], 1));
     return out;
   }
 
@@ -369,8 +381,8 @@ class LinkCbfc : public Testbench {
     pf.validate("pfc");
     drain_gbps_ = c.real("rx.drain_gbps", 400, "Gb/s", 0.001, 1e6, "how fast the receiving host takes frames");
     link::FcFaults faults;
-    faults.frame_loss = c.real("link.frame_loss", 0, "", 0, 0.5, "chance a data frame is lost on the line");
-    faults.update_loss = c.real("link.update_loss", 0, "", 0, 1, "chance a credit update or pause frame is lost");
+    faults.frame_loss = c.real("link.frame_loss", 0, "probability", 0, 0.5, "chance a data frame is lost on the line");
+    faults.update_loss = c.real("link.update_loss", 0, "probability", 0, 1, "chance a credit update or pause frame is lost");
     frames_ = static_cast<std::uint64_t>(c.integer("traffic.frames", 20000, "frames", 1, 1ll << 40, "frames to send"));
     const FrameSizes sizes = FrameSizes::declare(c, {64, 1500}, 64, 9216);
     const std::uint32_t min_bytes = min_bytes_ = sizes.min_bytes, max_bytes = sizes.max_bytes;
@@ -447,6 +459,14 @@ class LinkCbfc : public Testbench {
     return true;
   }
   std::uint64_t progress() const override { return scoreboard_.received() + receiver_->frames_lost(); }
+  double done_fraction() const override {
+    return static_cast<double>(scoreboard_.received() + receiver_->frames_lost()) / frames_;
+  }
+  std::string waiting_for() const override {
+    if (source_->made() < frames_) return "";
+    return fmt::format("the last {} of {} frames, and the credits they hold", frames_ - std::min(frames_, progress()),
+                       frames_);
+  }
   Work work() const override {  // the slower of the line and the receiving host
     const double rate = std::min(line_.gbps(), drain_gbps_);
     const double bits = static_cast<double>(frames_) * (min_bytes_ + link::kFrameOverheadBytes) * 8;

@@ -14,6 +14,7 @@
 #include "xingyun/packet.hpp"
 #include "tb/frames.hpp"
 #include "tb/scoreboard.hpp"
+#include "tb/scenarios/figure.hpp"
 
 namespace xy {
 namespace {
@@ -212,6 +213,14 @@ class LinkBasic : public Testbench {
     return {static_cast<Time>(cycles * static_cast<double>(period_from_mhz(p_.clock_mhz))),
             fmt::format("traffic.packets = {} at load {}", p_.packets, p_.load)};
   }
+  double done_fraction() const override {
+    return static_cast<double>(scoreboard_.received() + scoreboard_.lost()) / p_.packets;
+  }
+  std::string waiting_for() const override {
+    if (gen_.made() < p_.packets) return "";
+    return fmt::format("the last {} of {} packets in flight", p_.packets - scoreboard_.received() - scoreboard_.lost(),
+                       p_.packets);
+  }
   void end_warmup() override { sink_.restart_window(); }
 
   void check() const override {
@@ -256,11 +265,10 @@ class LinkBasic : public Testbench {
                        "packets received", scoreboard_.received(), gen_.made(), scoreboard_.lost(), scoreboard_.duplicated(),
                        scoreboard_.reordered(), scoreboard_.corrupted());
     out += fmt::format("  {:<28} min {} p50 {} p99 {} max {} cycles (configured {})\n", "head latency",
-                       h["min_cycles"].get<double>(), h["p50_cycles"].get<double>(), h["p99_cycles"].get<double>(),
-                       h["max_cycles"].get<double>(), p_.latency);
-    out += fmt::format("  {:<28} p50 {:.2f} p99 {:.2f} p99.9 {:.2f} max {:.2f} ns\n", "packet latency",
-                       l["p50_ns"].get<double>(), l["p99_ns"].get<double>(), l["p999_ns"].get<double>(),
-                       l["max_ns"].get<double>());
+                       figure(h["min_cycles"], 0), figure(h["p50_cycles"], 0), figure(h["p99_cycles"], 0),
+                       figure(h["max_cycles"], 0), p_.latency);
+    out += fmt::format("  {:<28} p50 {} p99 {} p99.9 {} max {} ns\n", "packet latency", figure(l["p50_ns"], 2),
+                       figure(l["p99_ns"], 2), figure(l["p999_ns"], 2), figure(l["max_ns"], 2));
     return out;
   }
 

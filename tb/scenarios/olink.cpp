@@ -28,6 +28,7 @@
 #include "hw/lingyun/fabric.hpp"
 #include "hw/switch/switch.hpp"
 #include "tb/olink/gpu.hpp"
+#include "tb/scenarios/figure.hpp"
 #include "tlm/olink/endpoint.hpp"
 #include "tlm/olink/fast_fabric.hpp"
 #include "xingyun/clock_domain.hpp"
@@ -464,8 +465,7 @@ class OlinkLatency : public Testbench {
     for (const char* row : {"load_latency_ns", "one_way_ns"}) {
       out += fmt::format("  {:<30}", row == std::string("load_latency_ns") ? "load, measured (mean)" : "one way (request)");
       for (const auto& m : runs_) {
-        const auto& v = s[name(m)][row];
-        out += v.is_null() ? fmt::format(" {:>13}", "-") : fmt::format(" {:>13.1f}", v.get<double>());
+        out += fmt::format(" {:>13}", figure(s[name(m)][row], 1));
       }
       out += "\n";
     }
@@ -622,6 +622,9 @@ class OlinkMessage : public Testbench {
 
   bool done() const override { return gpus_[0]->done(); }
   std::uint64_t progress() const override { return served_.size(); }
+  double done_fraction() const override {
+    return static_cast<double>(served_.size()) / static_cast<double>((count_ + 1) * frames_per_message());
+  }
   Work work() const override {  // every message's bytes back to back at line rate
     const double bits = static_cast<double>(count_ + 1) * bytes_ * 8;
     return {static_cast<Time>(bits / line_gbps_ * kNs),
@@ -692,7 +695,7 @@ class OlinkMessage : public Testbench {
   }
   std::string report() const override {
     const nlohmann::json s = summary();
-    const auto ns = [&](const char* key) { return s[key].is_null() ? std::string("-") : fmt::format("{:.1f}", s[key].get<double>()); };
+    const auto ns = [&](const char* key) { return figure(s[key], 1); };
     return fmt::format("  {} bytes from GPU 0 to GPU {} on {} ({}), {} messages of {} frames\n"
                        "  network, first frame on the line to last frame off it  {:>10} ns (spread {} ns)\n"
                        "  GPU to GPU, write to last Store handed to memory      {:>10} ns\n"

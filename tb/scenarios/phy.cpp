@@ -9,6 +9,7 @@
 
 #include "hw/phy/phy.hpp"
 #include "tb/frames.hpp"
+#include "tb/scenarios/figure.hpp"
 #include "xingyun/clock_domain.hpp"
 
 namespace xy {
@@ -67,6 +68,11 @@ class PhyLoopback : public Testbench {
   }
 
   bool done() const override { return scoreboard_.received() >= frames_; }
+  double done_fraction() const override { return static_cast<double>(scoreboard_.received()) / frames_; }
+  std::string waiting_for() const override {
+    if (source_->made() < frames_) return "";
+    return fmt::format("the last {} of {} frames through the PHY", frames_ - scoreboard_.received(), frames_);
+  }
   std::uint64_t progress() const override { return link_.codewords(); }
   void check() const override {
     if (!sink_->first_error().empty()) throw CheckFailure(sink_->first_error());
@@ -117,8 +123,8 @@ class PhyLoopback : public Testbench {
     out += fmt::format("  {:<26} pre-FEC {:.3g}, post-FEC {:.3g}\n", "bit error ratio", cw["pre_fec_ber"].get<double>(),
                        cw["post_fec_ber"].get<double>());
     const auto& l = s["frame_latency"];
-    out += fmt::format("  {:<26} p50 {:.1f} p99 {:.1f} max {:.1f} ns\n", "frame latency", l["p50_ns"].get<double>(),
-                       l["p99_ns"].get<double>(), l["max_ns"].get<double>());
+    out += fmt::format("  {:<26} p50 {} p99 {} max {} ns\n", "frame latency", figure(l["p50_ns"], 1),
+                       figure(l["p99_ns"], 1), figure(l["max_ns"], 1));
     return out;
   }
 
@@ -150,8 +156,8 @@ class PhyFecCurve : public Testbench {
   explicit PhyFecCurve(RunContext& ctx) : stats_(ctx.stats) {
     Config& c = ctx.config;
     const auto points = static_cast<int>(c.integer("curve.points", 5, "points", 1, 20, "BER points per FEC mode"));
-    const double min_cer = c.real("curve.min_cer", 0.01, "", 1e-6, 0.9, "lowest codeword error ratio to aim a point at");
-    const double max_cer = c.real("curve.max_cer", 0.5, "", 1e-6, 0.99, "highest codeword error ratio to aim a point at");
+    const double min_cer = c.real("curve.min_cer", 0.01, "ratio", 1e-6, 0.9, "lowest codeword error ratio to aim a point at");
+    const double max_cer = c.real("curve.max_cer", 0.5, "ratio", 1e-6, 0.99, "highest codeword error ratio to aim a point at");
     if (min_cer > max_cer)
       throw ConfigError(fmt::format("curve.min_cer = {} is above curve.max_cer = {}: must be <=", min_cer, max_cer));
     const auto failures = static_cast<double>(c.integer(

@@ -191,6 +191,12 @@ class SwitchIncast : public Testbench {
       for (const auto& s : ch->switches) n += s->forwarded();
     return n + domain_->clock().now();  // traffic stops by design: time itself is progress
   }
+  double done_fraction() const override {
+    return static_cast<double>(domain_->clock().time_of(domain_->clock().now())) / (to_ + 20 * kUs);
+  }
+  std::string waiting_for() const override {
+    return domain_->clock().time_of(domain_->clock().now()) < to_ ? "" : "the 20 us drain after the measured window";
+  }
   void check() const override {
     for (const auto& ch : chains_) {
       for (const auto& s : ch->switches) s->check_buffer_accounting();

@@ -3,12 +3,14 @@
 
 #include <cmath>
 #include <fstream>
+#include <sstream>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "tb/frames.hpp"
 #include "tb/scenarios/fabric_rig.hpp"
+#include "tb/scenarios/figure.hpp"
 #include "tb/scenarios/latency_csv.hpp"
 #include "tb/scenarios/switch_rig.hpp"
 #include "xingyun/clock_domain.hpp"
@@ -80,10 +82,10 @@ class SwitchLatency : public Testbench {
     std::string out = fmt::format("  stage sum {} cycles = {:.1f} ns at {:.4f} ns/cycle (Tomahawk Ultra 250 ns, UALink 150-250 ns)\n",
                                   params_.lat.total(), params_.lat.total() * to_ns(params_.period()), to_ns(params_.period()));
     out += fmt::format("  {:>8} {:>16} {:>20}\n", "bytes", "cut-through ns", "store-and-forward ns");
-    // "-" for a size not measured: a run stopped early (sim.max_time_us) lacks some
+    // n/a for a size not measured: a run stopped early (sim.max_time_us) lacks some
     const auto ns = [&s](const char* mode, std::uint32_t bytes) {
       const nlohmann::json::json_pointer at(fmt::format("/{}/{}/port_to_port_ns", mode, bytes));
-      return s.contains(at) ? fmt::format("{:.1f}", s[at].get<double>()) : std::string("-");
+      return s.contains(at) ? figure(s[at], 1) : std::string("n/a");
     };
     for (std::uint32_t b : kSizes)
       out += fmt::format("  {:>8} {:>16} {:>20}\n", b, ns("cut_through", b), ns("store_and_forward", b));
@@ -171,6 +173,21 @@ class SwitchUniform : public Testbench {
     for (const auto& pt : points_) n += pt.received();
     return n;
   }
+  // Traffic is offered until the measured window ends; then the packets still on their way.
+  double done_fraction() const override {
+    double least = 1;
+    for (const auto& pt : points_) least = std::min(least, static_cast<double>(pt.now()) / (warmup_ + measure_));
+    return least;
+  }
+  std::string waiting_for() const override {
+    std::uint64_t sent = 0, left = 0;
+    for (const auto& pt : points_) {
+      if (pt.now() < warmup_ + measure_) return "";
+      sent += pt.sent();
+      left += pt.sent() - std::min(pt.sent(), pt.received() + pt.lost());
+    }
+    return fmt::format("the last {} of {} packets in flight", left, sent);
+  }
   void check() const override {
     for (const auto& pt : points_) {
       if (pt.fabric) {
@@ -212,9 +229,9 @@ class SwitchUniform : public Testbench {
     out += fmt::format("  {:>8} {:>9} {:>10} {:>10} {:>10} {:>7}\n", "offered", "accepted", "p50 ns", "p99 ns", "max ns", "drops");
     const nlohmann::json s = summary();  // a named object: the loop must not outlive it
     for (const auto& row : s["curve"])
-      out += fmt::format("  {:>8.2f} {:>9.4f} {:>10.1f} {:>10.1f} {:>10.1f} {:>7}\n", row["offered_load"].get<double>(),
-                         row["accepted_load"].get<double>(), row["latency_p50_ns"].get<double>(),
-                         row["latency_p99_ns"].get<double>(), row["latency_max_ns"].get<double>(),
+      out += fmt::format("  {:>8.2f} {:>9.4f} {:>10} {:>10} {:>10} {:>7}\n", row["offered_load"].get<double>(),
+                         row["accepted_load"].get<double>(), figure(row["latency_p50_ns"], 1),
+                         figure(row["latency_p99_ns"], 1), figure(row["latency_max_ns"], 1),
                          row["drops"].get<std::uint64_t>());
     return out;
   }
@@ -222,10 +239,15 @@ class SwitchUniform : public Testbench {
     std::ofstream csv(dir + "/switch_uniform.csv");
     csv << "offered_load,accepted_load,latency_p50_ns,latency_p99_ns,latency_max_ns,drops\n";
     const nlohmann::json s = summary();
-    for (const auto& row : s["curve"])
+    const auto cell = [](const nlohmann::json& v) {  // as the stream writes a double
+      std::ostringstream text;
+      if (v.is_number()) text << v.get<double>();
+      return text.str();
+    };
+    for (const auto& row : s["curve"])  // an empty cell for a latency not measured
       csv << row["offered_load"].get<double>() << ',' << row["accepted_load"].get<double>() << ','
-          << row["latency_p50_ns"].get<double>() << ',' << row["latency_p99_ns"].get<double>() << ','
-          << row["latency_max_ns"].get<double>() << ',' << row["drops"].get<std::uint64_t>() << '\n';
+          << cell(row["latency_p50_ns"]) << ',' << cell(row["latency_p99_ns"]) << ',' << cell(row["latency_max_ns"])
+          << ',' << row["drops"].get<std::uint64_t>() << '\n';
     std::vector<std::pair<std::string, const LatencyHistogram*>> histograms;
     for (const auto& pt : points_) histograms.emplace_back(fmt::format("load {}", pt.load), pt.latency.get());
     write_latency_histograms(dir, histograms);

@@ -66,6 +66,9 @@ int xy::xysim_main(int argc, char** argv) {
   run_cmd->add_option("--pcap", run.pcap, "write the frames crossing the links to FILE.pcap (Wireshark, tshark)");
   run_cmd->add_option("--pcap-scope", run.pcap_scope, "only links whose name starts with this, e.g. top.a");
   run_cmd->add_flag("--quiet", run.quiet, "no progress on stderr");
+  double progress_every_s = 1;
+  run_cmd->add_option("--progress-every", progress_every_s, "seconds between progress lines (default 1; 0: every step)")
+      ->check(CLI::Range(0.0, 3600.0) & kNumber);
 
   SweepOptions sweep;
   auto* sweep_cmd = app.add_subcommand("sweep", "run a scenario over a grid of parameters and seeds, merged into a CSV");
@@ -101,9 +104,11 @@ int xy::xysim_main(int argc, char** argv) {
 
   app.add_subcommand("scenarios", "list the scenarios");
 
-  std::string params_scenario;
+  ParamsOptions params;
   auto* params_cmd = app.add_subcommand("params", "list every parameter of a scenario");
-  params_cmd->add_option("scenario", params_scenario, std::string("scenario name (default: ") + kDefaultScenario + ")");
+  params_cmd->add_option("scenario", params.scenario, std::string("scenario name (default: ") + kDefaultScenario + ")");
+  params_cmd->add_option("filter", params.filter, "only keys matching this glob, e.g. 'llr.*', or containing this text");
+  params_cmd->add_flag("--json", params.json, "a JSON list: key, type, default, unit, min, max, allowed, meaning");
 
   KernelBenchOptions bench;
   auto* bench_cmd = app.add_subcommand("bench", "benchmarks");
@@ -161,6 +166,7 @@ int xy::xysim_main(int argc, char** argv) {
   try {
     if (run_cmd->parsed()) {
       if (*seed_opt) run.seed = parse_seed(seed, "--seed");
+      run.progress_every = std::chrono::milliseconds(static_cast<std::int64_t>(progress_every_s * 1000));
       if (run.waves.path.empty() && (!window.empty() || !run.waves.scope.empty()))
         throw ConfigError(fmt::format("{} without --waves: give --waves FILE.fst (or .vcd) too",
                                       window.empty() ? "--waves-scope" : "--waves-window"));
@@ -179,7 +185,7 @@ int xy::xysim_main(int argc, char** argv) {
       for (const auto& s : scenarios()) std::cout << s.name << "  " << s.description << "\n";
       return 0;
     }
-    if (params_cmd->parsed()) return params_command(params_scenario);
+    if (params_cmd->parsed()) return params_command(params);
     if (sweep_cmd->parsed()) return sweep_command(argv[0], sweep);
     if (compare_cmd->parsed()) return compare_command(compare_a, compare_b, compare_tolerance);
     if (export_cmd->parsed()) return exports::export_command(exp);

@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include <fnmatch.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -34,7 +35,34 @@ std::string scenario_names() {
 
 const Scenario& scenario_or_throw(const std::string& name, const std::string& origin) {
   if (const Scenario* s = find_scenario(name)) return *s;
-  throw ConfigError(fmt::format("{}unknown scenario '{}': one of {}, or a .yaml file", origin, name, scenario_names()));
+  throw ConfigError(fmt::format("{}unknown scenario '{}': one of {}, a .yaml file, or a run's results.json", origin,
+                                name, scenario_names()));
+}
+
+bool is_json(const std::string& s) { return std::filesystem::path(s).extension() == ".json"; }
+
+// A parameter's value as --set takes it: numbers in JSON's shortest form that reads back the same.
+std::string as_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// Repeating a run from its results.json (or the run.json beside it): its scenario, seed and every
+// parameter it read, and from run.json the implementations (RTL twins) it ran. Returns the scenario.
+std::string load_run(const std::string& path, Config& config, std::uint64_t* seed) {
+  namespace fs = std::filesystem;
+  const bool run_json = fs::path(path).filename() == "run.json";
+  const fs::path results_path = run_json ? fs::path(path).parent_path() / "results.json" : fs::path(path);
+  const nlohmann::json results = load_results(results_path.string());
+  const std::string origin = results_path.string() + ": config";
+  if (!results["scenario"].is_string() || !results.contains("seed") || !results["seed"].is_number_unsigned() ||
+      !results.contains("config") || !results["config"].is_object())
+    throw ConfigError(fmt::format("{}: no 'scenario', 'seed' and 'config' to repeat the run from", results_path.string()));
+  for (const auto& [key, value] : results["config"].items()) config.set(key, as_text(value), origin);
+  *seed = results["seed"].get<std::uint64_t>();
+  std::ifstream run_in(results_path.parent_path() / "run.json");
+  const nlohmann::json run = run_in ? nlohmann::json::parse(run_in, nullptr, false) : nlohmann::json();
+  if (run.is_object() && run.contains("implementations") && run["implementations"].is_object())
+    for (const auto& [key, value] : run["implementations"].items())
+      config.set(key, as_text(value), (results_path.parent_path() / "run.json").string() + ": implementations");
+  return results["scenario"].get<std::string>();
 }
 
 struct SimParams {
@@ -73,6 +101,22 @@ void check_capture(const Capture& capture, const std::string& scenario) {
                                 fmt::join(links, ", ")));
 }
 
+// What a progress line adds after the rate: the ETA from the share of the scenario's traffic done,
+// or once the traffic has ended, what the run waits for. sim.max_time_us is only a limit, which a
+// run rarely nears: no ETA is made from it.
+std::string progress_note(const Testbench& tb, const Testbench::Work& work, double wall_s) {
+  if (const std::string waiting = tb.waiting_for(); !waiting.empty())
+    return fmt::format(", traffic ended, waiting for {}", waiting);
+  const double done = std::min(tb.done_fraction(), 1.0);
+  if (done > 0)
+    return fmt::format(", {:.1f} % of the traffic done, ETA {:.0f} s", 100 * done, wall_s * (1 - done) / done);
+  if (done == 0) return ", 0 % of the traffic done, no ETA yet";
+  if (work.at_least > sim_now())
+    return fmt::format(", {:.1f} % of the least simulated time it needs ({}); no ETA", 100.0 * sim_now() / work.at_least,
+                       work.because);
+  return ", no ETA (this scenario does not tell how much traffic is left)";
+}
+
 void write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream f(path);
   f << text;
@@ -90,6 +134,10 @@ RunResult run_scenario(const RunOptions& options) {
     const std::string file = name;
     name = config.load_yaml_file(file, &seed);
     if (name.empty()) throw ConfigError(fmt::format("{}: missing 'scenario:' (one of {})", file, scenario_names()));
+    scenario_or_throw(name, file + ": ");
+  } else if (is_json(name)) {
+    const std::string file = name;
+    name = load_run(file, config, &seed);
     scenario_or_throw(name, file + ": ");
   }
   const Scenario& scenario = scenario_or_throw(name, "");
@@ -121,6 +169,7 @@ RunResult run_scenario(const RunOptions& options) {
 
   waves.start();
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  const auto sim_start = std::chrono::steady_clock::now();  // ETAs count the simulation, not the building
   const Time slice = std::min<Time>(sim.watchdog / 4 + 1, 10 * kUs);
   bool warm = sim.warmup == 0;
   std::uint64_t last_progress = tb->progress();
@@ -164,19 +213,11 @@ RunResult run_scenario(const RunOptions& options) {
       break;
     }
     const auto wall = std::chrono::steady_clock::now();
-    if (!options.quiet && wall - last_print > std::chrono::seconds(1)) {
-      const double secs = std::chrono::duration<double>(wall - wall_start).count();
-      const double rate = to_us(sim_now()) / secs;
-      // The share done: of the least the scenario needs when it can tell, else of sim.max_time_us.
-      std::string share;
-      if (work.at_least > sim_now() && rate > 0)
-        share = fmt::format(", {:.1f} % of the least it needs; {:.0f} s more at the least", 100.0 * sim_now() / work.at_least,
-                            to_us(work.at_least - sim_now()) / rate);
-      else if (work.at_least == 0 && rate > 0)
-        share = fmt::format(", {:.2g} % of sim.max_time_us; at most {:.0f} s more", 100.0 * sim_now() / sim.max_time,
-                            to_us(sim.max_time - sim_now()) / rate);
-      std::cerr << fmt::format("[xysim] {}  sim {}  ({:.1f} sim-us per wall-s{})\n", name, format_time(sim_now()), rate,
-                               share);
+    if (!options.quiet && wall - last_print >= options.progress_every) {
+      const double secs = std::chrono::duration<double>(wall - sim_start).count();
+      const double rate = secs > 0 ? to_us(sim_now()) / secs : 0;
+      std::cerr << fmt::format("[xysim] {}  sim {}  ({:.1f} sim-us per wall-s){}\n", name, format_time(sim_now()), rate,
+                               progress_note(*tb, work, secs));
       last_print = wall;
     }
   }
@@ -252,18 +293,61 @@ int run_command(const RunOptions& options) {
   return 0;
 }
 
-int params_command(const std::string& scenario_name) {
-  const Scenario& scenario = scenario_or_throw(scenario_name.empty() ? kDefaultScenario : scenario_name, "");
+namespace {
+// A parameter as `xysim params --json` lists it: min and max numbers (null when not numeric),
+// allowed a list of the values or words a choice, flag or text takes.
+nlohmann::json param_json(const ParamInfo& p) {
+  nlohmann::json j = {{"key", p.key},         {"type", p.type},       {"default", p.default_value},
+                      {"unit", p.unit},       {"min", nullptr},       {"max", nullptr},
+                      {"allowed", nullptr},   {"meaning", p.description},
+                      {"implementation", p.implementation}};
+  if (p.type == "int" || p.type == "real") {
+    // The range is written as "[min, max]" (Config::integer, Config::real), which is JSON.
+    const nlohmann::json range = nlohmann::json::parse(p.range, nullptr, false);
+    if (range.is_array() && range.size() == 2) j["min"] = range[0], j["max"] = range[1];
+  } else if (p.type == "bool") {
+    j["allowed"] = {true, false};
+  } else if (!p.range.empty()) {  // choice, text: alternatives joined by |
+    std::vector<std::string> alternatives;
+    for (std::size_t from = 0, bar = 0; bar != std::string::npos; from = bar + 1)
+      alternatives.push_back(p.range.substr(from, (bar = p.range.find('|', from)) - from));
+    j["allowed"] = alternatives;
+  }
+  return j;
+}
+
+// A glob on the key (fnmatch); a pattern without * ? [ matches every key that contains it.
+bool key_matches(const std::string& key, const std::string& pattern) {
+  if (pattern.find_first_of("*?[") == std::string::npos) return key.find(pattern) != std::string::npos;
+  return fnmatch(pattern.c_str(), key.c_str(), 0) == 0;
+}
+}  // namespace
+
+int params_command(const ParamsOptions& options) {
+  const std::string name = options.scenario.empty() ? kDefaultScenario : options.scenario;
+  const Scenario& scenario = scenario_or_throw(name, "");
   Config config;
   Stats stats;
   Waves waves;
   RunContext ctx{config, stats, waves, 1, Capture{}};
   const SimParams sim(config);
   auto tb = scenario.build(ctx);
+  std::vector<const ParamInfo*> chosen;
+  for (const auto& p : config.params())  // a key the scenario sets itself is not the user's
+    if (p.fixed_by.empty() && (options.filter.empty() || key_matches(p.key, options.filter))) chosen.push_back(&p);
+  if (chosen.empty())
+    throw ConfigError(fmt::format("params {} '{}': matches no parameter of {}; give a part of a key or a glob, e.g. "
+                                  "'traffic.*'",
+                                  name, options.filter, name));
+  if (options.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const ParamInfo* p : chosen) list.push_back(param_json(*p));
+    std::cout << list.dump(2) << "\n";
+    return 0;
+  }
   // Columns as wide as their widest cell (a string default, a unit of two words).
   std::vector<std::array<std::string, 5>> rows{{"parameter", "default", "unit", "allowed", "description"}};
-  for (const auto& p : config.params())
-    if (p.fixed_by.empty()) rows.push_back({p.key, p.default_value.dump(), p.unit, p.range, p.description});
+  for (const ParamInfo* p : chosen) rows.push_back({p->key, p->default_value.dump(), p->unit, p->range, p->description});
   std::array<std::size_t, 4> width{};
   for (const auto& r : rows)
     for (std::size_t c = 0; c < width.size(); ++c) width[c] = std::max(width[c], r[c].size());

@@ -1,6 +1,7 @@
 // `xysim run`: builds a scenario, runs it to completion under a watchdog, checks it and
 // writes its results.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@ struct RunOptions {
   WavesOptions waves;
   std::string pcap, pcap_scope;      // capture frames crossing the links under the scope
   bool quiet = false;
+  std::chrono::milliseconds progress_every{1000};  // between progress lines on stderr
 };
 
 struct RunResult {
@@ -33,7 +35,12 @@ struct RunResult {
 RunResult run_scenario(const RunOptions& options);
 // The CLI's view: prints, writes --out, returns the exit status (0 ok, 1 check failed, 2 bad input).
 int run_command(const RunOptions& options);
-// `xysim params [SCENARIO]`.
-int params_command(const std::string& scenario);
+// `xysim params [SCENARIO] [FILTER] [--json]`.
+struct ParamsOptions {
+  std::string scenario;  // "" = the default scenario
+  std::string filter;    // a glob on the key, or a part of it; "" = every parameter
+  bool json = false;
+};
+int params_command(const ParamsOptions& options);
 
 }  // namespace xy

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -50,6 +51,7 @@ struct Sweep {
   std::vector<std::uint64_t> seeds{1};
   std::vector<Params> combos;  // parameter sets, before seeds
   SlurmOptions slurm;
+  bool expect_failures = false;  // points meant to fail (finding a limit): counted, exit 0
 };
 
 Params scalars(const std::string& path, const YAML::Node& map, const char* what) {
@@ -86,7 +88,8 @@ SlurmOptions slurm_options(const std::string& path, const YAML::Node& map) {
 Sweep load(const std::string& path) {
   const YAML::Node root = load_yaml_file(path, "sweep file");
   if (!root.IsMap())
-    throw ConfigError(fmt::format("{}: a sweep file is a map (scenario, seeds, set, grid, points, slurm)", path));
+    throw ConfigError(
+        fmt::format("{}: a sweep file is a map (scenario, seeds, set, grid, points, slurm, expect_failures)", path));
   Sweep s;
   Params fixed;
   std::vector<std::pair<std::string, std::vector<std::string>>> grid;
@@ -119,9 +122,15 @@ Sweep load(const std::string& path) {
       for (const auto& p : v) points.push_back(scalars(path, p, "points[]"));
     } else if (key == "slurm") {
       s.slurm = slurm_options(path, v);
+    } else if (key == "expect_failures") {
+      const std::string flag = v.IsScalar() ? v.Scalar() : "";
+      if (flag != "true" && flag != "false")
+        throw ConfigError(fmt::format("{}: expect_failures = '{}': must be true or false", yaml_at(path, v), flag));
+      s.expect_failures = flag == "true";
     } else {
-      throw ConfigError(fmt::format("{}: unknown key '{}': allowed are scenario, seeds, set, grid, points, slurm",
-                                    yaml_at(path, kv.first), key));
+      throw ConfigError(fmt::format(
+          "{}: unknown key '{}': allowed are scenario, seeds, set, grid, points, slurm, expect_failures",
+          yaml_at(path, kv.first), key));
     }
   }
   if (s.scenario.empty()) throw ConfigError(fmt::format("{}: 'scenario' missing", path));
@@ -158,6 +167,24 @@ nlohmann::json describe(const std::string& scenario, const Point& p) {
 
 
 
+// A parameter's value as the scenario read it: the number or boolean of the point's results.json
+// `config` (the scenario declared its type), else the sweep file's text as a YAML reader takes it.
+nlohmann::json typed(const std::string& key, const std::string& text, const nlohmann::json& results) {
+  if (results.contains("config") && results["config"].contains(key)) {
+    const nlohmann::json& read = results["config"][key];
+    return read.is_number() || read.is_boolean() ? read : nlohmann::json(text);
+  }
+  const YAML::Node node = YAML::Load(text);
+  bool flag = false;
+  double number = 0;
+  if (node.IsScalar() && YAML::convert<bool>::decode(node, flag)) return flag;
+  if (node.IsScalar() && YAML::convert<double>::decode(node, number) && std::isfinite(number)) {
+    std::int64_t whole = 0;
+    return YAML::convert<std::int64_t>::decode(node, whole) ? nlohmann::json(whole) : nlohmann::json(number);
+  }
+  return text;
+}
+
 std::string csv_cell(const nlohmann::json& v) {
   std::string s = v.is_string() ? v.get<std::string>() : v.is_null() ? "" : v.dump();
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -180,9 +207,20 @@ bool done_before(const std::string& scenario, const Point& p) {
          !read_results(p).empty();
 }
 
+// Why a point failed, in one line short enough to read among others: the first line of its
+// results' failure (or of its log's last line), cut at 120 characters; the file named holds it all.
+std::string failure_line(const Point& p) {
+  const nlohmann::json r = read_results(p);
+  const bool has_failure = r.contains("failure") && r["failure"].is_string() && !r["failure"].get<std::string>().empty();
+  std::string reason = has_failure ? r["failure"].get<std::string>() : last_line(p.dir / "log.txt");
+  reason = reason.substr(0, reason.find('\n'));
+  constexpr std::size_t kMax = 120;
+  if (reason.size() > kMax) reason = reason.substr(0, kMax - 3) + "...";
+  return fmt::format("{} ({})", reason, (p.dir / (has_failure ? "results.json" : "log.txt")).string());
+}
+
 void report_failure(const Point& p, int exit_code) {
-  std::cerr << fmt::format("[sweep] point {} failed (exit {}): {} ({})\n", p.index, exit_code,
-                           last_line(p.dir / "log.txt"), (p.dir / "log.txt").string());
+  std::cerr << fmt::format("[sweep] point {} failed (exit {}): {}\n", p.index, exit_code, failure_line(p));
 }
 
 // Runs the points here, `jobs` at a time.
@@ -298,8 +336,9 @@ void run_slurm(const SweepOptions& o, const std::string& sbatch, const Sweep& s,
   for (const Point* p : todo)
     if (!read_results(*p).value("passed", false)) {
       const fs::path said = slurm_dir / fmt::format("{}.txt", p->index);
-      std::cerr << (last_line(said).empty() ? fmt::format("[sweep] point {} failed ({})", p->index, said.string())
-                                            : last_line(said))
+      const bool point_ran = fs::exists(p->dir / "log.txt");  // else Slurm's own output says why
+      std::cerr << (point_ran ? fmt::format("[sweep] point {} failed: {}", p->index, failure_line(*p))
+                              : fmt::format("[sweep] point {} failed ({})", p->index, said.string()))
                 << "\n";
     }
 }
@@ -330,6 +369,7 @@ std::size_t merge(const Sweep& s, const fs::path& out, const std::vector<Point>&
     nlohmann::json entry = describe(s.scenario, p);
     entry["point"] = p.index;
     const nlohmann::json r = read_results(p);
+    for (const auto& [k, v] : p.params) entry["params"][k] = typed(k, v, r);
     entry["passed"] = r.value("passed", false);
     entry["failure"] = r.empty() ? last_line(p.dir / "log.txt") : r.value("failure", "");
     entry["summary"] = r.value("summary", nlohmann::json::object());
@@ -337,7 +377,7 @@ std::size_t merge(const Sweep& s, const fs::path& out, const std::vector<Point>&
     merged.push_back(entry);
     std::map<std::string, nlohmann::json> row;
     for (const auto& [k, v] : p.params) {
-      row["param." + k] = v;
+      row["param." + k] = entry["params"][k];
       param_keys.insert("param." + k);
     }
     for (const auto& [k, v] : leaves(entry["summary"])) {
@@ -364,8 +404,9 @@ std::size_t merge(const Sweep& s, const fs::path& out, const std::vector<Point>&
     }
     csv << "\n";
   }
-  std::cout << fmt::format("sweep of {}: {} points, {} run, {} skipped, {} failed\n  {}\n  {}\n", s.scenario,
-                           points.size(), run, skipped, failed, (out / "sweep.csv").string(),
+  std::cout << fmt::format("sweep of {}: {} points, {} run, {} skipped, {} failed{}\n  {}\n  {}\n", s.scenario,
+                           points.size(), run, skipped, failed,
+                           s.expect_failures && failed ? " (expect_failures: true)" : "", (out / "sweep.csv").string(),
                            (out / "sweep.json").string());
   return failed;
 }
@@ -416,7 +457,8 @@ int sweep_command(const char* self, const SweepOptions& o) {
   } else {
     run_local(self, s, todo, skipped, o.jobs);
   }
-  return merge(s, out, points, todo.size(), skipped) ? 1 : 0;
+  const std::size_t failed = merge(s, out, points, todo.size(), skipped);
+  return failed && !s.expect_failures ? 1 : 0;
 }
 
 }  // namespace xy

@@ -15,6 +15,7 @@
 //   points:                       # and/or these points, each its own values
 //     - {port.errors.ber: 1e-3}
 //   slurm: {partition: batch, time: "00:10:00", args: [--mem=1G]}   # only for --backend slurm
+//   expect_failures: true         # points are meant to fail (finding a limit): exit 0, failures counted
 #pragma once
 #include <string>
 
@@ -27,8 +28,8 @@ struct SweepOptions {
   int point = -1;                  // >= 0: run only this point (a task of the Slurm job array)
 };
 
-// Exit status: 0 when every point passed, 1 when some failed (the others still ran), 2 for a sweep
-// file or options that cannot be used.
+// Exit status: 0 when every point passed (or the file says expect_failures: true), 1 when some
+// failed (the others still ran), 2 for a sweep file or options that cannot be used.
 int sweep_command(const char* self, const SweepOptions& options);
 
 }  // namespace xy

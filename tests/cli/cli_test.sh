@@ -541,7 +541,7 @@ PY
   # Issue 12: failures reported as what they are, bad input refused before the run.
   olink_latency_cut_short)
     expect_failed_run "not finished at sim.max_time_us = 2" run olink-latency --set sim.max_time_us=2 --quiet
-    grep -q "load, measured .* -" "$work/out" || fail "no '-' for the loads that never returned: $(cat "$work/out")" ;;
+    grep -q "load, measured .* n/a" "$work/out" || fail "no n/a for the loads that never returned: $(cat "$work/out")" ;;
   cbfc_updates_all_lost)
     expect_failed_run "credit deadlock at top.a VC" run link-cbfc --set link.update_loss=1 --set traffic.frames=2000 --quiet
     grep -q "the run FAILED" "$work/out" || fail "the report does not say its figures are partial" ;;
@@ -652,5 +652,167 @@ PY
     expect_bad_input "$work/future.json: schema_version 99: this xysim reads 1" export astra-sim "$work/future.json"
     sed 's/"passed": true/"passed": false/' "$work/M/results.json" >"$work/failed.json"
     expect_bad_input "$work/failed.json: the run did not pass" export nccl-tests "$work/failed.json" ;;
+  progress_eta)
+    # Progress lines count the scenario's traffic, not sim.max_time_us: the share done never falls
+    # and stays below 100 %, and once the packets are all made the line says what the run waits for,
+    # naming the packets the test asked for.
+    "$xysim" run link-basic --set traffic.packets=40000 --progress-every 0 >/dev/null 2>"$work/err" \
+      || fail "link-basic: $(tail -1 "$work/err")"
+    python3 - "$work/err" <<'PY' || fail "progress lines: $(head -5 "$work/err")"
+import re, sys
+lines = [l for l in open(sys.argv[1]) if l.startswith("[xysim] ")]
+assert len(lines) >= 3, lines
+shares, ended = [], False
+for line in lines:
+    assert "max_time" not in line, line
+    waiting = re.search(r", traffic ended, waiting for the last (\d+) of (\d+) packets in flight$", line)
+    eta = re.search(r", ([0-9.]+) % of the traffic done, ETA (\d+) s$", line)
+    assert waiting or eta, line
+    if waiting:
+        ended = True
+        assert int(waiting.group(2)) == 40000 and int(waiting.group(1)) <= 40000, line
+    else:
+        assert not ended, "an ETA after the traffic ended: " + line
+        shares.append(float(eta.group(1)))
+assert shares and shares == sorted(shares) and all(0 <= s < 100 for s in shares), shares
+assert ended, "no line said the traffic had ended"
+PY
+    echo "ok: progress_eta" ;;
+  params_json)
+    # --json lists what the table does, typed; a filter is a glob (or a part of the key), matched
+    # here with Python's fnmatch; topology lists its presets and a file path.
+    "$xysim" params lingyun-fec-llr >"$work/table" || fail "params table"
+    "$xysim" params lingyun-fec-llr --json >"$work/all.json" || fail "params --json"
+    "$xysim" params lingyun-fec-llr 'llr.*' --json >"$work/llr.json" || fail "params 'llr.*' --json"
+    "$xysim" params lingyun-fec-llr errors >"$work/errors" || fail "params errors"
+    "$xysim" params olink-message topology --json >"$work/topology.json" || fail "params olink-message topology"
+    python3 - "$work" <<'PY' || fail "params --json"
+import fnmatch, json, sys
+d = sys.argv[1]
+table = [l.split()[0] for l in open(d + "/table").read().splitlines()[1:]]
+every = json.load(open(d + "/all.json"))
+assert [p["key"] for p in every] == table, "the JSON lists other keys than the table"
+for p in every:
+    assert set(p) >= {"key", "type", "default", "unit", "min", "max", "allowed", "meaning"}, p
+    if p["type"] in ("int", "real"):
+        assert isinstance(p["min"], (int, float)) and isinstance(p["max"], (int, float)), p
+        assert p["min"] <= p["default"] <= p["max"], p
+    if p["type"] == "bool":
+        assert p["allowed"] == [True, False] and isinstance(p["default"], bool), p
+    if p["type"] == "choice":
+        assert p["default"] in p["allowed"], p
+llr = [p["key"] for p in json.load(open(d + "/llr.json"))]
+assert llr and llr == [k for k in table if fnmatch.fnmatchcase(k, "llr.*")], llr
+errors = [l.split()[0] for l in open(d + "/errors").read().splitlines()[1:]]
+assert errors and errors == [k for k in table if "errors" in k], errors
+topology = next(p for p in json.load(open(d + "/topology.json")) if p["key"] == "topology")
+assert {"single", "leaf-spine", "dual-plane", "a topology file path"} <= set(topology["allowed"]), topology
+PY
+    expect_bad_input "matches no parameter of link-basic" params link-basic 'no.such.*'
+    echo "ok: params_json" ;;
+  params_units)
+    # Every numeric parameter of every scenario says its unit (a count says what it counts).
+    "$xysim" scenarios | cut -d' ' -f1 >"$work/names"
+    while read -r scenario; do
+      "$xysim" params "$scenario" --json >"$work/p.json" || fail "params $scenario --json"
+      python3 - "$work/p.json" "$scenario" <<'PY' || fail "params $scenario: a number without a unit"
+import json, sys
+bare = [p["key"] for p in json.load(open(sys.argv[1])) if p["type"] in ("int", "real") and not p["unit"].strip()]
+assert not bare, f"{sys.argv[2]}: {bare}"
+PY
+    done <"$work/names"
+    echo "ok: params_units" ;;
+  sweep_typed_params)
+    # sweep.json holds a parameter as the scenario read it: numbers as numbers, a flag as a
+    # boolean, a choice as text; sweep.csv writes each as JSON does.
+    printf 'scenario: link-basic\nset: {traffic.packets: 200}\ngrid:\n  traffic.load: [0.25, 0.5]\n  link.latency_cycles: [2]\n' >"$work/t.yaml"
+    printf 'scenario: phy-loopback\nset: {traffic.frames: 200}\ngrid:\n  phy.fec: [rs544]\n  phy.lanes: [8]\n' >"$work/u.yaml"
+    "$xysim" sweep "$work/t.yaml" --out "$work/T" -j 2 >/dev/null 2>"$work/err" || fail "sweep: $(cat "$work/err")"
+    "$xysim" sweep "$work/u.yaml" --out "$work/U" -j 2 >/dev/null 2>"$work/err" || fail "sweep: $(cat "$work/err")"
+    python3 - "$work" <<'PY' || fail "sweep parameters are not typed"
+import csv, json, sys
+d = sys.argv[1]
+t = json.load(open(d + "/T/sweep.json"))
+assert [p["params"] for p in t] == [{"traffic.packets": 200, "traffic.load": 0.25, "link.latency_cycles": 2},
+                                    {"traffic.packets": 200, "traffic.load": 0.5, "link.latency_cycles": 2}], t
+assert all(type(p["params"]["traffic.packets"]) is int and type(p["params"]["traffic.load"]) is float for p in t)
+u = json.load(open(d + "/U/sweep.json"))[0]["params"]
+assert u == {"traffic.frames": 200, "phy.fec": "rs544", "phy.lanes": 8} and type(u["phy.lanes"]) is int, u
+rows = list(csv.DictReader(open(d + "/T/sweep.csv")))
+assert [r["param.traffic.load"] for r in rows] == ["0.25", "0.5"], rows
+PY
+    echo "ok: sweep_typed_params" ;;
+  sweep_expected_failures)
+    # A point's failure is one short line naming the file that holds all of it; with
+    # expect_failures: true the sweep exits 0 and still counts them.
+    long=$(printf '9%.0s' $(seq 1500))
+    printf 'scenario: link-basic\nset: {traffic.packets: 200}\npoints:\n  - {link.latency_cycles: 2}\n  - {link.latency_cycles: %s}\n' "$long" >"$work/f.yaml"
+    "$xysim" sweep "$work/f.yaml" --out "$work/F" -j 2 >"$work/out" 2>"$work/err"
+    rc=$?
+    [ "$rc" -eq 1 ] || fail "a sweep with a failed point: exit $rc, expected 1"
+    line=$(grep '^\[sweep\] point 1 failed' "$work/err") || fail "point 1 not reported: $(head -c 300 "$work/err")"
+    [ "${#line}" -le 250 ] || fail "failure line of ${#line} characters: ${line:0:300}"
+    [[ "$line" == *"error: link.latency_cycles = '999"*"... ($work/F/points/0001/log.txt)" ]] || fail "failure line: $line"
+    grep -q "$long" "$work/F/points/0001/log.txt" || fail "the log does not hold the whole error"
+    { cat "$work/f.yaml"; echo 'expect_failures: true'; } >"$work/g.yaml"
+    "$xysim" sweep "$work/g.yaml" --out "$work/G" -j 2 >"$work/out" 2>"$work/err" \
+      || fail "expect_failures: true: exit $?: $(head -c 300 "$work/err")"
+    grep -q "2 points, 2 run, 0 skipped, 1 failed (expect_failures: true)" "$work/out" || fail "summary: $(cat "$work/out")"
+    printf 'scenario: link-basic\nexpect_failures: maybe\n' >"$work/h.yaml"
+    expect_bad_input "h.yaml:2: expect_failures = 'maybe': must be true or false" sweep "$work/h.yaml"
+    echo "ok: sweep_expected_failures" ;;
+  run_from_results)
+    # A run repeats from its own results.json or run.json: the same results.json byte for byte
+    # (scenario, seed and every parameter read back); --set and --seed still override.
+    "$xysim" run link-basic --seed 7 --set traffic.load=0.3 --set traffic.packets=500 --out "$work/A" --quiet >/dev/null \
+      || fail "run A"
+    "$xysim" run "$work/A/results.json" --out "$work/B" --quiet >/dev/null || fail "run from results.json"
+    cmp "$work/A/results.json" "$work/B/results.json" || fail "repeat from results.json differs"
+    "$xysim" run "$work/A/run.json" --out "$work/C" --quiet >/dev/null || fail "run from run.json"
+    cmp "$work/A/results.json" "$work/C/results.json" || fail "repeat from run.json differs"
+    "$xysim" run "$work/A/results.json" --seed 8 --out "$work/D" --quiet >/dev/null || fail "run with --seed"
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["seed"] == 8 and r["config"]["traffic.load"] == 0.3, r' \
+      "$work/D/results.json" || fail "--seed over results.json"
+    echo '{"seed": 1}' >"$work/x.json"
+    expect_bad_input "$work/x.json: not a results.json" run "$work/x.json"
+    echo "ok: run_from_results" ;;
+  latency_na)
+    # A design that delivered nothing has no latency: its report says n/a and its results.json
+    # null, with count 0 (a dead lane on link-llr; no FEC with LLR at BER 1e-3, links never up).
+    "$xysim" run link-llr --set link.frame_error=1 --set traffic.frames=100 --out "$work/L" --quiet >"$work/out" 2>&1
+    grep -qE '^  frame latency a->b +p50 n/a p99 n/a p99.9 n/a max n/a ns$' "$work/out" || fail "link-llr: $(cat "$work/out")"
+    "$xysim" run lingyun-fec-llr --set port.errors.ber=1e-3 --set fec_llr.design=none_llr --set traffic.us=20 \
+      --out "$work/Y" --quiet >"$work/out" 2>/dev/null
+    grep -qE '^  none_llr +n/a +n/a +n/a ' "$work/out" || fail "lingyun-fec-llr: $(cat "$work/out")"
+    python3 - "$work" <<'PY' || fail "latency of nothing delivered is not null"
+import json, sys
+d = sys.argv[1]
+l = json.load(open(d + "/L/results.json"))
+assert l["summary"]["latency_p50_ns"] is None and l["summary"]["latency_max_ns"] is None, l["summary"]
+empty = [v for v in l["stats"].values() if "count" in v and v["count"] == 0]
+assert empty, "no empty histogram in stats"
+assert all(v[k] is None for v in empty for k in v if k.endswith(("_cycles", "_ns")) and k != "clock_period_ns"), empty
+y = json.load(open(d + "/Y/results.json"))["summary"]["none_llr"]
+assert y["frames_delivered"] == 0, y
+assert all(y[k] is None for k in ("latency_p50_ns", "latency_p99_ns", "latency_p999_ns")), y
+assert all(v is None for v in y["path"].values()), y["path"]
+PY
+    echo "ok: latency_na" ;;
+  stats_described)
+    # Every stat in results.json says what it is, and a histogram the clock its cycles count in:
+    # link-basic's at link.clock_mhz = 800 is 1.25 ns, and its _ns figures are its _cycles x 1.25.
+    "$xysim" run link-basic --set link.clock_mhz=800 --set traffic.packets=300 --out "$work/A" --quiet >/dev/null || fail "run"
+    python3 - "$work/A/results.json" <<'PY' || fail "stats without description or clock"
+import json, sys
+stats = json.load(open(sys.argv[1]))["stats"]
+assert stats and all(isinstance(v["description"], str) and v["description"] for v in stats.values()), stats
+histograms = {k: v for k, v in stats.items() if "count" in v}
+assert set(histograms) == {"top.link.sink.latency", "top.link.sink.head_latency"}, histograms.keys()
+for h in histograms.values():
+    assert h["clock_period_ns"] == 1000 / 800, h
+    assert h["p99_ns"] == h["p99_cycles"] * 1.25 and h["max_ns"] == h["max_cycles"] * 1.25, h
+assert all("clock_period_ns" not in v for k, v in stats.items() if k not in histograms)
+PY
+    echo "ok: stats_described" ;;
   *) fail "unknown case $case_name" ;;
 esac

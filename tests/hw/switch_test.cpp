@@ -28,13 +28,13 @@ TEST(SwitchLatency, StagesComeFromTheConfiguration) {
   EXPECT_EQ(r.results["summary"]["stage_sum_cycles"].get<Cycle>(), 346u - 19u + 30u);
 }
 
-// Stopped before every size has crossed: the report shows "-" for those (it read a missing key of
+// Stopped before every size has crossed: the report shows n/a for those (it read a missing key of
 // the summary).
 TEST(SwitchLatency, ARunStoppedEarlyReportsOnlyTheSizesMeasured) {
   const RunResult r = testing::run_quiet("switch-latency", {"sim.max_time_us=2"});
   EXPECT_NE(r.failure.find("not finished"), std::string::npos) << r.failure;
   EXPECT_FALSE(r.results["summary"].contains(nlohmann::json::json_pointer("/store_and_forward/9216")));
-  EXPECT_NE(r.report.find(" -\n"), std::string::npos) << r.report;
+  EXPECT_NE(r.report.find(" n/a\n"), std::string::npos) << r.report;
 }
 
 // Arbiter and crossbar both 0 would hand a packet to the egress in the cycle it crosses, which

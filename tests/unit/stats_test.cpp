@@ -38,6 +38,27 @@ TEST(LatencyHistogram, ReportsCyclesAndNanoseconds) {
   EXPECT_EQ(j["count"], 2u);
 }
 
+// results.json's stats say what each one is, and a histogram the clock its cycles count.
+TEST(Stats, JsonCarriesDescriptionAndClock) {
+  Stats s;
+  s.counter("top.a.packets", "packets", "packets received").add(2);
+  s.histogram("top.a.latency", 2 * kNs, "injection to arrival").record(10);
+  const auto j = s.to_json();
+  EXPECT_EQ(j["top.a.packets"]["description"], "packets received");
+  EXPECT_EQ(j["top.a.latency"]["description"], "injection to arrival");
+  EXPECT_EQ(j["top.a.latency"]["clock_period_ns"], 2.0);
+  EXPECT_EQ(j["top.a.latency"]["p50_ns"], j["top.a.latency"]["p50_cycles"].get<double>() * 2.0);
+}
+
+// No sample, no latency: every figure null (0 would read as a measured zero), the count 0.
+TEST(LatencyHistogram, EmptyHasNullFigures) {
+  LatencyHistogram h(2 * kNs);
+  const auto j = h.to_json();
+  EXPECT_EQ(j["count"], 0u);
+  for (const char* figure : {"min", "mean", "p50", "p99", "p999", "max"})
+    for (const char* unit : {"_cycles", "_ns"}) EXPECT_TRUE(j[std::string(figure) + unit].is_null()) << figure << unit;
+}
+
 TEST(LatencyHistogram, TailOfASkewedDistribution) {
   LatencyHistogram h(kNs);
   for (int i = 0; i < 9990; ++i) h.record(8);

@@ -5,12 +5,12 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 # Headers under include/xingyun-sdk/ keep the tree they have here, so that the same include lines
-# ("xingyun/...", "hw/...", "tlm/...", "tb/...", "rtl/...") work against the installed package.
+# ("kernel/...", "hw/...", "rtl/...", "sys/...", "tlm/...", "tb/...") work against the installed package.
 set(XY_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/xingyun-sdk)
 set(XY_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/xingyun)
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/xingyun DESTINATION ${XY_INSTALL_INCLUDEDIR})
 file(GLOB_RECURSE xy_headers RELATIVE ${PROJECT_SOURCE_DIR} CONFIGURE_DEPENDS
-     ${PROJECT_SOURCE_DIR}/hw/*.hpp ${PROJECT_SOURCE_DIR}/tlm/*.hpp ${PROJECT_SOURCE_DIR}/tb/*.hpp
+     ${PROJECT_SOURCE_DIR}/kernel/*.hpp ${PROJECT_SOURCE_DIR}/hw/*.hpp ${PROJECT_SOURCE_DIR}/sys/*.hpp
+     ${PROJECT_SOURCE_DIR}/tlm/*.hpp ${PROJECT_SOURCE_DIR}/tb/*.hpp
      ${PROJECT_SOURCE_DIR}/rtl/*.hpp)
 foreach(header ${xy_headers})
   get_filename_component(dir ${header} DIRECTORY)

@@ -7,11 +7,11 @@
 
 #include <fmt/format.h>
 
-#include "tb/scenario.hpp"
+#include "tb/lib/scenario.hpp"
 #include "tb/xysim/xysim.hpp"
-#include "xingyun/channel.hpp"
-#include "xingyun/clock_domain.hpp"
-#include "xingyun/stats.hpp"
+#include "kernel/channel.hpp"
+#include "kernel/clock_domain.hpp"
+#include "kernel/stats.hpp"
 
 // A pipeline stage that adds one to every item and passes it on.
 class Incrementer : public xy::Core {

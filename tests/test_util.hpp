@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-#include "xingyun/config.hpp"
+#include "kernel/config.hpp"
 
 namespace xy::testing {
 

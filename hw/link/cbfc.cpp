@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "xingyun/config.hpp"
+#include "kernel/config.hpp"
 
 namespace xy::link {
 namespace {

@@ -35,8 +35,8 @@
 #include <string>
 #include <vector>
 
-#include "xingyun/config.hpp"
-#include "xingyun/units.hpp"
+#include "kernel/config.hpp"
+#include "kernel/units.hpp"
 
 namespace xy::link {
 

@@ -8,7 +8,7 @@
 
 #include "hw/link/cbfc.hpp"
 #include "hw/link/pfc.hpp"
-#include "xingyun/config.hpp"
+#include "kernel/config.hpp"
 
 namespace xy::link {
 

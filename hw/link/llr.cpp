@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "xingyun/config.hpp"
+#include "kernel/config.hpp"
 
 namespace xy::link {
 
@@ -46,6 +46,9 @@ LlrParams LlrParams::declare(Config& c, Time period) {
       "llr.replay_buffer_bytes", 0, "bytes", 0, 1ll << 40, "0 = sized per link by the rule: rate x loop + 2 largest frames"));
   p.max_replay_buffer_bytes = static_cast<std::uint64_t>(c.integer(
       "llr.max_replay_buffer_bytes", 8 << 20, "bytes", 1024, 1ll << 40, "the largest replay buffer a port has"));
+  p.rtl = c.implementation("llr.impl", {"model", "rtl"},
+                           "every LLR port's transmitter and receiver: the C++ models or their Verilated RTL twins") ==
+          "rtl";
   l.validate("llr");
   return p;
 }

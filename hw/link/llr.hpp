@@ -22,9 +22,9 @@
 #include <optional>
 #include <string>
 
-#include "xingyun/config.hpp"
-#include "xingyun/packet.hpp"
-#include "xingyun/units.hpp"
+#include "kernel/config.hpp"
+#include "kernel/packet.hpp"
+#include "kernel/units.hpp"
 
 namespace xy::link {
 
@@ -53,6 +53,7 @@ struct LlrParams {
   LlrConfig config;  // times in cycles of the port's clock; the replay buffer is the link's
   std::uint64_t replay_buffer_bytes = 0;  // 0: sized per link by the rule (rate x loop + 2 frames)
   std::uint64_t max_replay_buffer_bytes = 0;  // the largest a port has: a longer link is refused
+  bool rtl = false;  // llr.impl=rtl: the transmitter and receiver are the RTL twins (rtl/link/drop_in.hpp)
   static LlrParams declare(Config& c, Time period);
   // The replay buffer of a link that needs `needed` bytes by the rule.
   std::uint64_t replay_buffer_for(std::uint64_t needed) const { return replay_buffer_bytes ? replay_buffer_bytes : needed; }

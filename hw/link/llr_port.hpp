@@ -18,10 +18,10 @@
 #include "hw/link/llr.hpp"
 #include "hw/link/pcap.hpp"
 #include "hw/link/serial_line.hpp"
-#include "xingyun/channel.hpp"
-#include "xingyun/packet.hpp"
-#include "xingyun/rng.hpp"
-#include "xingyun/stats.hpp"
+#include "kernel/channel.hpp"
+#include "kernel/packet.hpp"
+#include "kernel/rng.hpp"
+#include "kernel/stats.hpp"
 
 namespace xy::link {
 

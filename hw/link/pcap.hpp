@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "xingyun/units.hpp"
+#include "kernel/units.hpp"
 
 namespace xy::link {
 

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "xingyun/units.hpp"
+#include "kernel/units.hpp"
 
 namespace xy {
 class Config;

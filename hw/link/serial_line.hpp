@@ -7,8 +7,8 @@
 #pragma once
 #include <cstdint>
 
-#include "xingyun/clock.hpp"
-#include "xingyun/ring.hpp"
+#include "kernel/clock.hpp"
+#include "kernel/ring.hpp"
 
 namespace xy::link {
 

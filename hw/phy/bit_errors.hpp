@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "xingyun/rng.hpp"
+#include "kernel/rng.hpp"
 
 namespace xy::phy {
 

@@ -23,10 +23,10 @@
 #include "hw/phy/bit_errors.hpp"
 #include "hw/phy/pcs.hpp"
 #include "hw/phy/reed_solomon.hpp"
-#include "xingyun/channel.hpp"
-#include "xingyun/config.hpp"
-#include "xingyun/packet.hpp"
-#include "xingyun/stats.hpp"
+#include "kernel/channel.hpp"
+#include "kernel/config.hpp"
+#include "kernel/packet.hpp"
+#include "kernel/stats.hpp"
 
 namespace xy::phy {
 

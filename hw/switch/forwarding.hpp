@@ -17,7 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "xingyun/rng.hpp"
+#include "kernel/rng.hpp"
 
 namespace xy::sw {
 

@@ -28,7 +28,7 @@
 #include "hw/link/overflow.hpp"
 #include "hw/link/pfc.hpp"
 #include "hw/switch/switch.hpp"
-#include "xingyun/stats.hpp"
+#include "kernel/stats.hpp"
 
 namespace xy::sw {
 

@@ -50,7 +50,7 @@
 #include <utility>
 #include <vector>
 
-#include "xingyun/units.hpp"
+#include "kernel/units.hpp"
 
 namespace xy::sw {
 

@@ -36,11 +36,11 @@
 #include <vector>
 
 #include "hw/switch/islip.hpp"
-#include "xingyun/channel.hpp"
-#include "xingyun/config.hpp"
-#include "xingyun/packet.hpp"
-#include "xingyun/rng.hpp"
-#include "xingyun/stats.hpp"
+#include "kernel/channel.hpp"
+#include "kernel/config.hpp"
+#include "kernel/packet.hpp"
+#include "kernel/rng.hpp"
+#include "kernel/stats.hpp"
 
 namespace xy::sw {
 

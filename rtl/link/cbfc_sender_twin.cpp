@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "rtl/twin.hpp"
-#include "xingyun/config.hpp"
+#include "kernel/config.hpp"
 
 namespace xy::rtl {
 

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "hw/link/cbfc.hpp"
-#include "xingyun/clock.hpp"
+#include "kernel/clock.hpp"
 
 namespace xy::rtl {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "hw/link/llr.hpp"
-#include "xingyun/clock.hpp"
+#include "kernel/clock.hpp"
 
 namespace xy::rtl {
 

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hw/phy/reed_solomon.hpp"
-#include "xingyun/rng.hpp"
+#include "kernel/rng.hpp"
 
 namespace xy {
 namespace {

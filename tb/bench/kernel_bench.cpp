@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <systemc>
 
-#include "xingyun/clock_domain.hpp"
+#include "kernel/clock_domain.hpp"
 
 namespace xy {
 namespace {

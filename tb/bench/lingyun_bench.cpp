@@ -13,11 +13,11 @@
 #include <nlohmann/json.hpp>
 #include <systemc>
 
-#include "hw/lingyun/port.hpp"
-#include "hw/lingyun/topology.hpp"
-#include "tb/scenarios/fabric_rig.hpp"
-#include "tb/scenarios/switch_rig.hpp"
-#include "xingyun/clock_domain.hpp"
+#include "sys/lingyun/port.hpp"
+#include "sys/lingyun/topology.hpp"
+#include "tb/lib/fabric_rig.hpp"
+#include "tb/lib/switch_rig.hpp"
+#include "kernel/clock_domain.hpp"
 
 namespace xy {
 namespace {

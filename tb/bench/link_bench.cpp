@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "tb/xysim/run.hpp"
+#include "tb/run/run.hpp"
 
 namespace xy {
 

@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 
 #include "tb/export/formats.hpp"
-#include "xingyun/config.hpp"
+#include "kernel/config.hpp"
 
 namespace xy::exports {
 namespace {

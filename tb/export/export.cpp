@@ -11,8 +11,8 @@
 
 #include "tb/export/command.hpp"
 #include "tb/export/formats.hpp"
-#include "tb/xysim/results.hpp"
-#include "xingyun/config.hpp"
+#include "tb/run/results.hpp"
+#include "kernel/config.hpp"
 
 namespace xy::exports {
 namespace fs = std::filesystem;

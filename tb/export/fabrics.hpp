@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/lingyun/fabric.hpp"
+#include "sys/lingyun/fabric.hpp"
 #include "hw/switch/switch.hpp"
 #include "tb/export/export.hpp"
 

@@ -12,10 +12,10 @@
 
 #include <fmt/format.h>
 
-#include "tb/frames.hpp"
-#include "tb/scenarios/fabric_rig.hpp"
-#include "tb/scenarios/figure.hpp"
-#include "tb/scenarios/latency_csv.hpp"
+#include "tb/lib/frames.hpp"
+#include "tb/lib/fabric_rig.hpp"
+#include "tb/lib/figure.hpp"
+#include "tb/lib/latency_csv.hpp"
 #include "tb/scenarios/lingyun.hpp"
 
 namespace xy {

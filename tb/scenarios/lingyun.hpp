@@ -1,7 +1,7 @@
 // Scenarios of the composed Lingyun ASIC (tb/scenarios/lingyun.cpp).
 #pragma once
-#include "hw/lingyun/topology.hpp"
-#include "tb/scenario.hpp"
+#include "sys/lingyun/topology.hpp"
+#include "tb/lib/scenario.hpp"
 
 namespace xy {
 Scenario lingyun_fec_llr_scenario();

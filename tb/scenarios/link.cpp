@@ -12,10 +12,11 @@
 #include "hw/link/fc_link.hpp"
 #include "hw/link/llr_port.hpp"
 #include "rtl/link/cbfc_sender_twin.hpp"
+#include "rtl/link/drop_in.hpp"
 #include "rtl/link/llr_twins.hpp"
-#include "tb/frames.hpp"
-#include "tb/scenarios/figure.hpp"
-#include "xingyun/clock_domain.hpp"
+#include "tb/lib/frames.hpp"
+#include "tb/lib/figure.hpp"
+#include "kernel/clock_domain.hpp"
 
 namespace xy {
 namespace {
@@ -91,8 +92,7 @@ struct LinkParams : LineParams {
       warning = fmt::format("llr.replay_buffer_bytes = {} is below the {} the sizing rule asks for: the link will stall "
                             "waiting for ACKs", given, needed);
     if (recovery != link::Recovery::kNone) check_timers(e2e_rto);
-    rtl = c.implementation("llr.impl", {"model", "rtl"},
-                           "the ports' LLR transmitter and receiver: the C++ models or their Verilated RTL twins") == "rtl";
+    rtl = llr_params.rtl;
     if (rtl) rtl::check_llr_twins(l);
     faults.frame_error = c.real("link.frame_error", 0, "probability", 0, 1, "chance a frame is corrupted (one bit flipped); 1 = a dead lane");
     faults.burst_start = c.real("link.burst_start", 0, "probability", 0, 0.5, "chance per frame that a burst of corrupted frames starts");
@@ -158,12 +158,7 @@ class LinkLlr : public Testbench {
                                          "frame accepted by the sending port to handed to the host");
     }
     const auto ends = [&] {
-      link::LlrEnds e;
-      if (p_.rtl) {
-        e.tx = std::make_unique<rtl::LlrTxTwin>(p_.llr_config, clock);
-        e.rx = std::make_unique<rtl::LlrRxTwin>(p_.llr_config);
-      }
-      return e;
+      return link::LlrEnds{rtl::llr_transmitter(p_.rtl, p_.llr_config, clock), rtl::llr_receiver(p_.rtl, p_.llr_config)};
     };
     a_ = std::make_unique<LlrPort>("top.a", p_.llr_config, p_.recovery, p_.control_delay, p_.faults, ctx.rng("top.a.line"), ab_, ba_,
                                    *dirs_[0].from_host, *dirs_[1].to_host, pool_, ctx.stats, ends());
@@ -418,10 +413,8 @@ class LinkCbfc : public Testbench {
       bytes_ += f.bytes;
       last_ = domain_.clock().now();
     });
-    std::unique_ptr<link::CreditSender> credits;
-    if (rtl) credits = std::make_unique<rtl::CbfcSenderTwin>(cb, clock);
     sender_ = std::make_unique<link::FcSender>("top.a", fc_, cb, pf, clock.period(), faults, ctx.rng("top.a.line"), ab_,
-                                               ba_, *from_host_, ctx.stats, std::move(credits));
+                                               ba_, *from_host_, ctx.stats, rtl::credit_sender(rtl, cb, clock));
     receiver_ = std::make_unique<link::FcReceiver>("top.b", fc_, cb, pf, clock.period(),
                                                    drain_gbps_ / line_.gbps() * line_.width, faults,
                                                    ctx.rng("top.b.line"), ab_, ba_, *to_host_, pool_, ctx.stats);

@@ -1,5 +1,5 @@
 #pragma once
-#include "tb/scenario.hpp"
+#include "tb/lib/scenario.hpp"
 
 namespace xy {
 // Two link partners with LLR over lossy lines, traffic both ways.

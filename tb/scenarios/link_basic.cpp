@@ -9,12 +9,12 @@
 
 #include <fmt/format.h>
 
-#include "xingyun/channel.hpp"
-#include "xingyun/clock_domain.hpp"
-#include "xingyun/packet.hpp"
-#include "tb/frames.hpp"
-#include "tb/scoreboard.hpp"
-#include "tb/scenarios/figure.hpp"
+#include "kernel/channel.hpp"
+#include "kernel/clock_domain.hpp"
+#include "kernel/packet.hpp"
+#include "tb/lib/frames.hpp"
+#include "tb/lib/scoreboard.hpp"
+#include "tb/lib/figure.hpp"
 
 namespace xy {
 namespace {

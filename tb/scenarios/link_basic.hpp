@@ -1,5 +1,5 @@
 #pragma once
-#include "tb/scenario.hpp"
+#include "tb/lib/scenario.hpp"
 
 namespace xy {
 // One channel, a traffic generator and a sink with a scoreboard (see link_basic.cpp).

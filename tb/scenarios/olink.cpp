@@ -25,13 +25,13 @@
 
 #include <fmt/format.h>
 
-#include "hw/lingyun/fabric.hpp"
+#include "sys/lingyun/fabric.hpp"
 #include "hw/switch/switch.hpp"
-#include "tb/olink/gpu.hpp"
-#include "tb/scenarios/figure.hpp"
+#include "tb/lib/gpu.hpp"
+#include "tb/lib/figure.hpp"
 #include "tlm/olink/endpoint.hpp"
 #include "tlm/olink/fast_fabric.hpp"
-#include "xingyun/clock_domain.hpp"
+#include "kernel/clock_domain.hpp"
 
 namespace xy {
 namespace {
@@ -264,7 +264,7 @@ olink::StreamSpec declare_streams(Config& c, const std::string& prefix, std::int
   return spec;
 }
 
-// An OLink fabric of composed Lingyun ports (hw/lingyun): GPUs on `topology`, the switches'
+// An OLink fabric of composed Lingyun ports (sys/lingyun): GPUs on `topology`, the switches'
 // core clock for GPUs and switches alike, the GPU NIC's stages from the preset. Every frame's
 // stage times are summed per direction: requests (arriving at GPU 1) and responses (at GPU 0).
 struct ComposedFabric {

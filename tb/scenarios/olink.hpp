@@ -1,5 +1,5 @@
 #pragma once
-#include "tb/scenario.hpp"
+#include "tb/lib/scenario.hpp"
 
 namespace xy {
 // One GPU loads from another through one switch: latency and its breakdown per config (claim C1).

@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "hw/phy/phy.hpp"
-#include "tb/frames.hpp"
-#include "tb/scenarios/figure.hpp"
-#include "xingyun/clock_domain.hpp"
+#include "tb/lib/frames.hpp"
+#include "tb/lib/figure.hpp"
+#include "kernel/clock_domain.hpp"
 
 namespace xy {
 namespace {

@@ -1,5 +1,5 @@
 #pragma once
-#include "tb/scenario.hpp"
+#include "tb/lib/scenario.hpp"
 
 namespace xy {
 // Frames through one PHY direction with a noisy channel, checked against the error log.

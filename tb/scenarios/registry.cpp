@@ -6,7 +6,7 @@
 #include "tb/scenarios/olink.hpp"
 #include "tb/scenarios/phy.hpp"
 #include "tb/scenarios/switch.hpp"
-#include "tb/scenario.hpp"
+#include "tb/lib/scenario.hpp"
 
 namespace xy {
 

@@ -1,5 +1,5 @@
 #pragma once
-#include "tb/scenario.hpp"
+#include "tb/lib/scenario.hpp"
 
 namespace xy {
 // Port-to-port latency of the Lingyun switch at zero load, cut-through and store-and-forward.

@@ -11,7 +11,7 @@
 
 #include "hw/switch/reduce.hpp"
 #include "hw/switch/switch.hpp"
-#include "xingyun/clock_domain.hpp"
+#include "kernel/clock_domain.hpp"
 
 namespace xy {
 namespace {

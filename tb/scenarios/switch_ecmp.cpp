@@ -8,7 +8,7 @@
 
 #include "hw/switch/forwarding.hpp"
 #include "hw/switch/switch.hpp"
-#include "xingyun/clock_domain.hpp"
+#include "kernel/clock_domain.hpp"
 
 namespace xy {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "hw/switch/port_fc.hpp"
 #include "hw/switch/switch.hpp"
-#include "xingyun/clock_domain.hpp"
+#include "kernel/clock_domain.hpp"
 
 namespace xy {
 namespace {

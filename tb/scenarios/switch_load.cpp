@@ -8,12 +8,12 @@
 
 #include <fmt/format.h>
 
-#include "tb/frames.hpp"
-#include "tb/scenarios/fabric_rig.hpp"
-#include "tb/scenarios/figure.hpp"
-#include "tb/scenarios/latency_csv.hpp"
-#include "tb/scenarios/switch_rig.hpp"
-#include "xingyun/clock_domain.hpp"
+#include "tb/lib/frames.hpp"
+#include "tb/lib/fabric_rig.hpp"
+#include "tb/lib/figure.hpp"
+#include "tb/lib/latency_csv.hpp"
+#include "tb/lib/switch_rig.hpp"
+#include "kernel/clock_domain.hpp"
 
 namespace xy {
 namespace {
@@ -120,7 +120,7 @@ class SwitchUniform : public Testbench {
     const auto [min_bytes, max_bytes] = FrameSizes::declare(c, {64, 1500}, 64, 9216, "packet");
     const SwitchParams p = SwitchParams::declare(c, "switch");
     // bare: today's switch core with hosts on constant-delay channels; otherwise a fabric of
-    // composed Lingyun ports (hw/lingyun) on the topology, a host on every endpoint port.
+    // composed Lingyun ports (sys/lingyun) on the topology, a host on every endpoint port.
     const std::optional<lingyun::Topology> topology = lingyun::Topology::declare(c, 16, true);
     std::optional<lingyun::PortParams> port;
     link::FcMode fc = link::FcMode::kNone;

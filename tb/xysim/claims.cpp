@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "tb/xysim/processes.hpp"
-#include "tb/xysim/results.hpp"
-#include "xingyun/config.hpp"
+#include "tb/run/results.hpp"
+#include "kernel/config.hpp"
 
 namespace xy {
 namespace {

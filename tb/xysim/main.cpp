@@ -15,12 +15,12 @@
 #include "tb/bench/link_bench.hpp"
 #include "tb/bench/switch_bench.hpp"
 #include "tb/export/command.hpp"
-#include "tb/scenario.hpp"
+#include "tb/lib/scenario.hpp"
 #include "tb/xysim/claims.hpp"
-#include "tb/xysim/results.hpp"
-#include "tb/xysim/run.hpp"
+#include "tb/run/results.hpp"
+#include "tb/run/run.hpp"
 #include "tb/xysim/sweep.hpp"
-#include "xingyun/version.hpp"
+#include "kernel/version.hpp"
 
 namespace {
 // SystemC prints its banner on stderr before sc_main unless told not to; told here, before main

@@ -22,11 +22,11 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
-#include "tb/scenario.hpp"
+#include "tb/lib/scenario.hpp"
 #include "tb/xysim/processes.hpp"
-#include "tb/xysim/results.hpp"
-#include "xingyun/config.hpp"
-#include "xingyun/yaml_file.hpp"
+#include "tb/run/results.hpp"
+#include "kernel/config.hpp"
+#include "kernel/yaml_file.hpp"
 
 namespace xy {
 namespace {

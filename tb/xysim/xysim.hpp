@@ -2,7 +2,7 @@
 // line (run, params, sweep, --set, --out, --waves...) for its own scenarios:
 //
 //   int sc_main(int argc, char** argv) {
-//     xy::register_scenario(my_scenario());  // tb/scenario.hpp
+//     xy::register_scenario(my_scenario());  // tb/lib/scenario.hpp
 //     return xy::xysim_main(argc, argv);
 //   }
 //

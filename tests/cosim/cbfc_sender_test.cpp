@@ -27,8 +27,8 @@
 #include "tests/cosim/mismatch_dump.hpp"
 #include "tests/cosim/twin_configs.hpp"
 #include "rtl/twin.hpp"
-#include "xingyun/clock_domain.hpp"
-#include "xingyun/rng.hpp"
+#include "kernel/clock_domain.hpp"
+#include "kernel/rng.hpp"
 
 namespace xy {
 namespace {

@@ -27,9 +27,9 @@
 
 #include "rtl/twin.hpp"
 #include "tests/cosim/mismatch_dump.hpp"
-#include "xingyun/channel.hpp"
-#include "xingyun/clock_domain.hpp"
-#include "xingyun/rng.hpp"
+#include "kernel/channel.hpp"
+#include "kernel/clock_domain.hpp"
+#include "kernel/rng.hpp"
 
 namespace xy {
 namespace {

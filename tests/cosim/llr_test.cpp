@@ -29,7 +29,7 @@
 #include "rtl/twin.hpp"
 #include "tests/cosim/mismatch_dump.hpp"
 #include "tests/cosim/twin_configs.hpp"
-#include "xingyun/rng.hpp"
+#include "kernel/rng.hpp"
 
 namespace xy {
 namespace {

@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
-#include "xingyun/units.hpp"
-#include "xingyun/waves.hpp"
+#include "kernel/units.hpp"
+#include "kernel/waves.hpp"
 
 namespace xy {
 

@@ -24,7 +24,7 @@
 
 #include "hw/switch/reduce.hpp"
 #include "rtl/twin.hpp"
-#include "xingyun/rng.hpp"
+#include "kernel/rng.hpp"
 
 namespace xy {
 namespace {

@@ -16,7 +16,7 @@
 
 #include "hw/phy/reed_solomon.hpp"
 #include "rtl/twin.hpp"
-#include "xingyun/rng.hpp"
+#include "kernel/rng.hpp"
 
 namespace xy {
 namespace {

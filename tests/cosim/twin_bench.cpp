@@ -30,9 +30,9 @@
 #include "hw/switch/reduce.hpp"
 #include "rtl/twin.hpp"
 #include "tests/cosim/twin_configs.hpp"
-#include "xingyun/channel.hpp"
-#include "xingyun/clock.hpp"
-#include "xingyun/rng.hpp"
+#include "kernel/channel.hpp"
+#include "kernel/clock.hpp"
+#include "kernel/rng.hpp"
 
 namespace {
 

@@ -1,11 +1,11 @@
 // ClockDomain: the SystemC shell. One simulation per process (ctest runs each TEST alone).
-#include "xingyun/clock_domain.hpp"
+#include "kernel/clock_domain.hpp"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "xingyun/channel.hpp"
+#include "kernel/channel.hpp"
 
 namespace xy {
 namespace {

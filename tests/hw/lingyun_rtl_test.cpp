@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "hw/lingyun/port.hpp"
+#include "sys/lingyun/port.hpp"
 #include "rtl/link/cbfc_sender_twin.hpp"
 #include "rtl/link/llr_twins.hpp"
-#include "xingyun/units.hpp"
+#include "kernel/units.hpp"
 
 namespace xy::lingyun {
 namespace {

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "tests/hw/run_quiet.hpp"
-#include "xingyun/config.hpp"
+#include "kernel/config.hpp"
 
 namespace xy {
 namespace {

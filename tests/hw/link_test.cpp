@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/hw/run_quiet.hpp"
-#include "xingyun/config.hpp"
+#include "kernel/config.hpp"
 
 namespace xy {
 namespace {

@@ -10,11 +10,11 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "hw/switch/switch.hpp"
-#include "tb/olink/gpu.hpp"
+#include "tb/lib/gpu.hpp"
 #include "tests/hw/run_quiet.hpp"
 #include "tlm/olink/endpoint.hpp"
 #include "tlm/olink/fast_fabric.hpp"
-#include "xingyun/clock_domain.hpp"
+#include "kernel/clock_domain.hpp"
 
 namespace xy::olink {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "hw/phy/phy.hpp"
 #include "tests/hw/run_quiet.hpp"
-#include "xingyun/clock_domain.hpp"
+#include "kernel/clock_domain.hpp"
 
 namespace xy {
 namespace {

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "tb/xysim/run.hpp"
+#include "tb/run/run.hpp"
 
 namespace xy::testing {
 

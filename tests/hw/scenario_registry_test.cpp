@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "tb/scenario.hpp"
+#include "tb/lib/scenario.hpp"
 #include "tests/hw/run_quiet.hpp"
 
 namespace xy {

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "hw/switch/switch.hpp"
-#include "xingyun/clock_domain.hpp"
+#include "kernel/clock_domain.hpp"
 
 namespace xy {
 namespace {

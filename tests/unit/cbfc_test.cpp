@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
-#include "xingyun/config.hpp"
-#include "xingyun/rng.hpp"
+#include "kernel/config.hpp"
+#include "kernel/rng.hpp"
 
 namespace xy::link {
 namespace {

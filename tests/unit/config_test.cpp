@@ -1,4 +1,4 @@
-#include "xingyun/config.hpp"
+#include "kernel/config.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "xingyun/rng.hpp"
+#include "kernel/rng.hpp"
 
 namespace xy::link {
 namespace {

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "xingyun/rng.hpp"
+#include "kernel/rng.hpp"
 
 namespace xy::sw {
 namespace {

@@ -8,9 +8,9 @@
 #include <tuple>
 #include <vector>
 
-#include "xingyun/channel.hpp"
-#include "xingyun/clock.hpp"
-#include "xingyun/rng.hpp"
+#include "kernel/channel.hpp"
+#include "kernel/clock.hpp"
+#include "kernel/rng.hpp"
 
 namespace xy {
 namespace {

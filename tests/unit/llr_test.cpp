@@ -8,8 +8,8 @@
 #include <ostream>
 #include <vector>
 
-#include "xingyun/config.hpp"
-#include "xingyun/rng.hpp"
+#include "kernel/config.hpp"
+#include "kernel/rng.hpp"
 
 namespace xy::link {
 void PrintTo(LlrTxState s, std::ostream* os) { *os << to_string(s); }  // failures name the state

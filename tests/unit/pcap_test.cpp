@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "hw/link/crc32.hpp"
-#include "xingyun/rng.hpp"
+#include "kernel/rng.hpp"
 
 namespace xy::link {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "xingyun/rng.hpp"
+#include "kernel/rng.hpp"
 
 namespace xy::phy {
 namespace {

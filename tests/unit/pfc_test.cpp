@@ -12,8 +12,8 @@
 #include <string>
 #include <utility>
 
-#include "xingyun/config.hpp"
-#include "xingyun/rng.hpp"
+#include "kernel/config.hpp"
+#include "kernel/rng.hpp"
 
 namespace xy::link {
 namespace {

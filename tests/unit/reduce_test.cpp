@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "xingyun/config.hpp"
-#include "xingyun/rng.hpp"
+#include "kernel/config.hpp"
+#include "kernel/rng.hpp"
 
 namespace xy::sw {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "xingyun/rng.hpp"
+#include "kernel/rng.hpp"
 
 namespace xy::phy {
 namespace {

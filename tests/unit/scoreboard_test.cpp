@@ -1,8 +1,8 @@
-#include "tb/scoreboard.hpp"
+#include "tb/lib/scoreboard.hpp"
 
 #include <gtest/gtest.h>
 
-#include "xingyun/rng.hpp"
+#include "kernel/rng.hpp"
 
 namespace xy {
 namespace {

@@ -1,4 +1,4 @@
-#include "xingyun/stats.hpp"
+#include "kernel/stats.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,9 +7,9 @@
 #include <map>
 #include <vector>
 
-#include "xingyun/packet.hpp"
-#include "xingyun/rng.hpp"
-#include "xingyun/units.hpp"
+#include "kernel/packet.hpp"
+#include "kernel/rng.hpp"
+#include "kernel/units.hpp"
 
 namespace xy {
 namespace {

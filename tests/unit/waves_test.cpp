@@ -1,4 +1,4 @@
-#include "xingyun/waves.hpp"
+#include "kernel/waves.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "fstapi.h"
-#include "xingyun/clock.hpp"
+#include "kernel/clock.hpp"
 
 namespace xy {
 namespace {

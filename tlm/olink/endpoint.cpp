@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "xingyun/clock_domain.hpp"
+#include "kernel/clock_domain.hpp"
 
 namespace xy::olink {
 

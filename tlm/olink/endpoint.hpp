@@ -37,9 +37,9 @@
 #include "tlm/olink/memory.hpp"
 #include "tlm/olink/olink.hpp"
 #include "tlm/olink/response_queue.hpp"
-#include "xingyun/channel.hpp"
-#include "xingyun/packet.hpp"
-#include "xingyun/stats.hpp"
+#include "kernel/channel.hpp"
+#include "kernel/packet.hpp"
+#include "kernel/stats.hpp"
 
 namespace xy::olink {
 

@@ -7,7 +7,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "tlm/olink/response_queue.hpp"
-#include "xingyun/clock_domain.hpp"
+#include "kernel/clock_domain.hpp"
 
 namespace xy::olink {
 

@@ -34,7 +34,7 @@
 
 #include "tlm/olink/endpoint.hpp"
 #include "tlm/olink/memory.hpp"
-#include "xingyun/units.hpp"
+#include "kernel/units.hpp"
 
 namespace xy::olink {
 

@@ -11,7 +11,7 @@
 #include <systemc>
 #include <tlm>
 
-#include "xingyun/clock_domain.hpp"
+#include "kernel/clock_domain.hpp"
 
 namespace xy::olink {
 

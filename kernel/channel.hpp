@@ -1,0 +1,112 @@
+// Channel: a point-to-point link between two cores, the only way blocks pass data.
+//
+// Cycle contract: at most one item enters per source cycle; an item pushed at source cycle t
+// can be popped from destination cycle t + latency (same clock), or, across clocks, from the
+// destination edge that follows the write by `sync_stages` edges (an async FIFO with a
+// synchroniser). With `credits` > 0 the channel is credit-flow-controlled: each pop returns a
+// credit that the source sees `credit_latency` cycles later (across clocks: through the same
+// synchroniser); valid/ready with a registered ready is credits = latency + 1, credit_latency 1.
+// Results never depend on the order in which cores of one cycle are evaluated: nothing pushed
+// or popped in cycle t is visible to the other side before cycle t + 1.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "kernel/clock.hpp"
+#include "kernel/ring.hpp"
+
+namespace xy {
+
+struct ChannelSpec {
+  Cycle latency = 1;          // source cycles, same clock; >= 1
+  std::uint32_t credits = 0;  // receive buffer in items; 0 = no back-pressure
+  Cycle credit_latency = 1;   // source cycles from pop to credit visible; >= 1
+  Cycle sync_stages = 2;      // destination edges of the synchroniser, crossings only; >= 1
+};
+
+template <class T>
+class Channel {
+ public:
+  Channel(std::string name, Clock& src, Clock& dst, ChannelSpec spec)
+      : name_(std::move(name)), src_(src), dst_(dst), spec_(spec), credits_(spec.credits) {
+    if (spec.latency < 1) throw std::invalid_argument(name_ + ": latency must be >= 1 cycle");
+    if (spec.credits && spec.credit_latency < 1)
+      throw std::invalid_argument(name_ + ": credit_latency must be >= 1 cycle");
+    if (&src != &dst && spec.sync_stages < 1)
+      throw std::invalid_argument(name_ + ": sync_stages must be >= 1");
+  }
+  Channel(std::string name, Clock& clock, ChannelSpec spec) : Channel(std::move(name), clock, clock, spec) {}
+
+  // Cores to wake: the consumer when an item arrives, the producer when a credit returns.
+  void connect(Core* producer, Core* consumer) { producer_ = producer; consumer_ = consumer; }
+
+  // --- source side, at src.now() ---
+  bool can_push() {
+    if (pushed_at_ == src_.now()) return false;
+    if (!spec_.credits) return true;
+    collect_credits();
+    return credits_ > 0;
+  }
+  void push(T item) {
+    if (!can_push()) refuse("push without a free slot or credit");
+    pushed_at_ = src_.now();
+    if (spec_.credits) --credits_;
+    const Cycle ready = crossing() ? dst_.first_edge_after(src_.time_of(src_.now())) + spec_.sync_stages - 1
+                                   : src_.now() + spec_.latency;
+    items_.push({ready, std::move(item)});
+    ++pushed_;
+    if (consumer_) consumer_->wake_at(ready);
+  }
+  std::uint32_t credits_available() { collect_credits(); return credits_; }
+
+  // --- destination side, at dst.now() ---
+  bool can_pop() const { return !items_.empty() && items_.front().ready <= dst_.now(); }
+  const T& peek() const { return items_.front().item; }
+  T pop() {
+    if (!can_pop()) refuse("pop with nothing ready");
+    ++popped_;
+    if (spec_.credits) {
+      const Cycle back = crossing() ? src_.first_edge_after(dst_.time_of(dst_.now())) + spec_.sync_stages - 1
+                                    : dst_.now() + spec_.credit_latency;
+      returning_.push(back);
+      if (producer_) producer_->wake_at(back);
+    }
+    return items_.pop().item;
+  }
+  // Will an item be ready by destination cycle `c`? (A consumer's busy() asks this.)
+  bool ready_by(Cycle c) const { return !items_.empty() && items_.front().ready <= c; }
+
+  std::size_t in_flight() const { return items_.size(); }
+  std::uint64_t pushed() const { return pushed_; }
+  std::uint64_t popped() const { return popped_; }
+  const std::string& name() const { return name_; }
+  const ChannelSpec& spec() const { return spec_; }
+  bool crossing() const { return &src_ != &dst_; }
+
+ private:
+  struct Slot { Cycle ready; T item; };
+  // The error path, out of line: a push or pop inlined into a core's eval stays small.
+  [[noreturn, gnu::cold, gnu::noinline]] void refuse(const char* what) const {
+    throw std::logic_error(name_ + ": " + what);
+  }
+  void collect_credits() {
+    while (!returning_.empty() && returning_.front() <= src_.now()) {
+      returning_.pop();
+      ++credits_;
+    }
+  }
+  std::string name_;
+  Clock& src_;
+  Clock& dst_;
+  ChannelSpec spec_;
+  Core* producer_ = nullptr;
+  Core* consumer_ = nullptr;
+  Ring<Slot> items_;
+  Ring<Cycle> returning_;
+  std::uint32_t credits_;
+  Cycle pushed_at_ = ~Cycle{0};  // the source cycle of the last push (none yet: never a cycle)
+  std::uint64_t pushed_ = 0, popped_ = 0;
+};
+
+}  // namespace xy

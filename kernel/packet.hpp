@@ -1,0 +1,107 @@
+// Packets and flits. A Packet carries its header fields and, when bits matter (FEC, CRC,
+// reduce ALUs, OTN), its real payload bytes; otherwise it is "phantom": only its length is
+// modelled. Flits are small values that point at their packet, so moving one allocates nothing.
+// Packets come from a PacketPool that recycles them (payload capacity included).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernel/units.hpp"
+
+namespace xy {
+
+// The stages of a frame's path through Lingyun ports and switches (docs/lingyun.md). Each block
+// a frame passes closes the stage it was in and opens the next (Packet::advance), so a frame's
+// stage times add up to its journey from its first port on.
+enum Stage : std::uint8_t {
+  kStageSource,         // not yet in a port: not counted
+  kStageMacTx,          // MAC/LLR TX: waiting for the line, replays
+  kStageSerialize,      // PCS: into codewords until the one with its last block is sent
+  kStageFecEncode,      // encoder pipeline
+  kStagePmaCable,       // PMA TX, cable, PMA RX, deskew
+  kStageFecAccumulate,  // the RX gathering the codeword group
+  kStageFecDecode,      // decoder pipeline
+  kStageMacRx,          // FCS check, LLR, in-order delivery
+  kStageCrossing,       // async FIFOs between the PHY clock and the core clocks
+  kStageSwitch,         // switch core: pipeline, queueing, flow-control wait
+  kStages
+};
+inline const char* stage_name(Stage s) {
+  static const char* const names[kStages] = {"source",         "mac_tx",     "serialize", "fec_encode",     "pma_cable",
+                                             "fec_accumulate", "fec_decode", "mac_rx",    "clock_crossing", "switch"};
+  return names[s];
+}
+// Whether a stage's time is measured as frames pass, a configured constant (a pipeline, a
+// cable), or derived from the configuration (a codeword's bits over the lanes' rate).
+inline const char* stage_provenance(Stage s) {
+  switch (s) {
+    case kStageFecEncode: case kStagePmaCable: case kStageFecDecode: return "configured";
+    case kStageFecAccumulate: return "derived";
+    default: return "measured";
+  }
+}
+
+struct Packet {
+  std::uint64_t id = 0;
+  std::uint32_t src = 0, dst = 0;
+  std::uint32_t bytes = 0;
+  std::uint8_t vc = 0;
+  bool phantom = true;               // true: `payload` is unused, only `bytes` counts
+  bool bad = false;                  // marked on the way (uncorrectable FEC codeword, bad FCS)
+  bool ecn_ce = false;               // ECN "congestion experienced", set by a switch's RED marking
+  bool control = false;              // a link's own message (LLR ACK/NACK, credit update, pause)
+  std::uint8_t e2e = 0;              // end-to-end transport: 0 data, else an ACK/NACK/INIT (kind + 1)
+  std::uint32_t psn = 0;             // end-to-end sequence number (data), or what an ACK/NACK names
+  Time created = 0;                  // when the generator made it
+  Time injected = 0;                 // when its head entered the first channel
+  std::vector<std::uint8_t> payload; // `bytes` long when !phantom
+  std::array<Time, kStages> stage_time{};  // per stage, summed over the hops crossed
+  Time stage_since = 0;
+  Stage stage = kStageSource;
+
+  void advance(Stage next, Time now) {
+    if (stage != kStageSource) stage_time[stage] += now - stage_since;
+    stage = next;
+    stage_since = now;
+  }
+};
+
+struct Flit {
+  Packet* packet = nullptr;
+  std::uint32_t index = 0;  // beat number within the packet
+  std::uint16_t bytes = 0;  // bytes of the packet in this beat (the last may be partial)
+  bool head = false, tail = false;
+};
+
+class PacketPool {
+ public:
+  Packet* acquire() {
+    if (free_.empty()) {
+      store_.push_back(std::make_unique<Packet>());
+      return store_.back().get();
+    }
+    Packet* p = free_.back();
+    free_.pop_back();
+    return p;
+  }
+  void release(Packet* p) {
+    p->payload.clear();  // keeps capacity
+    p->bad = false;
+    p->ecn_ce = false;
+    p->control = false;
+    p->e2e = 0;
+    p->stage_time = {};
+    p->stage = kStageSource;
+    free_.push_back(p);
+  }
+  std::size_t allocated() const { return store_.size(); }
+  std::size_t in_use() const { return store_.size() - free_.size(); }
+
+ private:
+  std::vector<std::unique_ptr<Packet>> store_;
+  std::vector<Packet*> free_;
+};
+
+}  // namespace xy

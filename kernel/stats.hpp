@@ -1,0 +1,79 @@
+// Stats: counters and latency histograms registered under hierarchical names
+// (top.link.sink.latency). Histograms count whole cycles, one count per value seen, so
+// percentiles are exact cycle counts.
+#pragma once
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kernel/units.hpp"
+
+namespace xy {
+
+class Counter {
+ public:
+  void add(std::uint64_t n = 1) { value_ += n; }
+  std::uint64_t value() const { return value_; }
+  void reset() { value_ = 0; }
+
+ private:
+  std::uint64_t value_ = 0;
+};
+
+class LatencyHistogram {
+ public:
+  explicit LatencyHistogram(Time period);
+  void record(Cycle cycles);
+  std::uint64_t count() const { return count_; }
+  Cycle min() const { return min_; }
+  Cycle max() const { return max_; }
+  double mean() const { return count_ ? static_cast<double>(sum_) / count_ : 0.0; }
+  // Smallest value v with at least q of the samples <= v (q in [0, 1]); 0 when empty.
+  Cycle quantile(double q) const;
+  // Several quantiles from one sort of the bins, in the order asked.
+  std::vector<Cycle> quantiles(std::initializer_list<double> qs) const;
+  Time period() const { return period_; }
+  // (cycles, count) of every non-empty bin, ascending: the whole distribution, for CDFs.
+  std::vector<std::pair<Cycle, std::uint64_t>> bins() const;
+  void reset();
+  nlohmann::json to_json() const;  // count, mean/p50/p99/p999/max in _cycles and _ns
+
+ private:
+  Time period_;
+  // Count per value seen: a record is one hash update, memory and the quantiles' work follow the
+  // distinct values, not the range (a queue that builds spreads a few thousand samples over
+  // millions of cycles).
+  std::unordered_map<Cycle, std::uint64_t> counts_;
+  std::uint64_t count_ = 0, sum_ = 0;
+  Cycle min_ = 0, max_ = 0;
+};
+
+class Stats {
+ public:
+  Counter& counter(const std::string& path, const std::string& unit, const std::string& description);
+  LatencyHistogram& histogram(const std::string& path, Time period, const std::string& description);
+  const Counter* find_counter(const std::string& path) const;
+  const LatencyHistogram* find_histogram(const std::string& path) const;
+
+  void reset();  // the end of warm-up
+  nlohmann::json to_json() const;
+  std::string table() const;  // for people
+
+ private:
+  template <class T>
+  struct Entry {
+    std::string unit, description;
+    std::unique_ptr<T> value;
+  };
+  std::map<std::string, Entry<Counter>> counters_;
+  std::map<std::string, Entry<LatencyHistogram>> histograms_;
+};
+
+}  // namespace xy

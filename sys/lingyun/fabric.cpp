@@ -1,0 +1,192 @@
+#include "sys/lingyun/fabric.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "hw/switch/forwarding.hpp"
+
+namespace xy::lingyun {
+
+PortParams link_ports(const PortParams& common, const Topology::Link& l) {
+  PortParams pp = common;
+  if (l.fec) pp.phy = common.phy.with_fec(*l.fec);
+  if (l.llr) pp.llr = *l.llr;
+  if (l.fc) pp.fc = link::fc_mode(*l.fc);
+  if (pp.fc == link::FcMode::kPfc) pp.pfc.validate("pfc");
+  return pp;
+}
+
+Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::SwitchParams& switch_params,
+               const PortParams& port_params, Clock& core, Clock& phy, Clock& endpoint_clock, Stats& stats,
+               std::uint64_t seed, PacketPool& pool, bool spray)
+    : t_(topology), routes_(t_), prefix_(prefix), port_gbps_(port_params.line_gbps()) {
+  if (std::abs(switch_params.port_gbps - port_params.line_gbps()) > 1e-6)
+    throw ConfigError(fmt::format("switch.port_gbps = {} but the ports carry {} Gb/s (port.lanes = {} x {} Gb/s less "
+                                  "FEC and transcoding): set them to agree",
+                                  switch_params.port_gbps, port_params.line_gbps(), port_params.phy.lanes,
+                                  port_params.phy.lane_gbps));
+  std::vector<PortParams> link_params;
+  for (const auto& l : t_.links) {
+    const PortParams pp = link_ports(port_params, l);
+    if (std::string why = pp.reach_problem(l.cable_m); !why.empty())
+      throw ConfigError(fmt::format("{}: link {} - {}: {}", l.where, t_.nodes[l.a].name, t_.nodes[l.b].name, why));
+    link_params.push_back(pp);
+  }
+  const std::vector<int> ends = t_.endpoints();
+  std::vector<int> endpoint_of(t_.nodes.size(), -1);
+  for (std::size_t e = 0; e < ends.size(); ++e) endpoint_of[ends[e]] = static_cast<int>(e);
+  endpoint_ports_.resize(ends.size());
+  // Links first (their channels), then each switch on its ports' channels.
+  std::vector<std::vector<std::pair<PortLink*, int>>> at_switch(t_.nodes.size());
+  for (std::size_t i = 0; i < t_.links.size(); ++i) {
+    const auto& l = t_.links[i];
+    const int node[2] = {l.a, l.b};
+    std::string side_name[2];
+    Clock* clocks[2];
+    for (int s = 0; s < 2; ++s) {
+      const auto& n = t_.nodes[node[s]];
+      const int port = n.is_switch ? routes_.port_of[i][s] : static_cast<int>(endpoint_ports_[endpoint_of[node[s]]].size());
+      side_name[s] = fmt::format("{}.{}.port{}", prefix, n.name, port);
+      clocks[s] = n.is_switch ? &core : &endpoint_clock;
+      if (!n.is_switch) endpoint_ports_[endpoint_of[node[s]]].push_back({nullptr, s});
+    }
+    links_.push_back(std::make_unique<PortLink>(side_name, link_params[i], l.cable_m, phy, *clocks[0], *clocks[1],
+                                                stats, seed, pool));
+    for (int s = 0; s < 2; ++s) {
+      if (t_.nodes[node[s]].is_switch) at_switch[node[s]].push_back({links_.back().get(), s});
+      else endpoint_ports_[endpoint_of[node[s]]].back().link = links_.back().get();
+    }
+  }
+  for (int n : t_.switches()) {
+    sw::SwitchParams sp = switch_params;
+    sp.ports = t_.nodes[n].ports;
+    sp.lat.rx_mac = sp.lat.tx_mac = 0;  // the ports' MACs are modelled, not a switch stage
+    std::vector<Channel<Packet*>*> in(sp.ports, nullptr), out(sp.ports, nullptr);
+    for (int p = 0; p < static_cast<int>(at_switch[n].size()); ++p) {
+      auto [link, side] = at_switch[n][p];
+      in[p] = &link->rx(side);
+      out[p] = &link->tx(side);
+    }
+    const auto* next = &routes_.next[n];
+    sw::RouteFn route = [next, spray](const Packet& pk) {
+      const auto& set = (*next)[pk.dst];
+      if (set.size() == 1) return set[0];
+      // ECMP: the flow's CRC-32 5-tuple hash (endpoint ids as addresses, RoCEv2's port);
+      // spraying: every packet its own choice.
+      const std::uint32_t h = spray ? static_cast<std::uint32_t>(pk.id * 0x9E3779B1u)
+                                    : sw::hash_crc32({0x0A000000u + pk.src, 0x0A000000u + pk.dst, 49152,
+                                                      sw::kRoceV2UdpPort, sw::kIpProtoUdp});
+      return set[h % set.size()];
+    };
+    switches_.push_back(std::make_unique<sw::Switch>(fmt::format("{}.{}", prefix, t_.nodes[n].name), sp, core, stats,
+                                                     in, out, route, seed));
+    sw::Switch& s = *switches_.back();
+    for (int p = 0; p < static_cast<int>(at_switch[n].size()); ++p) {
+      auto [link, side] = at_switch[n][p];
+      link->attach(side, &s.egress_core(p), &s.ingress_core(p));
+      s.set_egress_gate(p, &link->fc(side));
+      s.set_ingress_monitor(p, &link->fc(side));
+    }
+  }
+}
+
+Fabric::~Fabric() = default;
+
+Channel<Packet*>& Fabric::to_fabric(int e, int k) {
+  const End& x = endpoint_ports_[e][k];
+  return x.link->tx(x.side);
+}
+Channel<Packet*>& Fabric::from_fabric(int e, int k) {
+  const End& x = endpoint_ports_[e][k];
+  return x.link->rx(x.side);
+}
+PortFc& Fabric::gate(int e, int k) {
+  const End& x = endpoint_ports_[e][k];
+  return x.link->fc(x.side);
+}
+void Fabric::attach(int e, int k, Core* endpoint) {
+  const End& x = endpoint_ports_[e][k];
+  x.link->attach(x.side, endpoint, endpoint);
+}
+
+void Fabric::probe(Waves& waves, Clock& core, Clock& phy) const {
+  for (const auto& l : links_)
+    for (int s = 0; s < 2; ++s) {
+      const std::string n = l->side_name(s);
+      const PortMac* mac = &l->mac(s);
+      const PortFc* fc = &l->fc(s);
+      const phy::PhyLink* line = &l->phy(s);
+      waves.probe(n + ".mac.llr_tx_state", 2, [mac] { return static_cast<std::uint64_t>(mac->llr_tx().state()); });
+      waves.probe(n + ".mac.llr_kept", 32, [mac] { return mac->llr_tx().kept(); });
+      waves.probe(n + ".mac.llr_replays", 32, [mac] { return mac->llr_tx().replays(); });
+      waves.probe(n + ".phy.codewords_sent", 32, [line] { return line->codewords_sent(); });
+      waves.probe(n + ".phy.uncorrectable", 32, [line] { return line->uncorrectable(); });
+      waves.probe(n + ".phy.frames_in", 32, [line] { return line->frames_in(); });
+      for (int vc = 0; vc < l->params().cbfc.config.vcs; ++vc)
+        waves.probe(fmt::format("{}.fc.credits_vc{}", n, vc), 32,
+                    [fc, vc] { return fc->cbfc_sender().credits_available(vc); });
+    }
+  const std::vector<int> nodes = t_.switches();
+  for (std::size_t i = 0; i < switches_.size(); ++i) {
+    const sw::Switch* s = switches_[i].get();
+    waves.probe(fmt::format("{}.{}.buffer_cells", prefix_, t_.nodes[nodes[i]].name), 32,
+                [s] { return s->buffer_cells_used(); });
+  }
+  waves.watch(core);
+  waves.watch(phy);
+}
+
+std::string Fabric::summary() const {
+  int ports = 0;
+  for (int n : t_.switches()) ports += t_.nodes[n].ports;
+  return fmt::format("topology {}: {} switches ({} ports), {} endpoints, {} links, bisection {:.1f} Tb/s, up to {} "
+                     "switch hops",
+                     t_.name, switches_.size(), ports, endpoint_ports_.size(), links_.size(),
+                     t_.bisection_links() * port_gbps_ / 1000, routes_.max_switch_hops);
+}
+
+std::string Fabric::overflow() const {
+  for (const auto& l : links_)
+    for (int s = 0; s < 2; ++s) {
+      if (std::string o = l->fc(s).overflow(); !o.empty()) return o;
+      if (std::string o = l->fc(s).counted_beyond(l->fc(1 - s)); !o.empty()) return o;
+    }
+  return "";
+}
+
+std::string Fabric::stall() const {
+  std::string down;
+  for (const auto& l : links_)
+    for (int s = 0; s < 2; ++s) {
+      const link::LlrTransmitter& tx = l->mac(s).llr_tx();
+      if (tx.state() != link::LlrTxState::kInit && tx.state() != link::LlrTxState::kFlush) continue;
+      const phy::PhyLink& line = l->phy(s);
+      down += fmt::format("{}{} (its LLR TX in {}, {} frames flushed; {} of {} codewords it sent uncorrectable)",
+                          down.empty() ? "" : ", ", l->side_name(s), link::to_string(tx.state()), tx.flushed_frames(),
+                          l->phy(1 - s).uncorrectable(), line.codewords_sent());
+    }
+  return down.empty() ? "" : "link down at " + down;
+}
+
+std::uint64_t Fabric::drops() const {
+  std::uint64_t n = 0;
+  for (const auto& s : switches_) n += s->drops();
+  return n;
+}
+
+void Fabric::recycle_drops(PacketPool& pool) {
+  for (const auto& s : switches_) {
+    for (Packet* p : s->dropped_packets()) pool.release(p);
+    s->dropped_packets().clear();
+  }
+}
+
+std::uint64_t Fabric::frames_lost_on_links() const {
+  std::uint64_t n = 0;
+  for (const auto& l : links_)
+    for (int s = 0; s < 2; ++s) n += l->mac(s).frames_lost() + l->mac(s).llr_tx().flushed_frames();
+  return n;
+}
+
+}  // namespace xy::lingyun

@@ -1,0 +1,74 @@
+// A fabric of Lingyun ASICs built from a topology: a switch core per switch node, a composed
+// PortLink per cable, routes from the graph (ECMP on a flow hash, or per-packet spraying), and
+// endpoint ports left for the testbench's endpoints (generic hosts, OLink GPUs) to attach to.
+//
+// Cycle contract: that of its parts (hw/switch/switch.hpp, port.hpp). All switch cores share one
+// clock, all ports one PHY clock; endpoints bring their own. Names follow the hierarchy:
+// top.<switch>.port<p> and top.<endpoint>.port<k>, each with .mac, .fc, .phy (its transmit
+// direction) below.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sys/lingyun/port.hpp"
+#include "sys/lingyun/topology.hpp"
+#include "hw/switch/switch.hpp"
+#include "kernel/waves.hpp"
+
+namespace xy::lingyun {
+
+// One link's ports: the common ones (port.*) with what the topology sets for that link.
+PortParams link_ports(const PortParams& common, const Topology::Link& link);
+
+class Fabric {
+ public:
+  Fabric(const std::string& prefix, const Topology& topology, const sw::SwitchParams& switch_params,
+         const PortParams& port_params, Clock& core, Clock& phy, Clock& endpoint_clock, Stats& stats, std::uint64_t seed,
+         PacketPool& pool, bool spray);
+  ~Fabric();
+
+  int endpoints() const { return static_cast<int>(endpoint_ports_.size()); }
+  int ports_of(int e) const { return static_cast<int>(endpoint_ports_[e].size()); }
+  // Endpoint e's port k: frames in (ask gate() first), frames out, and who feeds and takes them.
+  Channel<Packet*>& to_fabric(int e, int k);
+  Channel<Packet*>& from_fabric(int e, int k);
+  PortFc& gate(int e, int k);
+  void attach(int e, int k, Core* endpoint);
+
+  const Topology& topology() const { return t_; }
+  const Routes& routes() const { return routes_; }
+  const std::vector<std::unique_ptr<PortLink>>& links() const { return links_; }
+  const std::vector<std::unique_ptr<sw::Switch>>& switches() const { return switches_; }
+  // Offers every port's and switch's state to the waves (top.leaf0.port3.mac.llr_tx_state,
+  // .phy.uncorrectable, .fc.credits_vc0, top.leaf0.buffer_cells ...) and samples them on the
+  // fabric's clocks.
+  void probe(Waves& waves, Clock& core, Clock& phy) const;
+  // One line: switches, endpoints, links, ports, bisection bandwidth, longest path.
+  std::string summary() const;
+  // "" unless a flow-control buffer overflowed or a CBFC receiver counted credits its sender never
+  // consumed (the first one found).
+  std::string overflow() const;
+  // When traffic stops moving: the links LLR cannot bring up or keep up (TX in INIT or FLUSH),
+  // with their codeword failure ratio; "" when every link is up.
+  std::string stall() const;
+  std::uint64_t drops() const;  // packets the switches dropped, all reasons
+  void recycle_drops(PacketPool& pool);
+  // Frames lost on hops without LLR (bad FCS) and frames LLR flushed, over every port.
+  std::uint64_t frames_lost_on_links() const;
+
+ private:
+  struct End {
+    PortLink* link;
+    int side;
+  };
+  Topology t_;
+  Routes routes_;
+  std::string prefix_;
+  double port_gbps_;
+  std::vector<std::unique_ptr<PortLink>> links_;
+  std::vector<std::unique_ptr<sw::Switch>> switches_;
+  std::vector<std::vector<End>> endpoint_ports_;
+};
+
+}  // namespace xy::lingyun

@@ -1,0 +1,306 @@
+#include "sys/lingyun/topology.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "hw/link/flow_control.hpp"
+#include "kernel/yaml_file.hpp"
+
+namespace xy::lingyun {
+namespace {
+
+// Keys of a map node other than `allowed` are an error, as in scenario files.
+void only(const std::string& path, const YAML::Node& n, std::initializer_list<const char*> allowed) {
+  for (const auto& kv : n) {
+    const auto key = kv.first.as<std::string>();
+    if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; }))
+      throw ConfigError(fmt::format("{}: unknown key '{}': allowed are {}", yaml_at(path, kv.first), key,
+                                    fmt::join(allowed, ", ")));
+  }
+}
+
+int add_node(Topology& t, std::map<std::string, int>& index, const std::string& name, bool is_switch, int ports,
+             const std::string& where) {
+  if (!index.emplace(name, static_cast<int>(t.nodes.size())).second)
+    throw ConfigError(fmt::format("{}: '{}' is named twice: switch and endpoint names must be unique", where, name));
+  t.nodes.push_back({name, is_switch, ports});
+  return static_cast<int>(t.nodes.size()) - 1;
+}
+
+void connect(Topology& t, int a, int b, double cable_m, std::string where) {
+  t.links.push_back({a, b, cable_m, std::move(where), {}, {}, {}});
+  for (int n : {a, b})
+    if (!t.nodes[n].is_switch) ++t.nodes[n].ports;
+}
+
+}  // namespace
+
+Topology Topology::single(int endpoints, double cable_m) {
+  Topology t;
+  t.name = "single";
+  std::map<std::string, int> index;
+  const int sw = add_node(t, index, "sw0", true, endpoints, t.name);
+  for (int e = 0; e < endpoints; ++e) connect(t, add_node(t, index, fmt::format("e{}", e), false, 0, t.name), sw, cable_m, t.name);
+  return t;
+}
+
+Topology Topology::leaf_spine(int endpoints, int leaves, int spines, double oversubscription, double cable_m,
+                              double spine_cable_m) {
+  if (endpoints % leaves)
+    throw ConfigError(fmt::format("topology.endpoints = {}: must be a multiple of topology.leaves = {}", endpoints, leaves));
+  const int down = endpoints / leaves;
+  const double up_exact = down / oversubscription;
+  const int up = static_cast<int>(std::lround(up_exact));
+  if (up < 1 || std::abs(up - up_exact) > 1e-9 || up % spines)
+    throw ConfigError(fmt::format("topology.oversubscription = {}: {} endpoints per leaf over {} spines need a whole "
+                                  "number of uplinks per spine ({:.3g} uplinks per leaf); allowed: ratios that make it "
+                                  "a multiple of topology.spines",
+                                  oversubscription, down, spines, up_exact));
+  Topology t;
+  t.name = "leaf-spine";
+  std::map<std::string, int> index;
+  std::vector<int> leaf, spine;
+  for (int l = 0; l < leaves; ++l) leaf.push_back(add_node(t, index, fmt::format("leaf{}", l), true, down + up, t.name));
+  for (int s = 0; s < spines; ++s)
+    spine.push_back(add_node(t, index, fmt::format("spine{}", s), true, leaves * (up / spines), t.name));
+  for (int e = 0; e < endpoints; ++e)
+    connect(t, add_node(t, index, fmt::format("e{}", e), false, 0, t.name), leaf[e / down], cable_m, t.name);
+  for (int l = 0; l < leaves; ++l)
+    for (int u = 0; u < up; ++u) connect(t, leaf[l], spine[u % spines], spine_cable_m, t.name);
+  return t;
+}
+
+Topology Topology::dual_plane(int endpoints, double cable_m) {
+  Topology t;
+  t.name = "dual-plane";
+  std::map<std::string, int> index;
+  const int plane0 = add_node(t, index, "plane0", true, endpoints, t.name);
+  const int plane1 = add_node(t, index, "plane1", true, endpoints, t.name);
+  for (int e = 0; e < endpoints; ++e) {
+    const int n = add_node(t, index, fmt::format("e{}", e), false, 0, t.name);
+    connect(t, n, plane0, cable_m, t.name);
+    connect(t, n, plane1, cable_m, t.name);
+  }
+  return t;
+}
+
+Topology Topology::load(const std::string& path) {
+  const YAML::Node root = load_yaml_file(path, "topology file");
+  if (!root.IsMap()) throw ConfigError(fmt::format("{}: a topology file is a map with switches, endpoints and links", path));
+  only(path, root, {"switches", "endpoints", "links"});
+  Topology t;
+  t.name = path;
+  std::map<std::string, int> index;
+  try {
+    const YAML::Node switches = root["switches"], endpoints = root["endpoints"], links = root["links"];
+    if (!switches || !switches.IsMap()) throw ConfigError(fmt::format("{}: 'switches' missing: a map name -> {{ports: N}}", path));
+    for (const auto& kv : switches) {
+      only(path, kv.second, {"ports"});
+      const int ports = kv.second["ports"].as<int>();
+      if (ports < 1 || ports > 1024)
+        throw ConfigError(fmt::format("{}: switch {} ports = {}: allowed 1..1024", yaml_at(path, kv.second), kv.first.as<std::string>(), ports));
+      add_node(t, index, kv.first.as<std::string>(), true, ports, yaml_at(path, kv.first));
+    }
+    if (!endpoints) throw ConfigError(fmt::format("{}: 'endpoints' missing: a count or a list of names", path));
+    if (endpoints.IsScalar()) {
+      const int n = endpoints.as<int>();
+      if (n < 2 || n > 65536) throw ConfigError(fmt::format("{}: endpoints = {}: allowed 2..65536", yaml_at(path, endpoints), n));
+      for (int e = 0; e < n; ++e) add_node(t, index, fmt::format("e{}", e), false, 0, yaml_at(path, endpoints));
+    } else {
+      for (const auto& e : endpoints) add_node(t, index, e.as<std::string>(), false, 0, yaml_at(path, e));
+    }
+    if (!links || !links.IsSequence()) throw ConfigError(fmt::format("{}: 'links' missing: a list of {{a, b, cable_m}}", path));
+    for (const auto& l : links) {
+      only(path, l, {"a", "b", "cable_m", "fec", "llr", "fc"});
+      int ends[2];
+      const char* keys[2] = {"a", "b"};
+      for (int i = 0; i < 2; ++i) {
+        if (!l[keys[i]]) throw ConfigError(fmt::format("{}: link without '{}'", yaml_at(path, l), keys[i]));
+        const auto name = l[keys[i]].as<std::string>();
+        const auto it = index.find(name);
+        if (it == index.end())
+          throw ConfigError(fmt::format("{}: link {} = '{}': no switch or endpoint of that name", yaml_at(path, l[keys[i]]), keys[i], name));
+        ends[i] = it->second;
+      }
+      const double cable = l["cable_m"] ? l["cable_m"].as<double>() : 2.0;
+      if (!(cable >= 0 && cable <= 1e6))
+        throw ConfigError(fmt::format("{}: cable_m = {}: allowed 0..1e6 m", yaml_at(path, l), cable));
+      if (ends[0] == ends[1]) throw ConfigError(fmt::format("{}: a link from '{}' to itself", yaml_at(path, l), t.nodes[ends[0]].name));
+      if (!t.nodes[ends[0]].is_switch && !t.nodes[ends[1]].is_switch)
+        throw ConfigError(fmt::format("{}: a link between two endpoints: every link has a switch at one end", yaml_at(path, l)));
+      connect(t, ends[0], ends[1], cable, yaml_at(path, l));
+      Link& link = t.links.back();
+      const auto pick = [&](const char* key, const std::vector<std::string>& allowed) -> std::optional<std::string> {
+        if (!l[key]) return std::nullopt;
+        const auto v = l[key].as<std::string>();
+        if (std::find(allowed.begin(), allowed.end(), v) == allowed.end())
+          throw ConfigError(fmt::format("{}: {} = '{}': allowed are {}", yaml_at(path, l[key]), key, v, fmt::join(allowed, ", ")));
+        return v;
+      };
+      link.fec = pick("fec", {"rs544", "rs272", "none"});
+      link.fc = pick("fc", link::fc_mode_names());
+      if (const auto llr = pick("llr", {"true", "false"})) link.llr = *llr == "true";
+    }
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));
+  }
+  return t;
+}
+
+std::optional<Topology> Topology::declare(Config& c, int default_endpoints, bool bare_allowed) {
+  const std::string which =
+      c.text("topology", bare_allowed ? "bare" : "single",
+             bare_allowed ? "the system: bare is one switch core, no ports modelled; a preset, or a topology YAML file "
+                            "(docs/lingyun.md)"
+                          : "the system: a preset, or a topology YAML file (docs/lingyun.md)",
+             bare_allowed ? "bare|single|leaf-spine|dual-plane|a topology file path"
+                          : "single|leaf-spine|dual-plane|a topology file path");
+  if (bare_allowed && which == "bare") return std::nullopt;
+  Topology t;
+  if (which == "single" || which == "leaf-spine" || which == "dual-plane") {
+    const int endpoints = static_cast<int>(c.integer("topology.endpoints", default_endpoints, "endpoints", 2, 4096, "endpoints of a preset"));
+    const double cable = c.real("topology.cable_m", 2, "m", 0, 1e6, "endpoint to switch cable");
+    if (which == "single") t = single(endpoints, cable);
+    if (which == "dual-plane") t = dual_plane(endpoints, cable);
+    if (which == "leaf-spine") {
+      const int leaves = static_cast<int>(c.integer("topology.leaves", 2, "switches", 1, 1024, "leaf switches"));
+      const int spines = static_cast<int>(c.integer("topology.spines", 1, "switches", 1, 1024, "spine switches"));
+      const double ratio = c.real("topology.oversubscription", 1, "x", 0.01, 1024, "leaf down ports / up ports");
+      const double spine_cable = c.real("topology.spine_cable_m", 10, "m", 0, 1e6, "leaf to spine cable");
+      t = leaf_spine(endpoints, leaves, spines, ratio, cable, spine_cable);
+    }
+  } else {
+    t = load(which);
+  }
+  t.validate();
+  return t;
+}
+
+std::vector<int> Topology::endpoints() const {
+  std::vector<int> out;
+  for (int n = 0; n < static_cast<int>(nodes.size()); ++n)
+    if (!nodes[n].is_switch) out.push_back(n);
+  return out;
+}
+
+std::vector<int> Topology::switches() const {
+  std::vector<int> out;
+  for (int n = 0; n < static_cast<int>(nodes.size()); ++n)
+    if (nodes[n].is_switch) out.push_back(n);
+  return out;
+}
+
+void Topology::validate() const {
+  std::vector<int> used(nodes.size(), 0);
+  for (const Link& l : links)
+    for (int n : {l.a, l.b})
+      if (++used[n] > nodes[n].ports && nodes[n].is_switch)
+        throw ConfigError(fmt::format("{}: switch {} has {} ports and this is link {} to it: port count exceeded",
+                                      l.where, nodes[n].name, nodes[n].ports, used[n]));
+  const std::vector<int> ends = endpoints();
+  if (ends.size() < 2) throw ConfigError(fmt::format("topology {}: {} endpoints; at least 2 needed", name, ends.size()));
+  for (int e : ends)
+    if (!used[e]) throw ConfigError(fmt::format("topology {}: endpoint {} has no link", name, nodes[e].name));
+  // Connected: every endpoint reaches the first (through switches only).
+  std::vector<std::vector<int>> adj(nodes.size());
+  for (const Link& l : links) {
+    adj[l.a].push_back(l.b);
+    adj[l.b].push_back(l.a);
+  }
+  std::vector<bool> seen(nodes.size(), false);
+  std::deque<int> q{ends[0]};
+  seen[ends[0]] = true;
+  while (!q.empty()) {
+    const int n = q.front();
+    q.pop_front();
+    if (!nodes[n].is_switch && n != ends[0]) continue;  // endpoints do not forward
+    for (int m : adj[n])
+      if (!seen[m]) seen[m] = true, q.push_back(m);
+  }
+  for (int e : ends)
+    if (!seen[e])
+      throw ConfigError(fmt::format("topology {}: disconnected: no path from {} to {}", name, nodes[ends[0]].name, nodes[e].name));
+}
+
+int Topology::bisection_links() const {
+  // Unit capacity each way per link; source -> first half of the endpoints, second half -> sink.
+  const int n = static_cast<int>(nodes.size()), source = n, sink = n + 1;
+  std::vector<std::map<int, int>> cap(n + 2);
+  for (const Link& l : links) {
+    ++cap[l.a][l.b];
+    ++cap[l.b][l.a];
+  }
+  const std::vector<int> ends = endpoints();
+  const std::size_t half = ends.size() / 2;
+  for (std::size_t i = 0; i < ends.size(); ++i) {
+    if (i < half) cap[source][ends[i]] = 1 << 20;
+    else cap[ends[i]][sink] = 1 << 20;
+  }
+  int flow = 0;
+  for (;;) {
+    std::vector<int> parent(n + 2, -1);
+    parent[source] = source;
+    std::deque<int> q{source};
+    while (!q.empty() && parent[sink] < 0) {
+      const int u = q.front();
+      q.pop_front();
+      for (const auto& [v, c] : cap[u])
+        if (c > 0 && parent[v] < 0) parent[v] = u, q.push_back(v);
+    }
+    if (parent[sink] < 0) return flow;
+    int push = 1 << 20;
+    for (int v = sink; v != source; v = parent[v]) push = std::min(push, cap[parent[v]][v]);
+    for (int v = sink; v != source; v = parent[v]) {
+      cap[parent[v]][v] -= push;
+      cap[v][parent[v]] += push;
+    }
+    flow += push;
+  }
+}
+
+double Topology::longest_cable_m() const {
+  double m = 0;
+  for (const Link& l : links) m = std::max(m, l.cable_m);
+  return m;
+}
+
+Routes::Routes(const Topology& t) {
+  const int n = static_cast<int>(t.nodes.size());
+  std::vector<int> next_port(n, 0);
+  std::vector<std::vector<std::pair<int, int>>> adj(n);  // (neighbour, my port)
+  for (const auto& l : t.links) {
+    const int pa = next_port[l.a]++, pb = next_port[l.b]++;
+    port_of.push_back({pa, pb});
+    adj[l.a].push_back({l.b, pa});
+    adj[l.b].push_back({l.a, pb});
+  }
+  const std::vector<int> ends = t.endpoints();
+  next.assign(n, std::vector<std::vector<int>>(ends.size()));
+  int longest = 0;
+  for (std::size_t e = 0; e < ends.size(); ++e) {
+    // Distances to endpoint e, through switches only.
+    std::vector<int> dist(n, -1);
+    dist[ends[e]] = 0;
+    std::deque<int> q{ends[e]};
+    while (!q.empty()) {
+      const int u = q.front();
+      q.pop_front();
+      if (u != ends[e] && !t.nodes[u].is_switch) continue;
+      for (const auto& [v, port] : adj[u])
+        if (dist[v] < 0) dist[v] = dist[u] + 1, q.push_back(v);
+    }
+    for (int s : t.switches())
+      for (const auto& [v, port] : adj[s])
+        if (dist[v] >= 0 && dist[s] >= 0 && dist[v] == dist[s] - 1) next[s][e].push_back(port);
+    for (int f : ends) longest = std::max(longest, dist[f] - 1);
+  }
+  max_switch_hops = longest;
+}
+
+}  // namespace xy::lingyun

@@ -1,0 +1,76 @@
+// Systems as data: switches, endpoints and the cables between them, from a YAML file or a preset,
+// and the routes computed from the graph (never written per scenario).
+//
+// File format (every key checked; errors name file:line):
+//   switches:                 # name: {ports: N}
+//     leaf0: {ports: 16}
+//     spine0: {ports: 16}
+//   endpoints: 4              # a count (e0, e1, ...) or a list of names
+//   links:                    # a, b, cable length in metres (5 ns per metre)
+//     - {a: e0, b: leaf0, cable_m: 2}
+//     - {a: leaf0, b: spine0, cable_m: 10, fec: rs272, llr: true, fc: cbfc}
+// A link may set its own fec (rs544 | rs272 | none), llr (true | false) and fc (cbfc | pfc |
+// none); unset, the port.* parameters hold.
+// An endpoint has as many ports as links (two for dual-plane). Presets: single (N endpoints on one
+// switch), leaf-spine (two-tier Clos with an oversubscription ratio), dual-plane (every endpoint
+// on two independent single-switch planes).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernel/config.hpp"
+
+namespace xy::lingyun {
+
+struct Topology {
+  struct Node {
+    std::string name;
+    bool is_switch = false;
+    int ports = 0;  // switches: radix; endpoints: links attached
+  };
+  struct Link {
+    int a = 0, b = 0;  // node indices
+    double cable_m = 2;
+    std::string where;  // file:line, or the preset, for error messages
+    std::optional<std::string> fec, fc;  // this link's own, or the ports' (port.*)
+    std::optional<bool> llr;
+  };
+  std::string name;
+  std::vector<Node> nodes;
+  std::vector<Link> links;
+
+  // `topology` = single | leaf-spine | dual-plane | a YAML file; declares topology.* for presets.
+  // With `bare_allowed`, "bare" (the default then) asks for no fabric of composed ports: none.
+  static std::optional<Topology> declare(Config& c, int default_endpoints, bool bare_allowed = false);
+  static Topology load(const std::string& path);  // throws ConfigError naming file:line
+  static Topology single(int endpoints, double cable_m);
+  static Topology leaf_spine(int endpoints, int leaves, int spines, double oversubscription, double cable_m,
+                             double spine_cable_m);
+  static Topology dual_plane(int endpoints, double cable_m);
+
+  std::vector<int> endpoints() const;  // node indices, in order: endpoint e is endpoints()[e]
+  std::vector<int> switches() const;
+  // Throws ConfigError: a switch with more links than ports, an endpoint without a link, or two
+  // endpoints with no path between them.
+  void validate() const;
+  // Links crossing the narrowest cut between the first and second half of the endpoints (max
+  // flow), for the bisection bandwidth.
+  int bisection_links() const;
+  double longest_cable_m() const;
+};
+
+// Routes from the graph: for every switch and destination endpoint, the switch's ports on a
+// shortest path (an ECMP set). Port p of a switch is its p-th link in file order.
+struct Routes {
+  explicit Routes(const Topology& t);
+  // next[s][e]: ports of switch node s toward endpoint e (empty for endpoint nodes).
+  std::vector<std::vector<std::vector<int>>> next;
+  // port_of[link][side]: the port the link takes at that end (side 0 = a).
+  std::vector<std::array<int, 2>> port_of;
+  int max_switch_hops = 0;  // switches on the longest shortest path between two endpoints
+};
+
+}  // namespace xy::lingyun

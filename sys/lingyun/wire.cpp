@@ -1,0 +1,119 @@
+#include "sys/lingyun/wire.hpp"
+
+#include <stdexcept>
+
+#include "hw/link/crc32.hpp"
+
+namespace xy::lingyun {
+namespace {
+
+void put(std::vector<std::uint8_t>& out, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+}
+std::uint64_t get(const std::vector<std::uint8_t>& in, std::size_t at, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= std::uint64_t{in[at + i]} << (8 * i);
+  return v;
+}
+void seal(std::vector<std::uint8_t>& out) { put(out, link::crc32(out.data(), out.size()), link::kFcsBytes); }
+
+}  // namespace
+
+void encode_data(const Packet& frame, std::uint32_t seq, std::vector<std::uint8_t>& out) {
+  if (frame.bytes < link::kFcsBytes + 1) throw std::logic_error("a data frame shorter than its FCS");
+  const std::uint32_t body = frame.bytes - link::kFcsBytes;
+  out.clear();
+  out.push_back(static_cast<std::uint8_t>(WireKind::kData));
+  put(out, seq, 3);
+  if (frame.phantom) {
+    out.resize(kDataHeaderBytes + body);
+    for (std::uint32_t i = 0; i < body; ++i) out[kDataHeaderBytes + i] = static_cast<std::uint8_t>(frame.id * 131 + i);
+  } else {
+    if (frame.payload.size() != body)
+      throw std::logic_error("a frame with a payload must carry bytes - 4 of it (the FCS is the port's)");
+    out.insert(out.end(), frame.payload.begin(), frame.payload.end());
+  }
+  seal(out);
+}
+
+void encode_llr(const link::LlrControl& c, std::vector<std::uint8_t>& out) {
+  out.clear();
+  out.push_back(static_cast<std::uint8_t>(WireKind::kLlr));
+  put(out, (c.seq & 0x3FFFFF) | (std::uint32_t{c.kind} << 22), 3);
+  seal(out);
+}
+
+void encode_fc(const FcMessage& m, std::vector<std::uint8_t>& out) {
+  out.clear();
+  if (m.pause) {
+    out.push_back(static_cast<std::uint8_t>(WireKind::kPause));
+    out.push_back(m.pause->enable_vector);
+    for (std::uint16_t q : m.pause->quanta) put(out, q, 2);
+  } else if (m.credit->kind == link::CreditUpdate::kCf) {
+    out.push_back(static_cast<std::uint8_t>(WireKind::kCf));
+    out.push_back(static_cast<std::uint8_t>(m.credit->vc));
+    put(out, m.credit->counters.at(0), 4);
+  } else {
+    out.push_back(static_cast<std::uint8_t>(WireKind::kCc));
+    out.push_back(static_cast<std::uint8_t>(m.credit->counters.size()));
+    for (std::uint32_t c : m.credit->counters) put(out, c, 4);
+  }
+  seal(out);
+}
+
+Received parse(const std::vector<std::uint8_t>& in) {
+  Received r;
+  if (in.size() < 1 + link::kFcsBytes) return r;
+  const std::size_t body = in.size() - link::kFcsBytes;
+  if (link::crc32(in.data(), body) != get(in, body, link::kFcsBytes)) return r;
+  r.kind = static_cast<WireKind>(in[0]);
+  switch (r.kind) {
+    case WireKind::kData:
+      if (body < kDataHeaderBytes) return r;
+      r.seq = static_cast<std::uint32_t>(get(in, 1, 3));
+      break;
+    case WireKind::kLlr: {
+      if (body != 4) return r;
+      const auto v = static_cast<std::uint32_t>(get(in, 1, 3));
+      if ((v >> 22) > link::LlrControl::kInit) return r;
+      r.llr = link::LlrControl{static_cast<link::LlrControl::Kind>(v >> 22), v & 0x3FFFFF};
+      break;
+    }
+    case WireKind::kCf: {
+      if (body != 6) return r;
+      link::CreditUpdate u;
+      u.kind = link::CreditUpdate::kCf;
+      u.vc = in[1];
+      u.counters = {static_cast<std::uint32_t>(get(in, 2, 4))};
+      r.fc = FcMessage{u, std::nullopt};
+      break;
+    }
+    case WireKind::kCc: {
+      if (body < 2 || body != 2 + 4 * std::size_t{in[1]}) return r;
+      link::CreditUpdate u;
+      u.kind = link::CreditUpdate::kCc;
+      for (std::size_t vc = 0; vc < in[1]; ++vc) u.counters.push_back(static_cast<std::uint32_t>(get(in, 2 + 4 * vc, 4)));
+      r.fc = FcMessage{u, std::nullopt};
+      break;
+    }
+    case WireKind::kPause: {
+      if (body != 2 + 16) return r;
+      link::PauseFrame p;
+      p.enable_vector = in[1];
+      for (int q = 0; q < 8; ++q) p.quanta[q] = static_cast<std::uint16_t>(get(in, 2 + 2 * q, 2));
+      r.fc = FcMessage{std::nullopt, p};
+      break;
+    }
+    default: return r;
+  }
+  r.fcs_ok = true;
+  return r;
+}
+
+void unwrap_data(const std::vector<std::uint8_t>& wire, Packet& frame) {
+  frame.bytes = static_cast<std::uint32_t>(wire.size() - kDataHeaderBytes);
+  if (frame.phantom) frame.payload.clear();
+  else frame.payload.assign(wire.begin() + kDataHeaderBytes, wire.end() - link::kFcsBytes);
+}
+
+}  // namespace xy::lingyun

@@ -1,0 +1,52 @@
+// What a Lingyun port puts on the PHY: every data frame and every control message as a frame of
+// real bytes with a real CRC-32 FCS, so that an uncorrectable codeword that damages it is caught
+// by the MAC's check, whatever it carried.
+//
+// Layout (little endian): byte 0 the kind; then
+//   data:    seq (3 bytes, the LLR sequence number), the frame's bytes without its FCS, FCS;
+//   LLR:     seq (3 bytes), FCS                      — ACK, NACK, INIT (8 bytes, an ordered set)
+//   CF:      vc, R_CF (4 bytes), FCS                 — CBFC CF_Update
+//   CC:      vcs, S_CC per VC (4 bytes each), FCS    — CBFC CC_Update
+//   pause:   enable vector, quanta per priority (2 bytes each, 8), FCS — PFC
+// Abstracted: UEC carries the LLR sequence number in the preamble; here it costs 4 bytes of the
+// frame (the kind and seq), so a data frame is 4 bytes longer on the line than on a plain MAC.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "hw/link/flow_control.hpp"
+#include "hw/link/llr.hpp"
+#include "kernel/packet.hpp"
+
+namespace xy::lingyun {
+
+enum class WireKind : std::uint8_t { kData = 0xD5, kLlr = 0x4C, kCf = 0xCF, kCc = 0xCC, kPause = 0x9A };
+inline constexpr std::uint32_t kDataHeaderBytes = 4;  // kind + seq
+
+using link::FcMessage;
+
+// Writes the wire bytes of a data frame: its header, its bytes (a pattern from its id when the
+// frame is phantom; its payload, of bytes - 4 without the FCS, otherwise) and the FCS. The MAC
+// puts them in the frame's payload; `bytes` stays the frame's length until the far MAC unwraps it.
+void encode_data(const Packet& frame, std::uint32_t seq, std::vector<std::uint8_t>& out);
+void encode_llr(const link::LlrControl& c, std::vector<std::uint8_t>& out);
+void encode_fc(const FcMessage& m, std::vector<std::uint8_t>& out);
+
+// What a received wire frame is, once its FCS has been checked.
+struct Received {
+  WireKind kind = WireKind::kData;
+  bool fcs_ok = false;
+  std::uint32_t seq = 0;                  // data, LLR
+  std::optional<link::LlrControl> llr;
+  std::optional<FcMessage> fc;
+};
+// Checks the FCS over `bytes` and, when it holds, parses the rest. A frame too short or of an
+// unknown kind is a failed FCS (nothing in it can be trusted).
+Received parse(const std::vector<std::uint8_t>& bytes);
+
+// The frame a data wire frame carried, back as it was sent: `bytes` and, unless phantom, its
+// payload (the wire's frame bytes).
+void unwrap_data(const std::vector<std::uint8_t>& wire, Packet& frame);
+
+}  // namespace xy::lingyun

@@ -1,0 +1,174 @@
+// End-to-end recovery between endpoints: Go-Back-N per pair of endpoints (the LLR engines of
+// hw/link/llr.hpp used end to end, as RoCE's go-back-N is), between a host and its port. It
+// numbers each host's packets per destination, keeps a copy until the destination acknowledges it,
+// and resends from the first one missing on a NACK or a timeout; the receiving side delivers each
+// source's packets to its host in order, exactly once. ACKs, NACKs and INITs are 64-byte packets
+// through the fabric, lost like any other. What the link layer did not recover (no LLR, a FLUSH)
+// is recovered here, so every packet sent arrives.
+//
+// Cycle contract (the host's clock): each cycle it takes from the fabric what arrived, and, while
+// the port's line is free and its flow control allows, sends one packet: a due ACK/NACK/INIT,
+// else a resend, else the host's next packet; the line is then busy for the packet's beats. It
+// hands the host at most one packet a cycle.
+#pragma once
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/link/llr.hpp"
+#include "hw/switch/switch.hpp"
+#include "kernel/channel.hpp"
+#include "kernel/stats.hpp"
+
+namespace xy {
+
+class E2eTransport : public Core, public sw::EgressGate {
+ public:
+  // `me`: this endpoint; `peers`: every endpoint. The host sends into `from_host` (asking this
+  // object as its gate) and takes from `to_host`; the fabric port is `to_port`/`from_port`,
+  // gated by `port_gate` and reporting arrivals to `port_monitor`.
+  E2eTransport(std::string name, int me, int peers, const link::LlrConfig& config, std::uint32_t width,
+               Channel<Packet*>& from_host, Channel<Packet*>& to_host, Channel<Packet*>& to_port,
+               Channel<Packet*>& from_port, sw::EgressGate& port_gate, sw::IngressMonitor& port_monitor,
+               PacketPool& pool, Stats& stats)
+      : Core(std::move(name)), me_(me), width_(width), from_host_(from_host), to_host_(to_host), to_port_(to_port),
+        from_port_(from_port), port_gate_(port_gate), port_monitor_(port_monitor), pool_(pool),
+        resent_(stats.counter(this->name() + ".resent", "packets", "packets sent again end to end")),
+        controls_(stats.counter(this->name() + ".controls", "packets", "ACK, NACK and INIT packets sent")),
+        duplicates_(stats.counter(this->name() + ".duplicates", "packets", "packets received again, dropped")),
+        out_of_order_(stats.counter(this->name() + ".out_of_order", "packets", "packets after a gap, dropped")) {
+    for (int p = 0; p < peers; ++p) {
+      tx_.push_back(std::make_unique<link::LlrTx>(config));
+      rx_.push_back(std::make_unique<link::LlrRx>(config));
+      // Connected before the run, as queue pairs are: numbering starts at 0 on both sides with
+      // no INIT exchange (which would hold the first packets for a round trip).
+      tx_.back()->on_control({link::LlrControl::kAck, 0}, 0);
+    }
+  }
+  void set_host(Core* host) { host_ = host; }
+
+  // The host may hand over a packet while fewer than two wait here.
+  bool can_send(const Packet&) const override { return from_host_.in_flight() < 2; }
+  void on_send(const Packet&) override {}
+
+  void eval() override {
+    receive();
+    for (auto& t : tx_) t->tick(now());
+    if (now() >= line_free_) transmit();
+    for (auto& t : tx_) {
+      for (Packet* p : t->released()) pool_.release(p);
+      t->released().clear();
+    }
+    if (!deliver_.empty() && to_host_.can_push()) {
+      to_host_.push(deliver_.front());
+      deliver_.pop_front();
+    }
+  }
+  void commit() override {
+    Cycle next = line_free_ > now() && wants_line() ? line_free_ : ~Cycle{0};
+    for (std::size_t p = 0; p < tx_.size(); ++p) next = std::min({next, tx_[p]->next_timer(), rx_[p]->next_timer()});
+    if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
+    set_busy(!deliver_.empty() || (now() + 1 >= line_free_ && wants_line()));
+  }
+
+  std::uint64_t resent() const { return resent_.value(); }
+
+ private:
+  Cycle beats(std::uint32_t bytes) const { return (bytes + width_ - 1) / width_; }
+  bool wants_line() const {
+    if (waiting_ || from_host_.ready_by(now() + 1)) return true;
+    for (const auto& t : tx_)
+      if (t->state() == link::LlrTxState::kReplay) return true;
+    return false;
+  }
+  void receive() {
+    while (from_port_.can_pop()) {
+      Packet* p = from_port_.pop();
+      port_monitor_.on_arrive(*p);  // the transport takes every packet at once
+      port_monitor_.on_depart(p->bytes, p->vc);
+      const int peer = static_cast<int>(p->src);
+      if (p->e2e) {
+        const link::LlrControl c{static_cast<link::LlrControl::Kind>(p->e2e - 1), p->psn};
+        if (c.kind == link::LlrControl::kInit) rx_[peer]->on_control(c, now());
+        else tx_[peer]->on_control(c, now());
+        pool_.release(p);
+        continue;
+      }
+      switch (rx_[peer]->on_frame(p->psn, true, now())) {
+        case link::LlrReceiver::Verdict::kDeliver: deliver_.push_back(p); continue;
+        case link::LlrReceiver::Verdict::kDuplicate: duplicates_.add(); break;
+        default: out_of_order_.add(); break;
+      }
+      pool_.release(p);
+    }
+  }
+  // One packet onto the line, or held (first in line next time) until flow control lets it go.
+  void send(Packet* p) {
+    if (!port_gate_.can_send(*p)) {
+      waiting_ = p;
+      return;
+    }
+    port_gate_.on_send(*p);
+    to_port_.push(p);
+    line_free_ = now() + beats(p->bytes);
+  }
+  void transmit() {
+    if (waiting_) {
+      Packet* p = waiting_;
+      waiting_ = nullptr;
+      send(p);
+      return;
+    }
+    for (std::size_t peer = 0; peer < tx_.size(); ++peer) {
+      std::optional<link::LlrControl> c = rx_[peer]->poll(now());
+      if (!c) c = tx_[peer]->poll_control();
+      if (!c) continue;
+      Packet* p = pool_.acquire();
+      p->src = static_cast<std::uint32_t>(me_);
+      p->dst = static_cast<std::uint32_t>(peer);
+      p->bytes = 64;
+      p->phantom = true;
+      p->e2e = static_cast<std::uint8_t>(c->kind + 1);
+      p->psn = c->seq;
+      controls_.add();
+      send(p);
+      return;
+    }
+    for (auto& t : tx_)
+      if (auto r = t->next_replay(now())) {
+        Packet* copy = pool_.acquire();
+        *copy = *r->first;
+        resent_.add();
+        send(copy);
+        return;
+      }
+    if (from_host_.can_pop() && tx_[from_host_.peek()->dst]->can_accept(from_host_.peek()->bytes)) {
+      Packet* p = from_host_.pop();
+      Packet* kept = pool_.acquire();
+      *kept = *p;
+      p->psn = kept->psn = tx_[p->dst]->accept(kept, now());
+      send(p);
+      if (host_) host_->wake_next();  // room for the host's next packet
+    }
+  }
+
+  int me_;
+  std::uint32_t width_;
+  Channel<Packet*>& from_host_;
+  Channel<Packet*>& to_host_;
+  Channel<Packet*>& to_port_;
+  Channel<Packet*>& from_port_;
+  sw::EgressGate& port_gate_;
+  sw::IngressMonitor& port_monitor_;
+  PacketPool& pool_;
+  Core* host_ = nullptr;
+  std::vector<std::unique_ptr<link::LlrTransmitter>> tx_;
+  std::vector<std::unique_ptr<link::LlrReceiver>> rx_;
+  std::deque<Packet*> deliver_;
+  Packet* waiting_ = nullptr;  // made, held back by the port's flow control
+  Cycle line_free_ = 0;
+  Counter &resent_, &controls_, &duplicates_, &out_of_order_;
+};
+
+}  // namespace xy

@@ -1,0 +1,153 @@
+// A fabric of composed Lingyun ASICs (sys/lingyun/fabric.hpp) with a generic traffic host on every
+// endpoint port: the rig of lingyun-fec-llr, switch-uniform on a topology and `bench lingyun`.
+// Each host sends to the other endpoints of its plane and checks what it receives (order,
+// length, per source); every frame's latency and its stage times are recorded on arrival.
+#pragma once
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "sys/lingyun/fabric.hpp"
+#include "tb/lib/e2e_transport.hpp"
+#include "tb/lib/switch_rig.hpp"
+#include "kernel/clock_domain.hpp"
+
+namespace xy {
+
+struct FabricRig {
+  std::unique_ptr<ClockDomain> core, phy;
+  std::unique_ptr<lingyun::Fabric> fabric;
+  std::vector<std::vector<std::vector<Scoreboard>>> boards;  // per plane (endpoint port), [dst][src]
+  Hosts hosts;
+  std::vector<std::unique_ptr<E2eTransport>> transports;  // with end-to-end recovery
+  std::vector<std::unique_ptr<Channel<Packet*>>> channels;  // between hosts and transports
+  LatencyHistogram* latency = nullptr;  // frame created -> arrived, in core cycles
+  std::array<Time, kStages> stage_time{};
+  std::uint64_t arrivals = 0, bytes_arrived = 0;
+  Time links_up = 0, last_arrival = 0;  // the PHYs' CDR lock; the latest frame in
+  // Latency and goodput count frames made from here on (by default the PHYs' lock; a scenario may
+  // wait longer, for LLR's INIT exchange and the first queues to settle).
+  Time measure_from = 0;
+  std::uint64_t bytes_measured = 0;
+  std::function<void(const Packet&, Time)> on_arrival;  // the testbench's, after the rig's own
+
+  // `name`: the rig's prefix (top, top.rs544...); `domain`: a unique suffix for its clocks;
+  // `e2e`: end-to-end recovery between the hosts with these Go-Back-N settings, or none.
+  FabricRig(const std::string& name, const std::string& domain, const lingyun::Topology& t,
+            const sw::SwitchParams& sp, const lingyun::PortParams& pp, const Host::Traffic& traffic, Stats& stats,
+            PacketPool& pool, const RunContext& ctx, bool spray = false, const link::LlrConfig* e2e = nullptr)
+      : FabricRig(name, domain, t, sp, pp, std::vector<Host::Traffic>(t.endpoints().size(), traffic), stats, pool, ctx,
+                  spray, e2e) {}
+  // The same with each endpoint's own traffic (its hosts on every port send alike).
+  FabricRig(const std::string& name, const std::string& domain, const lingyun::Topology& t,
+            const sw::SwitchParams& sp, const lingyun::PortParams& pp, const std::vector<Host::Traffic>& traffic,
+            Stats& stats, PacketPool& pool, const RunContext& ctx, bool spray = false,
+            const link::LlrConfig* e2e = nullptr) {
+    core = std::make_unique<ClockDomain>(("core_" + domain).c_str(), sp.period());
+    phy = std::make_unique<ClockDomain>(("phy_" + domain).c_str(), pp.phy.period());
+    Clock& clock = core->clock();
+    fabric = std::make_unique<lingyun::Fabric>(name, t, sp, pp, clock, phy->clock(), clock, stats, ctx.seed, pool, spray);
+    fabric->probe(ctx.waves, clock, phy->clock());
+    latency = &stats.histogram(name + ".latency", clock.period(),
+                               "frame made at the host to frame at its destination, once the links are up");
+    links_up = measure_from = pp.phy.cdr_lock_cycles * pp.phy.period();
+    const int n = fabric->endpoints();
+    int planes = 0;
+    for (int e = 0; e < n; ++e) planes = std::max(planes, fabric->ports_of(e));
+    boards.assign(planes, std::vector<std::vector<Scoreboard>>(n, std::vector<Scoreboard>(n)));
+    for (int e = 0; e < n; ++e)
+      for (int k = 0; k < fabric->ports_of(e); ++k) {
+        const std::string host = fmt::format("{}.{}.host{}", name, t.nodes[t.endpoints()[e]].name, k);
+        lingyun::PortFc& fc = fabric->gate(e, k);
+        Channel<Packet*>* up = &fabric->to_fabric(e, k);
+        Channel<Packet*>* down = &fabric->from_fabric(e, k);
+        E2eTransport* transport = nullptr;
+        if (e2e) {  // host <-> transport <-> port
+          const std::string tn = fmt::format("{}.{}.e2e{}", name, t.nodes[t.endpoints()[e]].name, k);
+          channels.push_back(std::make_unique<Channel<Packet*>>(tn + ".from_host", clock, ChannelSpec{}));
+          channels.push_back(std::make_unique<Channel<Packet*>>(tn + ".to_host", clock, ChannelSpec{}));
+          transports.push_back(std::make_unique<E2eTransport>(tn, e, n, *e2e, sp.port_bytes_per_cycle(),
+                                                              *channels[channels.size() - 2], *channels.back(), *up,
+                                                              *down, fc, fc, pool, stats));
+          transport = transports.back().get();
+          clock.attach(*transport);
+          fabric->attach(e, k, transport);
+          up = channels[channels.size() - 2].get();
+          down = channels.back().get();
+        }
+        hosts.push_back(std::make_unique<Host>(host, e, n, sp.port_bytes_per_cycle(), traffic[e], ctx.rng(host), *up,
+                                               *down, pool, boards[k]));
+        Host& h = *hosts.back();
+        clock.attach(h);
+        if (transport) {
+          transport->set_host(&h);
+          up->connect(&h, transport);
+          down->connect(transport, &h);
+          h.gate_by(transport);
+        } else {
+          fabric->attach(e, k, &h);
+          h.gate_by(&fc);
+        }
+        if (traffic[e].load > 0) h.wake_at(0);
+        h.on_arrival = [this, &clock, &fc, transport](const Packet& p, Time now) {
+          if (!transport) {  // the host takes every frame at once: its receive buffer drains
+            fc.on_arrive(p);
+            fc.on_depart(p.bytes, p.vc);
+          }
+          // Frames made before the links were up waited for them: not the fabric's latency.
+          if (p.created >= measure_from) {
+            latency->record((now - p.created) / clock.period());
+            bytes_measured += p.bytes;
+          }
+          for (int s = 0; s < kStages; ++s) stage_time[s] += p.stage_time[s];
+          stage_time[p.stage] += now - p.stage_since;  // the stage it ends in (the FIFO to the host)
+          ++arrivals;
+          bytes_arrived += p.bytes;
+          last_arrival = now;
+          if (on_arrival) on_arrival(p, now);
+        };
+      }
+  }
+  // Bytes of the frames made from measure_from on, per host, over the time from then to the last
+  // arrival, in Gb/s.
+  double goodput_per_host_gbps() const {
+    return last_arrival > measure_from ? bytes_measured * 8.0 / static_cast<double>(hosts.size()) /
+                                             (static_cast<double>(last_arrival - measure_from) / kNs)
+                                       : 0.0;
+  }
+  std::uint64_t sent() const { return hosts.sent(); }
+  std::uint64_t received() const { return hosts.received(); }
+  std::string error() const {
+    const std::string e = hosts.error();
+    return e.empty() ? fabric->overflow() : e;
+  }
+  // Frames missing at their destination: lost on links without LLR, flushed by LLR or dropped by
+  // a switch.
+  std::uint64_t missing() const {
+    std::uint64_t m = 0;
+    for (const auto& plane : boards)
+      for (const auto& row : plane)
+        for (const auto& b : row) m += b.outstanding() + b.lost();
+    return m;
+  }
+  std::uint64_t peak_buffer_cells() const {  // the fullest switch's
+    std::uint64_t peak = 0;
+    for (const auto& s : fabric->switches()) peak = std::max(peak, s->peak_buffer_cells());
+    return peak;
+  }
+  // Sums of a counter over every port (`suffix` after top.<node>.port<k>).
+  std::uint64_t port_sum(const Stats& stats, const std::string& suffix) const {
+    std::uint64_t n = 0;
+    for (const auto& l : fabric->links())
+      for (int side = 0; side < 2; ++side)
+        if (const Counter* c = stats.find_counter(l->side_name(side) + suffix)) n += c->value();
+    return n;
+  }
+};
+
+}  // namespace xy

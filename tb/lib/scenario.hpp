@@ -1,0 +1,95 @@
+// Scenarios: the named testbenches that `xysim run` builds, runs and reports.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hw/link/pcap.hpp"
+#include "kernel/config.hpp"
+#include "kernel/rng.hpp"
+#include "kernel/stats.hpp"
+#include "kernel/waves.hpp"
+
+namespace xy {
+
+// A checker found the model breaking a promise (a lost packet, a wrong latency...).
+struct CheckFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Where a scenario may write the frames that cross its links (--pcap FILE --pcap-scope NAME).
+struct Capture {
+  link::PcapWriter* writer = nullptr;  // null: no capture
+  std::string scope;                   // only links whose name starts with this
+  std::vector<std::string> links;      // every link offered, so a scope matching none is refused
+  bool takes(const std::string& link) const { return link.rfind(scope, 0) == 0; }
+  link::PcapWriter* for_link(const std::string& name) {
+    links.push_back(name);
+    return writer && takes(name) ? writer : nullptr;
+  }
+};
+
+struct RunContext {
+  Config& config;
+  Stats& stats;
+  Waves& waves;
+  std::uint64_t seed;
+  Capture capture;
+  Rng rng(const std::string& block) const { return Rng(seed, block); }
+};
+
+class Testbench {
+ public:
+  virtual ~Testbench() = default;
+  virtual bool done() const = 0;
+  // Data delivered so far (frames, bytes, transactions): the watchdog fails a run where it stops
+  // growing. Control traffic (credit updates, ACKs, pauses) is not progress.
+  virtual std::uint64_t progress() const = 0;
+  // When the watchdog fires: what holds the run up, naming the port and VC (a credit deadlock,
+  // a pause that never ends), or "" when the testbench cannot tell.
+  virtual std::string stall() const { return ""; }
+  // The least simulated time the run can take (its traffic back to back at line rate) and what
+  // sets it, e.g. "traffic.frames = 1000 at 800 Gb/s"; none when unknown. A run that cannot end
+  // within sim.max_time_us is refused before it starts; progress lines show the share done.
+  struct Work {
+    Time at_least = 0;
+    std::string because;
+  };
+  virtual Work work() const { return {}; }
+  // The share of the scenario's traffic done, in [0, 1] (packets received of those asked for...),
+  // from which progress lines give an ETA; negative when the testbench cannot tell.
+  virtual double done_fraction() const { return -1; }
+  // Once every piece of traffic has been offered (or received): what the run still waits for
+  // ("the last 3 of 1000 packets", "replays in flight"); "" while traffic is still being offered.
+  virtual std::string waiting_for() const { return ""; }
+  virtual void end_warmup() {}
+  // End-of-run scoreboard checks; throws CheckFailure.
+  virtual void check() const = 0;
+  virtual nlohmann::json summary() const = 0;  // headline figures, units in key names
+  // Figures of wall time (a model's speed), which no seed reproduces: they go to run.json.
+  virtual nlohmann::json wall_clock() const { return nullptr; }
+  virtual std::string report() const = 0;       // the same for people, a few table lines
+  // Extra files beside results.json (CSV curves and the like), when the run has --out.
+  virtual void write_artifacts(const std::string& dir) const {}
+};
+
+struct Scenario {
+  std::string name, description;
+  std::function<std::unique_ptr<Testbench>(RunContext&)> build;
+};
+
+// The built-in scenarios, then those registered, in that order.
+const std::vector<Scenario>& scenarios();
+const Scenario* find_scenario(const std::string& name);
+// Adds a scenario of a program of one's own to the list that xysim_main (tb/xysim/xysim.hpp)
+// runs, lists and sweeps; call it before xysim_main. Throws std::invalid_argument for a name
+// already taken or a scenario without a name or a build function.
+void register_scenario(Scenario scenario);
+inline const char* kDefaultScenario = "olink-alltoall";  // 8 GPUs on one Lingyun switch
+
+}  // namespace xy

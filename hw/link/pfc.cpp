@@ -26,14 +26,19 @@ void check_prio(const PfcConfig& c, int prio) {
 
 }  // namespace
 
-void PfcConfig::declare_thresholds(Config& c, const std::string& prefix) {
+PfcConfig PfcConfig::declare(Config& c, int priorities, double line_gbps) {
+  PfcConfig p;
+  p.priorities = priorities;
+  p.line_gbps = line_gbps;
   const auto bytes = [&](const char* key, std::uint32_t def, std::int64_t min, const char* what) {
-    return static_cast<std::uint32_t>(c.integer(prefix + "." + key, def, "bytes", min, 1 << 30, what));
+    return static_cast<std::uint32_t>(c.integer(std::string("pfc.") + key, def, "bytes", min, 1 << 30, what));
   };
-  buffer_bytes = bytes("buffer_bytes", buffer_bytes, 1024, "ingress buffer per priority");
-  headroom_bytes = bytes("headroom_bytes", headroom_bytes, 0, "above XOFF");
-  xoff_bytes = bytes("xoff_bytes", xoff_bytes, 1, "XOFF threshold");
-  xon_bytes = bytes("xon_bytes", xon_bytes, 0, "XON threshold");
+  p.buffer_bytes = bytes("buffer_bytes", 131072, 1024, "ingress buffer per priority");
+  p.headroom_bytes = bytes("headroom_bytes", 49152, 0, "above XOFF");
+  p.xoff_bytes = bytes("xoff_bytes", 81920, 1, "XOFF threshold");
+  p.xon_bytes = bytes("xon_bytes", 65536, 0, "XON threshold");
+  p.validate("pfc");
+  return p;
 }
 
 void PfcConfig::validate(const std::string& prefix) const {

@@ -42,9 +42,9 @@ struct PfcConfig {
 
   // Throws ConfigError naming `prefix`.field, the value and what is allowed.
   void validate(const std::string& prefix = "pfc") const;
-  // Declares the thresholds (`prefix`.buffer_bytes, headroom_bytes, xoff_bytes, xon_bytes) with
-  // this config's values as their defaults, and takes the values given.
-  void declare_thresholds(Config& c, const std::string& prefix = "pfc");
+  // The pfc.* thresholds (buffer_bytes, headroom_bytes, xoff_bytes, xon_bytes), declared once for
+  // every port that runs PFC, checked together, for `priorities` on a line of `line_gbps`.
+  static PfcConfig declare(Config& c, int priorities, double line_gbps);
 };
 
 struct PauseFrame {

@@ -48,15 +48,7 @@ PortParams PortParams::declare(Config& c, int vcs) {
     k.buffer_credits.assign(vcs, 1);
     rtl::CbfcSenderTwin::check(k);
   }
-  auto& pf = p.pfc;
-  pf.priorities = vcs;
-  pf.line_gbps = p.line_gbps();
-  pf.buffer_bytes = 262144;
-  pf.headroom_bytes = 65536;
-  pf.xoff_bytes = 196608;
-  pf.xon_bytes = 131072;
-  pf.declare_thresholds(c);
-  if (p.fc == link::FcMode::kPfc) pf.validate("pfc");
+  p.pfc = link::PfcConfig::declare(c, vcs, p.line_gbps());
   return p;
 }
 

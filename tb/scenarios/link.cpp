@@ -365,15 +365,7 @@ class LinkCbfc : public Testbench {
     if (rtl && fc_ != link::FcMode::kCbfc)
       throw ConfigError(fmt::format("cbfc.impl = 'rtl' with fc.mode = '{}': the twin is a CBFC engine; "
                                     "allowed with fc.mode=cbfc only", link::fc_mode_name(fc_)));
-    link::PfcConfig pf;
-    pf.priorities = vcs;
-    pf.line_gbps = line_.gbps();
-    pf.buffer_bytes = 131072;
-    pf.headroom_bytes = 49152;
-    pf.xoff_bytes = 81920;
-    pf.xon_bytes = 65536;
-    pf.declare_thresholds(c);
-    pf.validate("pfc");
+    const link::PfcConfig pf = link::PfcConfig::declare(c, vcs, line_.gbps());
     drain_gbps_ = c.real("rx.drain_gbps", 400, "Gb/s", 0.001, 1e6, "how fast the receiving host takes frames");
     link::FcFaults faults;
     faults.frame_loss = c.real("link.frame_loss", 0, "probability", 0, 0.5, "chance a data frame is lost on the line");

@@ -157,15 +157,7 @@ class SwitchIncast : public Testbench {
     cb.validate("cbfc");
     SwitchParams sp = SwitchParams::declare(c, "switch");
     sp.vcs = std::max(sp.vcs, vcs);
-    link::PfcConfig pf;
-    pf.priorities = vcs;
-    pf.line_gbps = sp.port_gbps;
-    pf.buffer_bytes = 131072;
-    pf.headroom_bytes = 49152;
-    pf.xoff_bytes = 81920;
-    pf.xon_bytes = 65536;
-    pf.declare_thresholds(c);
-    pf.validate("pfc");
+    const link::PfcConfig pf = link::PfcConfig::declare(c, vcs, sp.port_gbps);
     domain_ = std::make_unique<ClockDomain>("switch", sp.period());
     from_ = static_cast<Time>(warmup_us * kUs);
     to_ = static_cast<Time>((warmup_us + measure_us) * kUs);

@@ -327,11 +327,13 @@ int params_command(const ParamsOptions& options) {
   const std::string name = options.scenario.empty() ? kDefaultScenario : options.scenario;
   const Scenario& scenario = scenario_or_throw(name, "");
   Config config;
+  for (const auto& assignment : options.sets) config.set_from_assignment(assignment);
   Stats stats;
   Waves waves;
   RunContext ctx{config, stats, waves, 1, Capture{}};
   const SimParams sim(config);
   auto tb = scenario.build(ctx);
+  config.check_all_used();  // a --set that names no parameter of this variant
   std::vector<const ParamInfo*> chosen;
   for (const auto& p : config.params())  // a key the scenario sets itself is not the user's
     if (p.fixed_by.empty() && (options.filter.empty() || key_matches(p.key, options.filter))) chosen.push_back(&p);

@@ -40,6 +40,7 @@ struct ParamsOptions {
   std::string scenario;  // "" = the default scenario
   std::string filter;    // a glob on the key, or a part of it; "" = every parameter
   bool json = false;
+  std::vector<std::string> sets;  // key=value: the parameters of that variant (topology=leaf-spine, say)
 };
 int params_command(const ParamsOptions& options);
 

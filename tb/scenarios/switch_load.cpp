@@ -129,7 +129,8 @@ class SwitchUniform : public Testbench {
       port = lingyun::PortParams::declare(c, p.vcs);
     } else {
       fc = link::declare_fc_mode(c, "uniform.flow_control", "cbfc",
-                                 "flow control on the host-to-switch links (lossless with CBFC)", {"cbfc", "none"});
+                                 "flow control on the host-to-switch links of the bare switch (lossless with CBFC); with a "
+                                 "topology, port.fc (xysim params switch-uniform --set topology=leaf-spine)", {"cbfc", "none"});
       cb.vcs = 1;
       cb.buffer_credits.assign(1, static_cast<std::uint32_t>(c.integer("cbfc.buffer_credits", 1024, "credits", 1, 1 << 30,
                                                                        "switch buffer per ingress port, 128-byte credits")));

@@ -109,6 +109,8 @@ int xy::xysim_main(int argc, char** argv) {
   params_cmd->add_option("scenario", params.scenario, std::string("scenario name (default: ") + kDefaultScenario + ")");
   params_cmd->add_option("filter", params.filter, "only keys matching this glob, e.g. 'llr.*', or containing this text");
   params_cmd->add_flag("--json", params.json, "a JSON list: key, type, default, unit, min, max, allowed, meaning");
+  params_cmd->add_option("--set", params.sets, "key=value: list the parameters of that variant, e.g. topology=leaf-spine")
+      ->allow_extra_args(false);  // one value a --set: the filter stays positional
 
   KernelBenchOptions bench;
   auto* bench_cmd = app.add_subcommand("bench", "benchmarks");

@@ -85,6 +85,15 @@ case "$case_name" in
   cbfc_zero_credits)
     # 0 sizes the buffer by the rule; 11 credits of 128 B hold no 1500-byte frame (12 credits).
     expect_bad_input "cbfc.buffer_credits = 11: less than one largest frame" run link-cbfc --set cbfc.buffer_credits=11 --quiet ;;
+  params_of_a_variant)
+    # switch-uniform is the bare switch by default and composed ports on a topology: params
+    # lists the keys of the variant that --set picks, and only those.
+    "$xysim" params switch-uniform >"$work/bare" || fail "params switch-uniform failed"
+    "$xysim" params switch-uniform --set topology=leaf-spine >"$work/leaf" || fail "params --set topology failed"
+    grep -q '^uniform\.flow_control ' "$work/bare" && ! grep -q '^port\.fc ' "$work/bare" || fail "bare: $(cat "$work/bare")"
+    grep -q '^port\.fc ' "$work/leaf" && ! grep -q '^uniform\.flow_control ' "$work/leaf" || fail "leaf-spine: $(cat "$work/leaf")"
+    expect_bad_input "unknown parameter 'bogus.key'" params switch-uniform --set bogus.key=1
+    echo "ok: uniform.flow_control on the bare switch, port.fc on a leaf-spine" ;;
   fixed_keys_name_their_owner)
     # A key the scenario sets itself is refused naming its owner, and not listed.
     expect_bad_input "port.fec = 'rs544' (--set): set by lingyun-fec-llr" run lingyun-fec-llr --set port.fec=rs544 --quiet

@@ -31,12 +31,13 @@ LlrParams LlrParams::declare(Config& c, Time period) {
   l.window = static_cast<std::uint32_t>(
       c.integer("llr.window", 0, "frames", 0, 1ll << 31, "frames in flight; 0 = 2^(seq_bits - 1)"));
   if (l.window == 0) l.window = 1u << (l.seq_bits - 1);
-  const auto timer = [&](const char* key, double def, const char* meaning) {
-    return cycles_for(from_ns(c.real(key, def, "ns", 1, 1e9, meaning)), period);
-  };
-  l.replay_timer_cycles = timer("llr.replay_timer_ns", 5000, "replay when no ACK progress this long");
-  l.nack_timer_cycles = timer("llr.nack_timer_ns", 2000, "re-send a NACK after this long without progress");
-  l.ack_timer_cycles = timer("llr.ack_timer_ns", 500, "ACK this long after the first unacknowledged frame");
+  const auto timer_ns = [&](const char* key, double def, const char* meaning) { return c.real(key, def, "ns", 1, 1e9, meaning); };
+  p.replay_timer_ns = timer_ns("llr.replay_timer_ns", 5000, "replay when no ACK progress this long");
+  p.nack_timer_ns = timer_ns("llr.nack_timer_ns", 2000, "re-send a NACK after this long without progress");
+  l.replay_timer_cycles = cycles_for(from_ns(p.replay_timer_ns), period);
+  l.nack_timer_cycles = cycles_for(from_ns(p.nack_timer_ns), period);
+  l.ack_timer_cycles =
+      cycles_for(from_ns(timer_ns("llr.ack_timer_ns", 500, "ACK this long after the first unacknowledged frame")), period);
   l.ack_every = static_cast<int>(c.integer("llr.ack_every", 8, "frames", 1, 1 << 20, "frames per cumulative ACK"));
   l.replay_limit =
       static_cast<int>(c.integer("llr.replay_limit", 3, "replays", 0, 1000, "replays without progress before FLUSH"));
@@ -53,16 +54,16 @@ LlrParams LlrParams::declare(Config& c, Time period) {
   return p;
 }
 
-void LlrConfig::check_timers(Time period, Cycle ack_loop, Cycle nack_loop, const std::string& loop_parts) const {
+void LlrParams::check_timers(Time period, Cycle ack_loop, Cycle nack_loop, const std::string& loop_parts) const {
   const double ns = to_ns(period);
-  if (replay_timer_cycles <= ack_loop)
-    throw ConfigError(fmt::format("llr.replay_timer_ns = {:.6g}: must be above {:.2f} ns, the time an ACK takes to come "
+  if (config.replay_timer_cycles <= ack_loop)
+    throw ConfigError(fmt::format("llr.replay_timer_ns = {}: must be above {:.2f} ns, the time an ACK takes to come "
                                   "back ({} + {:.2f} ns llr.ack_timer_ns)",
-                                  replay_timer_cycles * ns, ack_loop * ns, loop_parts, ack_timer_cycles * ns));
-  if (nack_timer_cycles <= nack_loop)
-    throw ConfigError(fmt::format("llr.nack_timer_ns = {:.6g}: must be above {:.2f} ns, the time a NACK's replay takes "
+                                  replay_timer_ns, ack_loop * ns, loop_parts, config.ack_timer_cycles * ns));
+  if (config.nack_timer_cycles <= nack_loop)
+    throw ConfigError(fmt::format("llr.nack_timer_ns = {}: must be above {:.2f} ns, the time a NACK's replay takes "
                                   "to come back ({})",
-                                  nack_timer_cycles * ns, nack_loop * ns, loop_parts));
+                                  nack_timer_ns, nack_loop * ns, loop_parts));
 }
 
 const char* to_string(LlrTxState s) {

@@ -40,12 +40,6 @@ struct LlrConfig {
   Cycle nack_timer_cycles = 2000;        // re-send a NACK if nothing has come in order since
   // Throws ConfigError naming `prefix`.key, the value and what is allowed.
   void validate(const std::string& prefix) const;
-  // A timer that fires before its answer can come back replays frames that were never lost,
-  // and every replay without progress counts toward the replay limit: it would FLUSH a working
-  // link. Throws ConfigError naming the timer, unless the replay timer is above `ack_loop` (a
-  // frame out, its ACK back, the ACK timer included) and the NACK timer above `nack_loop`.
-  // `loop_parts` says what the loops are made of, for the message.
-  void check_timers(Time period, Cycle ack_loop, Cycle nack_loop, const std::string& loop_parts) const;
 };
 
 // The llr.* parameters, declared once for every port that runs LLR.
@@ -54,7 +48,14 @@ struct LlrParams {
   std::uint64_t replay_buffer_bytes = 0;  // 0: sized per link by the rule (rate x loop + 2 frames)
   std::uint64_t max_replay_buffer_bytes = 0;  // the largest a port has: a longer link is refused
   bool rtl = false;  // llr.impl=rtl: the transmitter and receiver are the RTL twins (rtl/link/drop_in.hpp)
+  double replay_timer_ns = 0, nack_timer_ns = 0;  // as given, for messages (config has them in cycles)
   static LlrParams declare(Config& c, Time period);
+  // A timer that fires before its answer can come back replays frames that were never lost,
+  // and every replay without progress counts toward the replay limit: it would FLUSH a working
+  // link. Throws ConfigError naming the timer, unless the replay timer is above `ack_loop` (a
+  // frame out, its ACK back, the ACK timer included) and the NACK timer above `nack_loop`.
+  // `loop_parts` says what the loops are made of, for the message.
+  void check_timers(Time period, Cycle ack_loop, Cycle nack_loop, const std::string& loop_parts) const;
   // The replay buffer of a link that needs `needed` bytes by the rule.
   std::uint64_t replay_buffer_for(std::uint64_t needed) const { return replay_buffer_bytes ? replay_buffer_bytes : needed; }
 };

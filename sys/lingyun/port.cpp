@@ -102,7 +102,7 @@ std::string PortParams::reach_problem(double cable_m) const {
   if (llr) {
     const Cycle nack_loop = cycles_for(loop(cable_m), phy.period());
     try {
-      llr_params.config.check_timers(phy.period(), nack_loop + llr_params.config.ack_timer_cycles, nack_loop,
+      llr_params.check_timers(phy.period(), nack_loop + llr_params.config.ack_timer_cycles, nack_loop,
                                      fmt::format("a largest frame out and a control frame back over {} m", cable_m));
     } catch (const ConfigError& e) {
       return e.what();

@@ -48,6 +48,7 @@ struct LinkParams : LineParams {
   link::Recovery recovery;
   bool llr;  // recovery == kLlr
   Cycle control_delay = 0;
+  link::LlrParams llr_params;  // as declared; llr_config: this link's
   LlrConfig llr_config;
   bool rtl = false;  // llr.impl=rtl
   link::LineFaults faults;
@@ -65,7 +66,7 @@ struct LinkParams : LineParams {
     llr = recovery == link::Recovery::kLlr;
     const double e2e_rtt = c.real("e2e.rtt_us", 8, "us", 0, 1e6, "end-to-end round trip of the path (recovery = e2e)");
     const double e2e_rto = c.real("e2e.rto_us", 32, "us", 0.001, 1e6, "end-to-end retransmit timeout (recovery = e2e)");
-    const link::LlrParams llr_params = link::LlrParams::declare(c, period);
+    llr_params = link::LlrParams::declare(c, period);
     LlrConfig& l = llr_config = llr_params.config;
     if (recovery == link::Recovery::kEndToEnd) {  // after the llr.* timers it replaces
       const Cycle rtt = cycles_for(from_us(e2e_rtt), period);
@@ -109,7 +110,7 @@ struct LinkParams : LineParams {
   }
 
   // An ACK comes back after the loop: both ways, the control delay, the largest frame and the
-  // ACK timer; a NACK's replay without the ACK timer (LlrConfig::check_timers says why).
+  // ACK timer; a NACK's replay without the ACK timer (LlrParams::check_timers says why).
   void check_timers(double e2e_rto_us) const {
     const Cycle largest_frame = (max_bytes + link::kFrameOverheadBytes + width - 1) / width;
     const Cycle nack_loop = 2 * latency + control_delay + largest_frame;
@@ -117,7 +118,7 @@ struct LinkParams : LineParams {
     const double ns = to_ns(period);
     const std::string parts = fmt::format("2 x {:.2f} ns one way + {:.2f} ns control delay + {:.2f} ns for the "
                                           "largest frame", latency * ns, control_delay * ns, largest_frame * ns);
-    if (recovery != link::Recovery::kEndToEnd) return llr_config.check_timers(period, ack_loop, nack_loop, parts);
+    if (recovery != link::Recovery::kEndToEnd) return llr_params.check_timers(period, ack_loop, nack_loop, parts);
     if (llr_config.replay_timer_cycles <= ack_loop)  // both timers are e2e.rto_us
       throw ConfigError(fmt::format("e2e.rto_us = {}: must be above {:.2f} us, the time an ACK takes to come back ({} + "
                                     "{:.2f} ns llr.ack_timer_ns)",

@@ -9,6 +9,7 @@
 #include "hw/link/cbfc.hpp"
 #include "hw/link/pfc.hpp"
 #include "kernel/config.hpp"
+#include "kernel/packet.hpp"
 
 namespace xy::link {
 
@@ -33,6 +34,22 @@ struct FcMessage {
   // A CC_Update counts the data frames sent before it: it takes effect only after the first
   // `after_frames` frames of the link, so that it never overtakes a frame it counted.
   std::uint64_t after_frames = 0;
+};
+
+// The flow control of a link as the cores at its ends see it, provided by whoever builds the
+// link (a composed port, a rig): the core feeding the link asks a gate before it sends a packet
+// (PFC pause, CBFC credits); the core the link feeds reports what arrived and, once it has left
+// (or was taken into a shared buffer), what departed, freeing credits or lowering occupancy.
+struct EgressGate {
+  virtual ~EgressGate() = default;
+  virtual bool can_send(const Packet& p) const = 0;
+  virtual void on_send(const Packet& p) = 0;
+};
+struct IngressMonitor {
+  virtual ~IngressMonitor() = default;
+  virtual void on_arrive(const Packet& p) = 0;
+  virtual void on_admit(std::uint32_t bytes, std::uint8_t vc) = 0;   // taken into the shared buffer
+  virtual void on_depart(std::uint32_t bytes, std::uint8_t vc) = 0;  // left the switch (or dropped)
 };
 
 }  // namespace xy::link

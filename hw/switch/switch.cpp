@@ -547,8 +547,8 @@ struct Switch::Impl {
   Calendar<FabricEvent> fabric_events;
   std::uint64_t packets_in_voqs = 0;
   std::vector<Packet*> dropped;  // the testbench returns them to its pool
-  std::vector<EgressGate*> gates;
-  std::vector<IngressMonitor*> monitors;
+  std::vector<link::EgressGate*> gates;
+  std::vector<link::IngressMonitor*> monitors;
   std::vector<bool> ingress_waiting;  // the head packet waits for buffer space (lossless)
   bool waiting = false;  // packets in VOQs when the fabric last ran
   std::uint64_t used = 0, peak = 0;
@@ -566,8 +566,8 @@ Switch::~Switch() = default;
 
 Core& Switch::ingress_core(int port) { return *impl_->ingress.at(port); }
 Core& Switch::egress_core(int port) { return *impl_->egress.at(port); }
-void Switch::set_egress_gate(int port, EgressGate* gate) { impl_->gates.at(port) = gate; }
-void Switch::set_ingress_monitor(int port, IngressMonitor* monitor) { impl_->monitors.at(port) = monitor; }
+void Switch::set_egress_gate(int port, link::EgressGate* gate) { impl_->gates.at(port) = gate; }
+void Switch::set_ingress_monitor(int port, link::IngressMonitor* monitor) { impl_->monitors.at(port) = monitor; }
 std::uint64_t Switch::buffer_cells_used() const { return impl_->used; }
 std::uint64_t Switch::peak_buffer_cells() const { return impl_->peak; }
 std::uint64_t Switch::drops() const { return impl_->drops_buffer.value() + impl_->drops_route.value(); }

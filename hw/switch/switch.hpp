@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/link/flow_control.hpp"
 #include "hw/switch/islip.hpp"
 #include "kernel/channel.hpp"
 #include "kernel/config.hpp"
@@ -72,22 +73,6 @@ struct SwitchParams {
   static SwitchParams declare(Config& c, const std::string& prefix);
 };
 
-// Link-level flow control at a port, provided by whoever builds the link (a composed port, a rig): the
-// egress asks a gate before it schedules a packet (PFC pause, CBFC credits); the ingress
-// reports what arrived and, once it has left the switch, what departed (freeing credits or
-// lowering PFC occupancy).
-struct EgressGate {
-  virtual ~EgressGate() = default;
-  virtual bool can_send(const Packet& p) const = 0;
-  virtual void on_send(const Packet& p) = 0;
-};
-struct IngressMonitor {
-  virtual ~IngressMonitor() = default;
-  virtual void on_arrive(const Packet& p) = 0;
-  virtual void on_admit(std::uint32_t bytes, std::uint8_t vc) = 0;   // taken into the shared buffer
-  virtual void on_depart(std::uint32_t bytes, std::uint8_t vc) = 0;  // left the switch (or dropped)
-};
-
 // Where a packet goes: its output port, from its destination (a port number here; the
 // forwarding table of hw/switch/forwarding maps real addresses to this).
 using RouteFn = std::function<int(const Packet&)>;
@@ -102,8 +87,8 @@ class Switch {
 
   Core& ingress_core(int port);
   Core& egress_core(int port);
-  void set_egress_gate(int port, EgressGate* gate);          // null: always free to send
-  void set_ingress_monitor(int port, IngressMonitor* monitor);
+  void set_egress_gate(int port, link::EgressGate* gate);          // null: always free to send
+  void set_ingress_monitor(int port, link::IngressMonitor* monitor);
   std::uint64_t buffer_cells_used() const;
   // Telemetry a NIC or a notification engine can read: bytes waiting for an output port (in
   // the VOQs of every input and in its egress queues).

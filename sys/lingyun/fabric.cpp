@@ -101,7 +101,7 @@ Channel<Packet*>& Fabric::from_fabric(int e, int k) {
   const End& x = endpoint_ports_[e][k];
   return x.link->rx(x.side);
 }
-PortFc& Fabric::gate(int e, int k) {
+link::PortFc& Fabric::gate(int e, int k) {
   const End& x = endpoint_ports_[e][k];
   return x.link->fc(x.side);
 }
@@ -114,8 +114,8 @@ void Fabric::probe(Waves& waves, Clock& core, Clock& phy) const {
   for (const auto& l : links_)
     for (int s = 0; s < 2; ++s) {
       const std::string n = l->side_name(s);
-      const PortMac* mac = &l->mac(s);
-      const PortFc* fc = &l->fc(s);
+      const link::Mac* mac = &l->mac(s);
+      const link::PortFc* fc = &l->fc(s);
       const phy::PhyLink* line = &l->phy(s);
       waves.probe(n + ".mac.llr_tx_state", 2, [mac] { return static_cast<std::uint64_t>(mac->llr_tx().state()); });
       waves.probe(n + ".mac.llr_kept", 32, [mac] { return mac->llr_tx().kept(); });

@@ -33,7 +33,7 @@ class Fabric {
   // Endpoint e's port k: frames in (ask gate() first), frames out, and who feeds and takes them.
   Channel<Packet*>& to_fabric(int e, int k);
   Channel<Packet*>& from_fabric(int e, int k);
-  PortFc& gate(int e, int k);
+  link::PortFc& gate(int e, int k);
   void attach(int e, int k, Core* endpoint);
 
   const Topology& topology() const { return t_; }

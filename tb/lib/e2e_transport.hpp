@@ -17,20 +17,20 @@
 #include <vector>
 
 #include "hw/link/llr.hpp"
-#include "hw/switch/switch.hpp"
+#include "hw/link/flow_control.hpp"
 #include "kernel/channel.hpp"
 #include "kernel/stats.hpp"
 
 namespace xy {
 
-class E2eTransport : public Core, public sw::EgressGate {
+class E2eTransport : public Core, public link::EgressGate {
  public:
   // `me`: this endpoint; `peers`: every endpoint. The host sends into `from_host` (asking this
   // object as its gate) and takes from `to_host`; the fabric port is `to_port`/`from_port`,
   // gated by `port_gate` and reporting arrivals to `port_monitor`.
   E2eTransport(std::string name, int me, int peers, const link::LlrConfig& config, std::uint32_t width,
                Channel<Packet*>& from_host, Channel<Packet*>& to_host, Channel<Packet*>& to_port,
-               Channel<Packet*>& from_port, sw::EgressGate& port_gate, sw::IngressMonitor& port_monitor,
+               Channel<Packet*>& from_port, link::EgressGate& port_gate, link::IngressMonitor& port_monitor,
                PacketPool& pool, Stats& stats)
       : Core(std::move(name)), me_(me), width_(width), from_host_(from_host), to_host_(to_host), to_port_(to_port),
         from_port_(from_port), port_gate_(port_gate), port_monitor_(port_monitor), pool_(pool),
@@ -159,8 +159,8 @@ class E2eTransport : public Core, public sw::EgressGate {
   Channel<Packet*>& to_host_;
   Channel<Packet*>& to_port_;
   Channel<Packet*>& from_port_;
-  sw::EgressGate& port_gate_;
-  sw::IngressMonitor& port_monitor_;
+  link::EgressGate& port_gate_;
+  link::IngressMonitor& port_monitor_;
   PacketPool& pool_;
   Core* host_ = nullptr;
   std::vector<std::unique_ptr<link::LlrTransmitter>> tx_;

@@ -63,7 +63,7 @@ struct FabricRig {
     for (int e = 0; e < n; ++e)
       for (int k = 0; k < fabric->ports_of(e); ++k) {
         const std::string host = fmt::format("{}.{}.host{}", name, t.nodes[t.endpoints()[e]].name, k);
-        lingyun::PortFc& fc = fabric->gate(e, k);
+        link::PortFc& fc = fabric->gate(e, k);
         Channel<Packet*>* up = &fabric->to_fabric(e, k);
         Channel<Packet*>* down = &fabric->from_fabric(e, k);
         E2eTransport* transport = nullptr;

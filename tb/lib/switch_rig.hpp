@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "hw/switch/port_fc.hpp"
 #include "hw/switch/switch.hpp"
+#include "tb/lib/rig_fc.hpp"
 #include "tb/lib/scenario.hpp"
 #include "tb/lib/scoreboard.hpp"
 
@@ -91,7 +91,7 @@ class Host : public Core {
   std::uint64_t sent() const { return sent_; }
   std::uint64_t received() const { return received_; }
   const std::string& error() const { return error_; }
-  void gate_by(sw::EgressGate* gate) { gate_ = gate; }  // the flow control of the link to the switch
+  void gate_by(link::EgressGate* gate) { gate_ = gate; }  // the flow control of the link to the switch
 
  private:
   struct Probe {
@@ -130,7 +130,7 @@ class Host : public Core {
   PacketPool& pool_;
   std::vector<std::vector<Scoreboard>>& boards_;
   std::deque<Probe> probes_;
-  sw::EgressGate* gate_ = nullptr;
+  link::EgressGate* gate_ = nullptr;
   Packet* held_ = nullptr;  // made, waiting for flow control
   double start_probability_ = 0;
   Cycle line_free_ = 0, resume_at_ = 0;
@@ -164,7 +164,7 @@ struct Rig {
   Hosts hosts;
   std::unique_ptr<Switch> sw;
 
-  std::vector<std::unique_ptr<sw::PortFlowControl>> links;
+  std::vector<std::unique_ptr<RigFcLink>> links;
 
   // `fc`: flow control on every host-to-switch link (none for kNone).
   Rig(const std::string& name, const SwitchParams& p, Clock& clock, Stats& stats, PacketPool& pool,
@@ -189,12 +189,9 @@ struct Rig {
       down[i]->connect(&sw->egress_core(i), hosts.back().get());
       if (traffic.load > 0) hosts.back()->wake_at(0);
       if (fc != link::FcMode::kNone) {
-        links.push_back(std::make_unique<sw::PortFlowControl>(fmt::format("{}.fc{}", name, i), fc, cbfc, pfc,
-                                                              clock.period(), 1, stats));
-        clock.attach(*links.back());
-        links.back()->set_upstream(hosts.back().get());
-        hosts.back()->gate_by(links.back().get());
-        sw->set_ingress_monitor(i, links.back().get());
+        links.push_back(std::make_unique<RigFcLink>(fmt::format("{}.fc{}", name, i), fc, cbfc, pfc, clock, 1, stats));
+        hosts.back()->gate_by(&links.back()->sender(hosts.back().get()));
+        sw->set_ingress_monitor(i, &links.back()->receiver());
       }
     }
   }

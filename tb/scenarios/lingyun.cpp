@@ -426,7 +426,7 @@ class LingyunIncast : public Testbench {
     const auto& links = r.rig->fabric->links();
     for (std::size_t i = 0; i < links.size(); ++i)
       for (int side = 0; side < 2; ++side) {
-        const lingyun::PortFc& fc = links[i]->fc(side);
+        const link::PortFc& fc = links[i]->fc(side);
         reach.pauses += fc.xoffs();
         std::uint64_t held = 0;
         for (int vc = 0; vc < 2; ++vc) held += fc.held_cycles(vc);

@@ -9,21 +9,35 @@
 
 #include <fmt/format.h>
 
-#include "hw/link/fc_link.hpp"
-#include "hw/link/llr_port.hpp"
+#include "hw/link/mac.hpp"
+#include "hw/link/port_fc.hpp"
+#include "hw/link/serial_line.hpp"
+#include "hw/link/wire.hpp"
 #include "rtl/link/cbfc_sender_twin.hpp"
 #include "rtl/link/drop_in.hpp"
 #include "rtl/link/llr_twins.hpp"
 #include "tb/lib/frames.hpp"
 #include "tb/lib/figure.hpp"
+#include "tb/lib/vc_hosts.hpp"
 #include "kernel/clock_domain.hpp"
 
 namespace xy {
 namespace {
 
 using link::LlrConfig;
-using link::LlrPort;
+using link::Mac;
 using link::SerialLine;
+
+// Line bytes of a data frame besides its own: the LLR header (wire.hpp), preamble and gap.
+constexpr std::uint32_t kFrameOverheadBytes = link::kDataHeaderBytes + link::kPreambleGapBytes;
+
+// Who recovers a corrupted frame: LLR on this hop; Go-Back-N between the end points, whose ACKs
+// and NACKs take `control_delay` more cycles than this hop's (RoCE-style NAK over a path), which
+// is LLR with its timers and its control frames' delay set so; or nobody (the frame is lost).
+enum class Recovery { kLlr, kEndToEnd, kNone };
+
+// The wire frames between a MAC and its line, each way: a cycle through a FIFO of two.
+constexpr ChannelSpec kLineFifo{1, 2, 1, 2};
 
 // The physical link both scenarios run on.
 struct LineParams {
@@ -45,7 +59,7 @@ struct LineParams {
 };
 
 struct LinkParams : LineParams {
-  link::Recovery recovery;
+  Recovery recovery;
   bool llr;  // recovery == kLlr
   Cycle control_delay = 0;
   link::LlrParams llr_params;  // as declared; llr_config: this link's
@@ -61,14 +75,14 @@ struct LinkParams : LineParams {
     const std::string recovery_name = c.choice(
         "link.recovery", "llr", {"llr", "e2e", "none"},
         "llr: Go-Back-N on this hop; e2e: Go-Back-N between end points over e2e.rtt_us; none: corrupted frames are lost");
-    recovery = recovery_name == "llr" ? link::Recovery::kLlr
-               : recovery_name == "e2e" ? link::Recovery::kEndToEnd : link::Recovery::kNone;
-    llr = recovery == link::Recovery::kLlr;
+    recovery = recovery_name == "llr" ? Recovery::kLlr
+               : recovery_name == "e2e" ? Recovery::kEndToEnd : Recovery::kNone;
+    llr = recovery == Recovery::kLlr;
     const double e2e_rtt = c.real("e2e.rtt_us", 8, "us", 0, 1e6, "end-to-end round trip of the path (recovery = e2e)");
     const double e2e_rto = c.real("e2e.rto_us", 32, "us", 0.001, 1e6, "end-to-end retransmit timeout (recovery = e2e)");
     llr_params = link::LlrParams::declare(c, period);
     LlrConfig& l = llr_config = llr_params.config;
-    if (recovery == link::Recovery::kEndToEnd) {  // after the llr.* timers it replaces
+    if (recovery == Recovery::kEndToEnd) {  // after the llr.* timers it replaces
       const Cycle rtt = cycles_for(from_us(e2e_rtt), period);
       control_delay = rtt > 2 * latency ? rtt - 2 * latency : 0;
       l.replay_timer_cycles = cycles_for(from_us(e2e_rto), period);
@@ -92,7 +106,7 @@ struct LinkParams : LineParams {
     if (llr && given && given < needed)
       warning = fmt::format("llr.replay_buffer_bytes = {} is below the {} the sizing rule asks for: the link will stall "
                             "waiting for ACKs", given, needed);
-    if (recovery != link::Recovery::kNone) check_timers(e2e_rto);
+    if (recovery != Recovery::kNone) check_timers(e2e_rto);
     rtl = llr_params.rtl;
     if (rtl) rtl::check_llr_twins(l);
     faults.frame_error = c.real("link.frame_error", 0, "probability", 0, 1, "chance a frame is corrupted (one bit flipped); 1 = a dead lane");
@@ -112,13 +126,13 @@ struct LinkParams : LineParams {
   // An ACK comes back after the loop: both ways, the control delay, the largest frame and the
   // ACK timer; a NACK's replay without the ACK timer (LlrParams::check_timers says why).
   void check_timers(double e2e_rto_us) const {
-    const Cycle largest_frame = (max_bytes + link::kFrameOverheadBytes + width - 1) / width;
+    const Cycle largest_frame = (max_bytes + kFrameOverheadBytes + width - 1) / width;
     const Cycle nack_loop = 2 * latency + control_delay + largest_frame;
     const Cycle ack_loop = nack_loop + llr_config.ack_timer_cycles;
     const double ns = to_ns(period);
     const std::string parts = fmt::format("2 x {:.2f} ns one way + {:.2f} ns control delay + {:.2f} ns for the "
                                           "largest frame", latency * ns, control_delay * ns, largest_frame * ns);
-    if (recovery != link::Recovery::kEndToEnd) return llr_params.check_timers(period, ack_loop, nack_loop, parts);
+    if (recovery != Recovery::kEndToEnd) return llr_params.check_timers(period, ack_loop, nack_loop, parts);
     if (llr_config.replay_timer_cycles <= ack_loop)  // both timers are e2e.rto_us
       throw ConfigError(fmt::format("e2e.rto_us = {}: must be above {:.2f} us, the time an ACK takes to come back ({} + "
                                     "{:.2f} ns llr.ack_timer_ns)",
@@ -136,11 +150,9 @@ struct Direction {
 
 class LinkLlr : public Testbench {
  public:
-  explicit LinkLlr(RunContext& ctx)
-      : p_(ctx.config), stats_(ctx.stats), domain_("link", period_from_mhz(p_.clock_mhz)),
-        ab_(domain_.clock(), p_.width, p_.latency), ba_(domain_.clock(), p_.width, p_.latency) {
+  explicit LinkLlr(RunContext& ctx) : p_(ctx.config), stats_(ctx.stats), domain_("link", period_from_mhz(p_.clock_mhz)) {
     Clock& clock = domain_.clock();
-    const double mean_frame = (p_.min_bytes + p_.max_bytes) / 2.0 + link::kFrameOverheadBytes;
+    const double mean_frame = (p_.min_bytes + p_.max_bytes) / 2.0 + kFrameOverheadBytes;
     // Load 1 saturates: the source keeps the port's queue full.
     const double mean_gap = p_.load >= 1 ? 0.0 : std::max(0.0, mean_frame / p_.width / p_.load - 1);
     for (int d = 0; d < 2; ++d) {
@@ -151,46 +163,59 @@ class LinkLlr : public Testbench {
       dir.source = std::make_unique<FrameSource>("top." + from + ".source", *dir.from_host, pool_, dir.scoreboard,
                                                  ctx.rng("top." + from + ".source"), p_.frames, p_.min_bytes,
                                                  p_.max_bytes, mean_gap);
+      dir.source->leave_room_for_fcs();
       dir.sink = std::make_unique<FrameSink>("top." + to + ".sink", *dir.to_host, pool_, dir.scoreboard);
       domain_.attach(*dir.source);
       domain_.attach(*dir.sink);
       dir.source->wake_at(0);
       latency_[d] = &ctx.stats.histogram("top." + to + ".frame_latency", clock.period(),
-                                         "frame accepted by the sending port to handed to the host");
+                                         "frame accepted by the sending MAC to handed to the host");
     }
-    const auto ends = [&] {
-      return link::LlrEnds{rtl::llr_transmitter(p_.rtl, p_.llr_config, clock), rtl::llr_receiver(p_.rtl, p_.llr_config)};
-    };
-    a_ = std::make_unique<LlrPort>("top.a", p_.llr_config, p_.recovery, p_.control_delay, p_.faults, ctx.rng("top.a.line"), ab_, ba_,
-                                   *dirs_[0].from_host, *dirs_[1].to_host, pool_, ctx.stats, ends());
-    b_ = std::make_unique<LlrPort>("top.b", p_.llr_config, p_.recovery, p_.control_delay, p_.faults, ctx.rng("top.b.line"), ba_, ab_,
-                                   *dirs_[1].from_host, *dirs_[0].to_host, pool_, ctx.stats, ends());
-    for (LlrPort* port : {a_.get(), b_.get()}) {
-      domain_.attach(*port);
-      port->wake_at(0);
-      port->capture_to(ctx.capture.for_link(port->name()));
+    // Port s sends direction s on its line and receives direction 1 - s from the other's.
+    const char* names[2] = {"top.a", "top.b"};
+    for (int s = 0; s < 2; ++s) {
+      to_line_[s] = std::make_unique<Channel<Packet*>>(std::string(names[s]) + ".to_line", clock, kLineFifo);
+      from_line_[s] = std::make_unique<Channel<Packet*>>(std::string(names[s]) + ".from_line", clock, ChannelSpec{});
     }
-    ab_.connect(b_.get());
-    ba_.connect(a_.get());
-    dirs_[0].from_host->connect(dirs_[0].source.get(), a_.get());
-    dirs_[1].from_host->connect(dirs_[1].source.get(), b_.get());
-    dirs_[0].to_host->connect(b_.get(), dirs_[0].sink.get());
-    dirs_[1].to_host->connect(a_.get(), dirs_[1].sink.get());
+    const link::MacConfig mac{p_.recovery != Recovery::kNone, p_.llr_config};
+    for (int s = 0; s < 2; ++s) {
+      const std::string n = names[s];
+      link::LlrEnds ends{rtl::llr_transmitter(p_.rtl, p_.llr_config, clock), rtl::llr_receiver(p_.rtl, p_.llr_config)};
+      macs_[s] = std::make_unique<Mac>(n + ".mac", mac, std::move(ends), *dirs_[s].from_host, *dirs_[1 - s].to_host,
+                                       nullptr, nullptr, *to_line_[s], *from_line_[s], pool_, ctx.stats);
+      lines_[s] = std::make_unique<SerialLine>(n + ".line", p_.width, p_.latency, p_.control_delay, p_.faults,
+                                               ctx.rng(n + ".line"), *to_line_[s], *from_line_[1 - s], pool_, ctx.stats);
+      lines_[s]->capture_to(ctx.capture.for_link(n));
+      domain_.attach(*macs_[s]);
+      domain_.attach(*lines_[s]);
+      macs_[s]->wake_at(0);
+    }
+    for (int s = 0; s < 2; ++s) {
+      dirs_[s].from_host->connect(dirs_[s].source.get(), macs_[s].get());
+      dirs_[s].to_host->connect(macs_[1 - s].get(), dirs_[s].sink.get());
+      to_line_[s]->connect(macs_[s].get(), lines_[s].get());
+      from_line_[1 - s]->connect(lines_[s].get(), macs_[1 - s].get());
+    }
     for (int d = 0; d < 2; ++d)
       dirs_[d].sink->on_frame([this, d](const Packet& f) {
         const Clock& clk = domain_.clock();
-        latency_[d]->record((clk.time_of(clk.now()) - f.injected) / clk.period());
+        const Time now = clk.time_of(clk.now());
+        Time since_accepted = now - f.stage_since;  // the stages the MACs opened: accepted to handed on
+        for (Time t : f.stage_time) since_accepted += t;
+        latency_[d]->record(since_accepted / clk.period());
+        delivered_bytes_ += f.bytes;
         last_delivery_ = clk.now();
       });
     if (!p_.warning.empty()) std::cerr << "warning: " << p_.warning << "\n";
     Waves& w = ctx.waves;
-    for (LlrPort* port : {a_.get(), b_.get()}) {
-      const std::string n = port->name();
-      w.probe(n + ".llr.tx_state", 2, [port] { return static_cast<std::uint64_t>(port->tx().state()); });
-      w.probe(n + ".llr.rx_state", 2, [port] { return static_cast<std::uint64_t>(port->rx().state()); });
-      w.probe(n + ".llr.kept", 32, [port] { return port->tx().kept(); });
-      w.probe(n + ".llr.expected", 32, [port] { return port->rx().expected(); });
-      w.probe(n + ".llr.replays", 32, [port] { return port->tx().replays(); });
+    for (int s = 0; s < 2; ++s) {
+      const Mac* mac = macs_[s].get();
+      const std::string n = names[s];
+      w.probe(n + ".llr.tx_state", 2, [mac] { return static_cast<std::uint64_t>(mac->llr_tx().state()); });
+      w.probe(n + ".llr.rx_state", 2, [mac] { return static_cast<std::uint64_t>(mac->llr_rx().state()); });
+      w.probe(n + ".llr.kept", 32, [mac] { return mac->llr_tx().kept(); });
+      w.probe(n + ".llr.expected", 32, [mac] { return mac->llr_rx().expected(); });
+      w.probe(n + ".llr.replays", 32, [mac] { return mac->llr_tx().replays(); });
     }
     w.watch(clock);
   }
@@ -199,7 +224,7 @@ class LinkLlr : public Testbench {
   bool done() const override {
     for (const auto& d : dirs_)
       if (d.source->made() < p_.frames || d.from_host->in_flight() || d.to_host->in_flight()) return false;
-    return a_->idle() && b_->idle() && ab_.empty() && ba_.empty();
+    return macs_[0]->idle() && macs_[1]->idle() && lines_[0]->idle() && lines_[1]->idle();
   }
   double done_fraction() const override {
     double made = 0;
@@ -211,21 +236,23 @@ class LinkLlr : public Testbench {
     for (const auto& d : dirs_)
       if (d.source->made() < p_.frames) return "";
     return fmt::format("frames in flight and unacknowledged in the LLR replay buffers ({} at a, {} at b)",
-                       a_->tx().kept(), b_->tx().kept());
+                       macs_[0]->llr_tx().kept(), macs_[1]->llr_tx().kept());
   }
   // A FLUSH moves the link on too: a lane that stays bad delivers nothing but keeps flushing.
-  std::uint64_t progress() const override { return a_->delivered() + b_->delivered() + flushed(); }
+  std::uint64_t progress() const override { return macs_[0]->delivered() + macs_[1]->delivered() + flushed(); }
   // A TX still waiting for its INIT to be answered has lost its partner: the link is down.
   std::string stall() const override {
     std::string down;
-    for (const LlrPort* port : {a_.get(), b_.get()})
-      if (port->tx().state() == link::LlrTxState::kInit || port->tx().state() == link::LlrTxState::kFlush)
+    for (int s = 0; s < 2; ++s) {
+      const link::LlrTransmitter& tx = macs_[s]->llr_tx();
+      if (tx.state() == link::LlrTxState::kInit || tx.state() == link::LlrTxState::kFlush)
         down += fmt::format("{}{} (its LLR TX in {}, {} frames flushed, INIT unanswered)", down.empty() ? "" : ", ",
-                            port->name(), link::to_string(port->tx().state()), port->tx().flushed_frames());
+                            s == 0 ? "top.a" : "top.b", link::to_string(tx.state()), tx.flushed_frames());
+    }
     return down.empty() ? "" : "link down at " + down;
   }
   Work work() const override {
-    const double cycles = static_cast<double>(p_.frames) * (p_.min_bytes + link::kFrameOverheadBytes) / p_.width / p_.load;
+    const double cycles = static_cast<double>(p_.frames) * (p_.min_bytes + kFrameOverheadBytes) / p_.width / p_.load;
     return {static_cast<Time>(cycles * static_cast<double>(p_.period)),
             fmt::format("traffic.frames = {} at {:.0f} Gb/s", p_.frames, p_.gbps() * p_.load)};
   }
@@ -236,8 +263,8 @@ class LinkLlr : public Testbench {
       if (d.scoreboard.duplicated() || d.scoreboard.reordered() || d.scoreboard.corrupted())
         throw CheckFailure(d.sink->first_error());
       // With recovery nothing may go missing unless its sender FLUSHed it (then the layer above owns it).
-      const std::uint64_t flushed_here = (i == 0 ? a_ : b_)->tx().flushed_frames();
-      if (p_.recovery != link::Recovery::kNone && lost(d) > flushed_here)
+      const std::uint64_t flushed_here = macs_[i]->llr_tx().flushed_frames();
+      if (p_.recovery != Recovery::kNone && lost(d) > flushed_here)
         throw CheckFailure(fmt::format("LLR lost {} frames {}, flushed {}", lost(d), i == 0 ? "a->b" : "b->a",
                                        flushed_here));
     }
@@ -248,19 +275,18 @@ class LinkLlr : public Testbench {
     nlohmann::json s;
     const double line_gbps = gbps(p_.width, period);
     s["line_rate_Gbps"] = line_gbps;
-    s["recovery"] = p_.recovery == link::Recovery::kLlr ? "llr" : p_.recovery == link::Recovery::kEndToEnd ? "e2e" : "none";
+    s["recovery"] = p_.recovery == Recovery::kLlr ? "llr" : p_.recovery == Recovery::kEndToEnd ? "e2e" : "none";
     s["one_way_latency_cycles"] = p_.latency;
     s["replay_buffer_bytes"] = p_.llr_config.replay_buffer_bytes;
     if (!p_.warning.empty()) s["warnings"] = {p_.warning};
-    std::uint64_t delivered_bytes = 0, line_bytes = 0, frames_sent = 0, controls = 0, corrupted = 0;
-    for (const LlrPort* port : {a_.get(), b_.get()}) {
-      const std::string n = port->name();
-      delivered_bytes += counter(n + ".rx.delivered_bytes");
-      frames_sent += counter(n + ".frames_sent");
-      controls += counter(n + ".llr.control_sets");
+    const std::uint64_t delivered_bytes = delivered_bytes_;
+    std::uint64_t line_bytes = 0, frames_sent = 0, controls = 0, corrupted = 0;
+    for (const std::string n : {"top.a", "top.b"}) {
+      frames_sent += counter(n + ".mac.frames_sent");
+      controls += counter(n + ".mac.control_frames");
       corrupted += counter(n + ".line.corrupted_frames");
     }
-    line_bytes = ab_.bytes_sent() + ba_.bytes_sent();
+    line_bytes = lines_[0]->bytes_sent() + lines_[1]->bytes_sent();
     // A run stopped before the end ran to now, not to its last delivery.
     const double elapsed = static_cast<double>(done() ? last_delivery_ : domain_.clock().now()) + 1;
     const double goodput = gbps(static_cast<double>(delivered_bytes) / 2 / elapsed, period);
@@ -269,7 +295,7 @@ class LinkLlr : public Testbench {
     const std::uint64_t frame_bytes = delivered_bytes;  // each delivered once; replays cost more line
     // Port a's line while it was sending frames: if the MAC kept it full, its length is exactly
     // the frames' bytes + 24 each + the control sets between them.
-    const auto w = a_->busy_window();
+    const auto w = lines_[0]->busy_window();
     s["line_a_to_b"] = {{"busy_line_bytes", w.line_bytes},
                         {"frame_line_bytes", w.frame_line_bytes},
                         {"control_bytes", w.control_bytes},
@@ -278,27 +304,31 @@ class LinkLlr : public Testbench {
                                                        static_cast<double>(w.frame_line_bytes + w.control_bytes)}};
     s["overhead"] = {{"frames_sent", frames_sent},
                      {"frame_bytes_delivered", frame_bytes},
-                     {"preamble_fcs_gap_bytes", frames_sent * link::kFrameOverheadBytes},
+                     {"preamble_fcs_gap_bytes", frames_sent * kFrameOverheadBytes},
                      {"control_sets", controls},
                      {"control_bytes", controls * link::LlrControl::kWireBytes},
                      {"line_bytes", line_bytes},
                      {"goodput_at_full_line_Gbps", line_gbps * static_cast<double>(frame_bytes) / static_cast<double>(line_bytes)}};
     const double loss = frames_sent ? static_cast<double>(corrupted) / static_cast<double>(frames_sent) : 0;
     const double mean_frame_cycles =
-        ((p_.min_bytes + p_.max_bytes) / 2.0 + link::kFrameOverheadBytes) / static_cast<double>(p_.width);
-    const double recovery = static_cast<double>(a_->mean_recovery_cycles() + b_->mean_recovery_cycles()) / 2;
+        ((p_.min_bytes + p_.max_bytes) / 2.0 + kFrameOverheadBytes) / static_cast<double>(p_.width);
+    const double recovery =
+        static_cast<double>(lines_[0]->mean_recovery_cycles() + lines_[1]->mean_recovery_cycles()) / 2;
     const double frames_per_loop = recovery / mean_frame_cycles;
     s["frame_loss"] = loss;
     s["recovery_loop_cycles"] = recovery;
     s["gbn_efficiency"] = (1 - loss) / (1 - loss + frames_per_loop * loss);
     s["goodput_ratio"] = p_.load >= 1 ? goodput / zero_error_goodput() : 0.0;
-    s["replays"] = a_->tx().replays() + b_->tx().replays();
-    for (const LlrPort* port : {a_.get(), b_.get()})  // where each end stands (useful when a run hangs)
-      s["ports"][port->name()] = {{"tx_state", link::to_string(port->tx().state())},
-                                  {"kept_frames", port->tx().kept()},
-                                  {"flushed_frames", port->tx().flushed_frames()},
-                                  {"rx_state", link::to_string(port->rx().state())},
-                                  {"rx_expected", port->rx().expected()}};
+    s["replays"] = macs_[0]->llr_tx().replays() + macs_[1]->llr_tx().replays();
+    for (int p = 0; p < 2; ++p) {  // where each end stands (useful when a run hangs)
+      const link::LlrTransmitter& tx = macs_[p]->llr_tx();
+      const link::LlrReceiver& rx = macs_[p]->llr_rx();
+      s["ports"][p == 0 ? "top.a" : "top.b"] = {{"tx_state", link::to_string(tx.state())},
+                                               {"kept_frames", tx.kept()},
+                                               {"flushed_frames", tx.flushed_frames()},
+                                               {"rx_state", link::to_string(rx.state())},
+                                               {"rx_expected", rx.expected()}};
+    }
     s["flushed_frames"] = flushed();
     s["frames_lost"] = lost(dirs_[0]) + lost(dirs_[1]);
     const auto lat = latency_[0]->to_json();
@@ -327,13 +357,15 @@ class LinkLlr : public Testbench {
 
  private:
   std::uint64_t counter(const std::string& key) const { return stats_.find_counter(key)->value(); }
-  std::uint64_t flushed() const { return a_->tx().flushed_frames() + b_->tx().flushed_frames(); }
+  std::uint64_t flushed() const {
+    return macs_[0]->llr_tx().flushed_frames() + macs_[1]->llr_tx().flushed_frames();
+  }
   std::uint64_t lost(const Direction& d) const { return d.source->made() - d.scoreboard.received(); }
   // Frames of mean size back to back, with the ACKs of the other direction sharing the line.
   double zero_error_goodput() const {
     const double frame = (p_.min_bytes + p_.max_bytes) / 2.0;
-    const double line = frame + link::kFrameOverheadBytes +
-                        (p_.recovery != link::Recovery::kNone
+    const double line = frame + kFrameOverheadBytes +
+                        (p_.recovery != Recovery::kNone
                              ? double(link::LlrControl::kWireBytes) / p_.llr_config.ack_every
                              : 0.0);
     return gbps(p_.width, domain_.clock().period()) * frame / line;
@@ -343,9 +375,11 @@ class LinkLlr : public Testbench {
   Stats& stats_;
   ClockDomain domain_;
   PacketPool pool_;
-  SerialLine<link::LineItem> ab_, ba_;
   Direction dirs_[2];
-  std::unique_ptr<LlrPort> a_, b_;
+  std::unique_ptr<Channel<Packet*>> to_line_[2], from_line_[2];  // per port: its MAC's to its line, from the other's
+  std::unique_ptr<Mac> macs_[2];
+  std::unique_ptr<SerialLine> lines_[2];  // the line each port sends on
+  std::uint64_t delivered_bytes_ = 0;
   LatencyHistogram* latency_[2] = {};
   Cycle last_delivery_ = 0;
 };
@@ -355,8 +389,7 @@ class LinkLlr : public Testbench {
 // flow control; credit stalls, buffer occupancy and credit updates.
 class LinkCbfc : public Testbench {
  public:
-  explicit LinkCbfc(RunContext& ctx) : line_(ctx.config), stats_(ctx.stats), domain_("link", line_.period),
-        ab_(domain_.clock(), line_.width, line_.latency), ba_(domain_.clock(), line_.width, line_.latency) {
+  explicit LinkCbfc(RunContext& ctx) : line_(ctx.config), stats_(ctx.stats), domain_("link", line_.period) {
     Config& c = ctx.config;
     fc_ = link::declare_fc_mode(c, "fc.mode", "cbfc", "flow control on the link");
     const int vcs = static_cast<int>(c.integer("fc.vcs", 4, "VCs", 1, 8, "virtual channels (priorities) in use"));
@@ -368,9 +401,9 @@ class LinkCbfc : public Testbench {
                                     "allowed with fc.mode=cbfc only", link::fc_mode_name(fc_)));
     const link::PfcConfig pf = link::PfcConfig::declare(c, vcs, line_.gbps());
     drain_gbps_ = c.real("rx.drain_gbps", 400, "Gb/s", 0.001, 1e6, "how fast the receiving host takes frames");
-    link::FcFaults faults;
+    link::LineFaults faults;
     faults.frame_loss = c.real("link.frame_loss", 0, "probability", 0, 0.5, "chance a data frame is lost on the line");
-    faults.update_loss = c.real("link.update_loss", 0, "probability", 0, 1, "chance a credit update or pause frame is lost");
+    faults.control_loss = c.real("link.update_loss", 0, "probability", 0, 1, "chance a credit update or pause frame is lost");
     frames_ = static_cast<std::uint64_t>(c.integer("traffic.frames", 20000, "frames", 1, 1ll << 40, "frames to send"));
     const FrameSizes sizes = FrameSizes::declare(c, {64, 1500}, 64, 9216);
     const std::uint32_t min_bytes = min_bytes_ = sizes.min_bytes, max_bytes = sizes.max_bytes;
@@ -395,59 +428,94 @@ class LinkCbfc : public Testbench {
     }
     if (!sizing_.empty()) std::cerr << "warning: " << sizing_ << "\n";
 
+    // a: source -> sender (a queue per VC, asking a's PortFc) -> MAC -> line -> b's MAC ->
+    // receiver (its buffer drains at rx.drain_gbps, telling b's PortFc) -> sink; b's PortFc
+    // answers through b's MAC and the line back. No LLR: a frame the line loses is lost.
     Clock& clock = domain_.clock();
-    from_host_ = std::make_unique<Channel<Packet*>>("top.a.host_tx", clock, ChannelSpec{1, 4, 1, 2});
-    to_host_ = std::make_unique<Channel<Packet*>>("top.b.host_rx", clock, ChannelSpec{1, 0, 1, 2});
-    source_ = std::make_unique<FrameSource>("top.a.source", *from_host_, pool_, scoreboard_, ctx.rng("top.a.source"),
+    const char* names[2] = {"top.a", "top.b"};
+    for (int s = 0; s < 2; ++s) {
+      const std::string n = names[s];
+      Side& x = sides_[s];
+      x.host_to_mac = std::make_unique<Channel<Packet*>>(n + ".tx_fifo", clock, kLineFifo);
+      x.mac_to_host = std::make_unique<Channel<Packet*>>(n + ".rx_fifo", clock, ChannelSpec{});
+      x.fc_out = std::make_unique<Channel<link::FcMessage>>(n + ".fc_out", clock, ChannelSpec{});
+      x.fc_in = std::make_unique<Channel<link::FcMessage>>(n + ".fc_in", clock, ChannelSpec{});
+      x.to_line = std::make_unique<Channel<Packet*>>(n + ".to_line", clock, kLineFifo);
+      x.from_line = std::make_unique<Channel<Packet*>>(n + ".from_line", clock, ChannelSpec{});
+    }
+    for (int s = 0; s < 2; ++s) {
+      const std::string n = names[s];
+      Side& x = sides_[s];
+      link::PortFcOptions end;  // data one way: a sends, b receives
+      end.sends = s == 0;
+      end.receives = s == 1;
+      x.fc = std::make_unique<link::PortFc>(n + ".fc", fc_, cb, pf, clock, ctx.stats, *x.fc_out, *x.fc_in, end,
+                                            rtl::credit_sender(rtl && s == 0, cb, clock));
+      x.mac = std::make_unique<Mac>(n + ".mac", link::MacConfig{false, link::LlrConfig{}}, link::LlrEnds{},
+                                    *x.host_to_mac, *x.mac_to_host, x.fc_out.get(), x.fc_in.get(), *x.to_line,
+                                    *x.from_line, pool_, ctx.stats);
+      x.line = std::make_unique<SerialLine>(n + ".line", line_.width, line_.latency, 0, faults, ctx.rng(n + ".line"),
+                                            *x.to_line, *sides_[1 - s].from_line, pool_, ctx.stats);
+      for (Core* core : std::initializer_list<Core*>{x.fc.get(), x.mac.get(), x.line.get()}) domain_.attach(*core);
+    }
+    Side &a = sides_[0], &b = sides_[1];
+    from_source_ = std::make_unique<Channel<Packet*>>("top.a.host_tx", clock, ChannelSpec{1, 4, 1, 2});
+    to_sink_ = std::make_unique<Channel<Packet*>>("top.b.host_rx", clock, ChannelSpec{1, 0, 1, 2});
+    source_ = std::make_unique<FrameSource>("top.a.source", *from_source_, pool_, scoreboard_, ctx.rng("top.a.source"),
                                             frames_, min_bytes, max_bytes, 0.0);
     source_->spread_over_vcs(vcs);
-    sink_ = std::make_unique<FrameSink>("top.b.sink", *to_host_, pool_, scoreboard_);
+    source_->leave_room_for_fcs();
+    sender_ = std::make_unique<VcSender>("top.a.host", vcs, *from_source_, *a.host_to_mac, *a.fc, ctx.stats);
+    receiver_ = std::make_unique<DrainingReceiver>("top.b.host", vcs, drain_gbps_ / line_.gbps() * line_.width,
+                                                   *b.mac_to_host, *to_sink_, *b.fc);
+    sink_ = std::make_unique<FrameSink>("top.b.sink", *to_sink_, pool_, scoreboard_);
     sink_->on_frame([this](const Packet& f) {
       bytes_ += f.bytes;
       last_ = domain_.clock().now();
     });
-    sender_ = std::make_unique<link::FcSender>("top.a", fc_, cb, pf, clock.period(), faults, ctx.rng("top.a.line"), ab_,
-                                               ba_, *from_host_, ctx.stats, rtl::credit_sender(rtl, cb, clock));
-    receiver_ = std::make_unique<link::FcReceiver>("top.b", fc_, cb, pf, clock.period(),
-                                                   drain_gbps_ / line_.gbps() * line_.width, faults,
-                                                   ctx.rng("top.b.line"), ab_, ba_, *to_host_, pool_, ctx.stats);
-    sender_->capture_to(ctx.capture.for_link(sender_->name()));
+    a.line->capture_to(ctx.capture.for_link("top.a"));
     for (Core* core : std::initializer_list<Core*>{source_.get(), sink_.get(), sender_.get(), receiver_.get()}) {
       domain_.attach(*core);
       core->wake_at(0);
     }
-    ab_.connect(receiver_.get());
-    ba_.connect(sender_.get());
-    from_host_->connect(source_.get(), sender_.get());
-    to_host_->connect(receiver_.get(), sink_.get());
+    a.fc->set_upstream(sender_.get());
+    from_source_->connect(source_.get(), sender_.get());
+    a.host_to_mac->connect(sender_.get(), a.mac.get());
+    b.mac_to_host->connect(b.mac.get(), receiver_.get());
+    to_sink_->connect(receiver_.get(), sink_.get());
+    for (int s = 0; s < 2; ++s) {
+      Side& x = sides_[s];
+      x.fc_out->connect(x.fc.get(), x.mac.get());
+      x.fc_in->connect(x.mac.get(), x.fc.get());
+      x.to_line->connect(x.mac.get(), x.line.get());
+      sides_[1 - s].from_line->connect(x.line.get(), sides_[1 - s].mac.get());
+    }
+    const link::CreditSender& credits = a.fc->cbfc_sender();
+    const link::CbfcReceiver& counted = b.fc->cbfc_receiver();
     Waves& w = ctx.waves;
     for (int vc = 0; vc < vcs; ++vc) {
-      w.probe(fmt::format("top.a.cbfc.vc{}.in_use", vc), 32, [this, vc] { return sender_->cbfc().in_use(vc); });
-      w.probe(fmt::format("top.b.cbfc.vc{}.occupancy", vc), 32, [this, vc] { return receiver_->cbfc().occupancy(vc); });
+      w.probe(fmt::format("top.a.cbfc.vc{}.in_use", vc), 32, [&credits, vc] { return credits.in_use(vc); });
+      w.probe(fmt::format("top.b.cbfc.vc{}.occupancy", vc), 32, [&counted, vc] { return counted.occupancy(vc); });
       // Both ends' counters: with cbfc.impl=rtl the sender's are the twin's registers, beside the
       // receiver model's in one file.
-      const std::string a = rtl ? "top.a.cbfc_rtl" : "top.a.cbfc";
-      w.probe(fmt::format("{}.vc{}.consumed", a, vc), cb.counter_bits, [this, vc] { return sender_->cbfc().consumed(vc); });
-      w.probe(fmt::format("{}.vc{}.freed", a, vc), cb.counter_bits, [this, vc] { return sender_->cbfc().freed(vc); });
-      w.probe(fmt::format("top.b.cbfc.vc{}.consumed", vc), cb.counter_bits, [this, vc] { return receiver_->cbfc().consumed(vc); });
-      w.probe(fmt::format("top.b.cbfc.vc{}.freed", vc), cb.counter_bits, [this, vc] { return receiver_->cbfc().freed(vc); });
+      const std::string n = rtl ? "top.a.cbfc_rtl" : "top.a.cbfc";
+      w.probe(fmt::format("{}.vc{}.consumed", n, vc), cb.counter_bits, [&credits, vc] { return credits.consumed(vc); });
+      w.probe(fmt::format("{}.vc{}.freed", n, vc), cb.counter_bits, [&credits, vc] { return credits.freed(vc); });
+      w.probe(fmt::format("top.b.cbfc.vc{}.consumed", vc), cb.counter_bits, [&counted, vc] { return counted.consumed(vc); });
+      w.probe(fmt::format("top.b.cbfc.vc{}.freed", vc), cb.counter_bits, [&counted, vc] { return counted.freed(vc); });
     }
     w.watch(clock);
   }
 
   // Done when every frame is in or lost, and (CBFC) every credit is back where it started.
   bool done() const override {
-    if (source_->made() < frames_ || !sender_->idle() || !receiver_->idle() || !ab_.empty() || to_host_->in_flight())
-      return false;
-    if (fc_ == link::FcMode::kCbfc)
-      for (int vc = 0; vc < sender_->cbfc().config().vcs; ++vc)
-        if (sender_->cbfc().credits_available(vc) != sender_->cbfc().config().buffer_credits[vc]) return false;
-    return true;
+    if (source_->made() < frames_ || !sender_->idle() || !receiver_->idle() || to_sink_->in_flight()) return false;
+    for (const Side& x : sides_)
+      if (!x.mac->idle() || !x.line->idle() || x.host_to_mac->in_flight()) return false;
+    return credits_restored();
   }
-  std::uint64_t progress() const override { return scoreboard_.received() + receiver_->frames_lost(); }
-  double done_fraction() const override {
-    return static_cast<double>(scoreboard_.received() + receiver_->frames_lost()) / frames_;
-  }
+  std::uint64_t progress() const override { return scoreboard_.received() + frames_lost(); }
+  double done_fraction() const override { return static_cast<double>(progress()) / frames_; }
   std::string waiting_for() const override {
     if (source_->made() < frames_) return "";
     return fmt::format("the last {} of {} frames, and the credits they hold", frames_ - std::min(frames_, progress()),
@@ -455,25 +523,26 @@ class LinkCbfc : public Testbench {
   }
   Work work() const override {  // the slower of the line and the receiving host
     const double rate = std::min(line_.gbps(), drain_gbps_);
-    const double bits = static_cast<double>(frames_) * (min_bytes_ + link::kFrameOverheadBytes) * 8;
+    const double bits = static_cast<double>(frames_) * (min_bytes_ + kFrameOverheadBytes) * 8;
     return {static_cast<Time>(bits / rate * kNs), fmt::format("traffic.frames = {} at {:.0f} Gb/s", frames_, rate)};
   }
   std::string stall() const override {
     const std::string held = sender_->held_back();
     if (held.empty()) return "";
-    const char* what = fc_ == link::FcMode::kCbfc ? "credit" : "pause";
-    return fmt::format("{} deadlock at {}; {} of {} {} lost on the line", what, held,
-                       counter("top.b.line.lost_updates") + counter("top.a.line.lost_updates"),
-                       counter("top.b.cbfc.cf_updates") + counter("top.a.cbfc.cc_updates") + counter("top.b.pfc.pause_frames"),
-                       fc_ == link::FcMode::kCbfc ? "credit updates" : "pause frames");
+    const bool cbfc = fc_ == link::FcMode::kCbfc;
+    return fmt::format("{} deadlock at {}; {} of {} {} lost on the line", cbfc ? "credit" : "pause", held,
+                       updates_lost(),
+                       cbfc ? counter("top.b.fc.cbfc.cf_updates") + counter("top.a.fc.cbfc.cc_updates")
+                            : sides_[1].fc->pause_frames(),
+                       cbfc ? "credit updates" : "pause frames");
   }
   void check() const override {
-    if (!receiver_->overflow().empty()) throw CheckFailure(receiver_->overflow());
+    if (std::string o = sides_[1].fc->overflow(); !o.empty()) throw CheckFailure(o);
     if (scoreboard_.duplicated() || scoreboard_.reordered() || scoreboard_.corrupted())
       throw CheckFailure(sink_->first_error());
-    if (scoreboard_.received() + receiver_->frames_lost() != frames_)
-      throw CheckFailure(fmt::format("{} frames received and {} lost of {}", scoreboard_.received(),
-                                     receiver_->frames_lost(), frames_));
+    if (scoreboard_.received() + frames_lost() != frames_)
+      throw CheckFailure(fmt::format("{} frames received and {} lost of {}", scoreboard_.received(), frames_lost(),
+                                     frames_));
   }
 
   nlohmann::json summary() const override {
@@ -481,23 +550,20 @@ class LinkCbfc : public Testbench {
     s["flow_control"] = link::fc_mode_name(fc_);
     s["line_rate_Gbps"] = line_.gbps();
     s["frames_received"] = scoreboard_.received();
-    s["frames_lost"] = counter("top.b.lost_frames_released");
-    s["stall_cycles"] = counter("top.a.stall_cycles");
-    s["cf_updates"] = counter("top.b.cbfc.cf_updates");
-    s["cc_updates"] = counter("top.a.cbfc.cc_updates");
-    s["pause_frames"] = counter("top.b.pfc.pause_frames");
-    s["updates_lost"] = counter("top.b.line.lost_updates") + counter("top.a.line.lost_updates");
-    s["overflow"] = !receiver_->overflow().empty();
+    s["frames_lost"] = frames_lost();
+    s["stall_cycles"] = counter("top.a.host.stall_cycles");
+    s["cf_updates"] = counter("top.b.fc.cbfc.cf_updates");
+    s["cc_updates"] = counter("top.a.fc.cbfc.cc_updates");
+    s["pause_frames"] = sides_[1].fc->pause_frames();
+    s["updates_lost"] = updates_lost();
+    s["overflow"] = !sides_[1].fc->overflow().empty();
     // A run stopped before the end ran to now, not to its last delivery.
     const Cycle elapsed = (done() ? last_ : domain_.clock().now()) + 1;
     s["goodput_Gbps"] = gbps(static_cast<double>(bytes_) / static_cast<double>(elapsed), line_.period);
     nlohmann::json peak = nlohmann::json::array();
-    for (int vc = 0; vc < sender_->cbfc().config().vcs; ++vc) peak.push_back(receiver_->peak_occupancy_bytes(vc));
+    for (int vc = 0; vc < vcs(); ++vc) peak.push_back(receiver_->peak_occupancy_bytes(vc));
     s["peak_buffer_bytes"] = peak;
-    bool restored = true;
-    for (int vc = 0; vc < sender_->cbfc().config().vcs; ++vc)
-      restored = restored && sender_->cbfc().credits_available(vc) == sender_->cbfc().config().buffer_credits[vc];
-    s["credits_restored"] = fc_ != link::FcMode::kCbfc || restored;
+    s["credits_restored"] = credits_restored();
     if (!sizing_.empty()) s["warnings"] = {sizing_};
     return s;
   }
@@ -519,7 +585,27 @@ class LinkCbfc : public Testbench {
   }
 
  private:
+  // One end of the link: its flow control, MAC and the line it sends on, and the FIFOs between.
+  struct Side {
+    std::unique_ptr<Channel<Packet*>> host_to_mac, mac_to_host, to_line, from_line;
+    std::unique_ptr<Channel<link::FcMessage>> fc_out, fc_in;
+    std::unique_ptr<link::PortFc> fc;
+    std::unique_ptr<Mac> mac;
+    std::unique_ptr<SerialLine> line;
+  };
   std::uint64_t counter(const std::string& key) const { return stats_.find_counter(key)->value(); }
+  int vcs() const { return sides_[0].fc->cbfc_sender().config().vcs; }
+  std::uint64_t frames_lost() const { return sides_[0].line->frames_lost(); }
+  std::uint64_t updates_lost() const {
+    return counter("top.a.line.lost_control_frames") + counter("top.b.line.lost_control_frames");
+  }
+  bool credits_restored() const {
+    const link::CreditSender& credits = sides_[0].fc->cbfc_sender();
+    if (fc_ != link::FcMode::kCbfc) return true;
+    for (int vc = 0; vc < vcs(); ++vc)
+      if (credits.credits_available(vc) != credits.config().buffer_credits[vc]) return false;
+    return true;
+  }
   LineParams line_;
   Stats& stats_;
   link::FcMode fc_;
@@ -530,12 +616,12 @@ class LinkCbfc : public Testbench {
   ClockDomain domain_;
   PacketPool pool_;
   Scoreboard scoreboard_;
-  SerialLine<link::FcItem> ab_, ba_;
-  std::unique_ptr<Channel<Packet*>> from_host_, to_host_;
+  Side sides_[2];
+  std::unique_ptr<Channel<Packet*>> from_source_, to_sink_;
   std::unique_ptr<FrameSource> source_;
   std::unique_ptr<FrameSink> sink_;
-  std::unique_ptr<link::FcSender> sender_;
-  std::unique_ptr<link::FcReceiver> receiver_;
+  std::unique_ptr<VcSender> sender_;
+  std::unique_ptr<DrainingReceiver> receiver_;
   std::uint64_t bytes_ = 0;
   Cycle last_ = 0;
 };

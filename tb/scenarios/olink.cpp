@@ -314,7 +314,7 @@ std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::strin
                                                            pool, ctx.stats));
     f->fabric->attach(static_cast<int>(g), 0, &f->endpoints.back()->core());
     ComposedFabric* fp = f.get();
-    lingyun::PortFc& fc = f->fabric->gate(static_cast<int>(g), 0);
+    link::PortFc& fc = f->fabric->gate(static_cast<int>(g), 0);
     f->endpoints.back()->attach_port(&fc, &fc, [fp, g](const Packet& p, Time now) {
       const int dir = g == 0 ? 1 : 0;  // GPU 0 issues the loads, GPU 1 answers them
       fp->arrivals[dir].emplace_back(p.created, now);

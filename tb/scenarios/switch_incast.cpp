@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "hw/switch/port_fc.hpp"
 #include "hw/switch/switch.hpp"
 #include "kernel/clock_domain.hpp"
+#include "tb/lib/rig_fc.hpp"
 
 namespace xy {
 namespace {
@@ -26,7 +26,7 @@ using sw::SwitchParams;
 //
 // Back-pressure is measured the same way for every variant, at the senders: the cycles of the
 // measured window in which a link's flow control held back a frame its upstream (a host or a
-// switch egress) wanted to send (PortFlowControl::held_cycles: CBFC credits short of the
+// switch egress) wanted to send (link::PortFc::held_cycles: CBFC credits short of the
 // frame's cost, or a PFC pause). A link's hop count is its distance upstream of the congested
 // port (S2's egress to S3): links into S2 are 1 hop, links into S1 are 2, the congested link
 // into S3 itself is 0.
@@ -35,7 +35,7 @@ using sw::SwitchParams;
 class PacedSender : public Core {
  public:
   PacedSender(std::string name, int src, int dst, std::uint8_t vc, std::uint32_t bytes, std::uint32_t width,
-              Cycle stop_at, Channel<Packet*>& out, sw::PortFlowControl& fc, PacketPool& pool)
+              Cycle stop_at, Channel<Packet*>& out, link::PortFc& fc, PacketPool& pool)
       : Core(std::move(name)), src_(src), dst_(dst), vc_(vc), bytes_(bytes), beats_((bytes + width - 1) / width),
         stop_at_(stop_at), out_(out), fc_(fc), pool_(pool) {}
   void eval() override {
@@ -65,7 +65,7 @@ class PacedSender : public Core {
   std::uint32_t bytes_;
   Cycle beats_, stop_at_, line_free_ = 0;
   Channel<Packet*>& out_;
-  sw::PortFlowControl& fc_;
+  link::PortFc& fc_;
   PacketPool& pool_;
   std::uint64_t sent_ = 0;
 };
@@ -104,7 +104,7 @@ class CountingSink : public Core {
 // Reads every link's held cycles at the start and at the end of the measured window.
 class WindowProbe : public Core {
  public:
-  WindowProbe(std::string name, std::vector<const sw::PortFlowControl*> links, Cycle from, Cycle to)
+  WindowProbe(std::string name, std::vector<const link::PortFc*> links, Cycle from, Cycle to)
       : Core(std::move(name)), links_(std::move(links)), from_(from), to_(to) {}
   void start() { wake_at(from_); }  // once attached to the clock
   void eval() override {
@@ -129,7 +129,7 @@ class WindowProbe : public Core {
     }
     return r;
   }
-  std::vector<const sw::PortFlowControl*> links_;
+  std::vector<const link::PortFc*> links_;
   Cycle from_, to_;
   std::vector<std::vector<std::uint64_t>> at_from_, at_to_;
 };
@@ -167,11 +167,11 @@ class SwitchIncast : public Testbench {
     const struct {
       const char* name;
       link::FcMode mode;
-      sw::CreditRelease release;
-    } variants[] = {{"cbfc", link::FcMode::kCbfc, sw::CreditRelease::kDeparture},
-                    {"cbfc-admit", link::FcMode::kCbfc, sw::CreditRelease::kAdmission},
-                    {"pfc", link::FcMode::kPfc, sw::CreditRelease::kDeparture},
-                    {"none", link::FcMode::kNone, sw::CreditRelease::kDeparture}};
+      link::CreditRelease release;
+    } variants[] = {{"cbfc", link::FcMode::kCbfc, link::CreditRelease::kDeparture},
+                    {"cbfc-admit", link::FcMode::kCbfc, link::CreditRelease::kAdmission},
+                    {"pfc", link::FcMode::kPfc, link::CreditRelease::kDeparture},
+                    {"none", link::FcMode::kNone, link::CreditRelease::kDeparture}};
     for (const auto& v : variants)
       chains_.push_back(std::make_unique<Chain>(*this, v.name, v.mode, v.release, sp, cb, pf, bytes, latency, ctx));
   }
@@ -209,8 +209,9 @@ class SwitchIncast : public Testbench {
                      blocked = nlohmann::json::object(), held = nlohmann::json::object();
       for (int sw_index = 0; sw_index < 3; ++sw_index) {
         std::uint64_t x = 0;
-        for (const auto& fc : ch->links)
-          if (fc->name().find(fmt::format(".s{}.", sw_index + 1)) != std::string::npos) x += fc->xoffs();
+        for (const auto& fc : ch->links)  // pauses are sent by the receiving end, the switch's
+          if (fc->receiver().name().find(fmt::format(".s{}.", sw_index + 1)) != std::string::npos)
+            x += fc->receiver().xoffs();
         xoff[fmt::format("into_s{}", sw_index + 1)] = x;
         const auto& swp = ch->switches[sw_index];
         drops[fmt::format("s{}", sw_index + 1)] = swp->drops();
@@ -225,7 +226,7 @@ class SwitchIncast : public Testbench {
         const LinkInfo& li = ch->link_info[i];
         nlohmann::json per_vc = nlohmann::json::array();
         std::uint64_t any = 0;
-        for (int vc = 0; vc < ch->links[i]->vcs(); ++vc) {
+        for (int vc = 0; vc < ch->links[i]->sender().vcs(); ++vc) {
           per_vc.push_back(ch->probe->held(i, vc));
           any += ch->probe->held(i, vc);
         }
@@ -307,13 +308,13 @@ class SwitchIncast : public Testbench {
     link::FcMode mode;
     std::vector<std::unique_ptr<Channel<Packet*>>> channels;
     std::vector<std::unique_ptr<Switch>> switches;
-    std::vector<std::unique_ptr<sw::PortFlowControl>> links;
+    std::vector<std::unique_ptr<RigFcLink>> links;
     std::vector<LinkInfo> link_info;  // one per link, same order
     std::vector<std::unique_ptr<PacedSender>> senders;
     std::unique_ptr<CountingSink> victim, incast;
     std::unique_ptr<WindowProbe> probe;
 
-    Chain(SwitchIncast& tb, const char* variant, link::FcMode m, sw::CreditRelease release, const SwitchParams& sp,
+    Chain(SwitchIncast& tb, const char* variant, link::FcMode m, link::CreditRelease release, const SwitchParams& sp,
           const link::CbfcConfig& cb, const link::PfcConfig& pf, std::uint32_t bytes, Cycle latency, RunContext& ctx)
         : name(variant), mode(m) {
       Clock& clock = tb.domain_->clock();
@@ -324,10 +325,9 @@ class SwitchIncast : public Testbench {
         return channels.back().get();
       };
       auto fc = [&](const std::string& what, const std::string& key, int into_switch) {
-        links.push_back(std::make_unique<sw::PortFlowControl>(fmt::format("top.{}.{}", name, what), mode, cb, pf,
-                                                              clock.period(), latency, ctx.stats, release));
+        links.push_back(std::make_unique<RigFcLink>(fmt::format("top.{}.{}", name, what), mode, cb, pf, clock, latency,
+                                                    ctx.stats, release));
         link_info.push_back({key, into_switch, 3 - into_switch});
-        clock.attach(*links.back());
         return links.back().get();
       };
       // Ports. S1: 0 sender A, 1 victim V, 2 uplink. S2: 0 from S1, 1..k senders, k+1 uplink, k+2 W. S3: 0 from S2, 1 R.
@@ -355,12 +355,12 @@ class SwitchIncast : public Testbench {
       auto sender = [&](const std::string& who, const std::string& key, int src, int dst, std::uint8_t vc,
                         Channel<Packet*>* up, Switch& sw, int port) {
         const int index = &sw == s1.get() ? 1 : 2;
-        sw::PortFlowControl* f = fc(fmt::format("s{}.in{}", index, port), key, index);
+        RigFcLink* f = fc(fmt::format("s{}.in{}", index, port), key, index);
         senders.push_back(std::make_unique<PacedSender>(fmt::format("top.{}.{}", name, who), src, dst, vc, bytes, width,
-                                                        stop, *up, *f, tb.pool_));
+                                                        stop, *up, f->sender(), tb.pool_));
         clock.attach(*senders.back());
-        f->set_upstream(senders.back().get());
-        sw.set_ingress_monitor(port, f);
+        f->sender(senders.back().get());
+        sw.set_ingress_monitor(port, &f->receiver());
         up->connect(senders.back().get(), &sw.ingress_core(port));
         senders.back()->wake_at(0);
       };
@@ -370,10 +370,9 @@ class SwitchIncast : public Testbench {
         sender(fmt::format("s2host{}", j), fmt::format("host{}_to_s2", j), 1 + j, kR, 0, in2[j], *s2, j);
       // Switch to switch: the upstream egress asks, the downstream ingress reports.
       auto hop = [&](Switch& up, int up_port, Switch& down, int down_port, int down_index, const std::string& key) {
-        sw::PortFlowControl* f = fc(fmt::format("s{}.in{}", down_index, down_port), key, down_index);
-        up.set_egress_gate(up_port, f);
-        f->set_upstream(&up.egress_core(up_port));
-        down.set_ingress_monitor(down_port, f);
+        RigFcLink* f = fc(fmt::format("s{}.in{}", down_index, down_port), key, down_index);
+        up.set_egress_gate(up_port, &f->sender(&up.egress_core(up_port)));
+        down.set_ingress_monitor(down_port, &f->receiver());
       };
       hop(*s1, 2, *s2, 0, 2, "s1_to_s2");
       hop(*s2, k + 1, *s3, 0, 3, "s2_to_s3");
@@ -385,8 +384,8 @@ class SwitchIncast : public Testbench {
       clock.attach(*incast);
       out2[k + 2]->connect(&s2->egress_core(k + 2), victim.get());
       out3[1]->connect(&s3->egress_core(1), incast.get());
-      std::vector<const sw::PortFlowControl*> watched;
-      for (const auto& l : links) watched.push_back(l.get());
+      std::vector<const link::PortFc*> watched;
+      for (const auto& l : links) watched.push_back(&l->sender());
       probe = std::make_unique<WindowProbe>("top." + name + ".probe", std::move(watched), tb.from_cycle_, tb.to_cycle_);
       clock.attach(*probe);
       probe->start();

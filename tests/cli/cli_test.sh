@@ -215,7 +215,7 @@ case "$case_name" in
     malformed=$(awk -F'\t' '$2 != ""' "$work/fields" | wc -l)
     stat() { grep -A3 "\"$1\"" "$work/R/results.json" | grep '"value"' | grep -o '[0-9]\+' | head -1; }
     corrupted=$(stat top.a.line.corrupted_frames)
-    sent=$(stat top.a.frames_sent)
+    sent=$(stat top.a.mac.frames_sent)
     [ "$total" -eq "$sent" ] || fail "tshark read $total frames, port a sent $sent"
     [ "$malformed" -eq 0 ] || fail "$malformed malformed frames"
     [ "$bad" -eq "$corrupted" ] || fail "$bad frames with a bad FCS, the channel corrupted $corrupted"
@@ -552,12 +552,12 @@ PY
     expect_failed_run "not finished at sim.max_time_us = 2" run olink-latency --set sim.max_time_us=2 --quiet
     grep -q "load, measured .* n/a" "$work/out" || fail "no n/a for the loads that never returned: $(cat "$work/out")" ;;
   cbfc_updates_all_lost)
-    expect_failed_run "credit deadlock at top.a VC" run link-cbfc --set link.update_loss=1 --set traffic.frames=2000 --quiet
+    expect_failed_run "credit deadlock at top.a.fc VC" run link-cbfc --set link.update_loss=1 --set traffic.frames=2000 --quiet
     grep -q "the run FAILED" "$work/out" || fail "the report does not say its figures are partial" ;;
   cbfc_buffer_below_one_frame)
     expect_bad_input "cbfc.buffer_credits = 3: less than one largest frame" run link-cbfc --set cbfc.buffer_credits=3 --quiet ;;
   pfc_overflow_named)
-    expect_failed_run "PFC overflow at top.b priority" run link-cbfc --set fc.mode=pfc --set link.update_loss=0.5 --quiet
+    expect_failed_run "PFC overflow at top.b.fc priority" run link-cbfc --set fc.mode=pfc --set link.update_loss=0.5 --quiet
     grep -q "B beyond the buffer: the 49152 B headroom above XOFF" "$work/err" || fail "no headroom figures"
     expect_failed_run "PFC overflow at " run switch-incast --set switch.clock_mhz=200 --quiet ;;
   seed_out_of_range)

@@ -25,9 +25,10 @@ struct FaultMix {
   const char* name;
   std::vector<std::string> sets;
   Promise promise;
+  // Half the pauses lost overflows a 48 KiB headroom only once an XOFF and its refreshes are
+  // lost together: in 2 of 5 seeds over 3000 frames, in every seed tried over 20,000.
+  std::uint64_t frames = 3000;
 };
-
-constexpr std::uint64_t kFrames = 3000;
 
 void PrintTo(const FaultMix& m, std::ostream* os) { *os << m.name; }
 
@@ -38,13 +39,14 @@ std::uint64_t stat(const RunResult& r, const std::string& key) { return r.result
 TEST_P(FlowControlFaults, KeepsItsPromise) {
   const FaultMix& mix = GetParam();
   std::vector<std::string> sets = mix.sets;
-  sets.push_back("traffic.frames=" + std::to_string(kFrames));
+  const std::uint64_t frames = mix.frames;
+  sets.push_back("traffic.frames=" + std::to_string(frames));
   const RunResult r = testing::run_quiet("link-cbfc", sets);
   const auto& s = r.results["summary"];
   switch (mix.promise) {
     case Promise::kDelivered:
       ASSERT_EQ(r.failure, "");
-      EXPECT_EQ(s["frames_received"], kFrames);
+      EXPECT_EQ(s["frames_received"], frames);
       EXPECT_EQ(s["frames_lost"], 0u);
       EXPECT_TRUE(s["credits_restored"].get<bool>());
       break;
@@ -53,21 +55,21 @@ TEST_P(FlowControlFaults, KeepsItsPromise) {
       // The sender's count of frames the line took, against the receiver's count of the gaps.
       EXPECT_GT(stat(r, "top.a.line.lost_frames"), 0u);
       EXPECT_EQ(s["frames_lost"], stat(r, "top.a.line.lost_frames"));
-      EXPECT_EQ(s["frames_received"].get<std::uint64_t>() + stat(r, "top.a.line.lost_frames"), kFrames);
+      EXPECT_EQ(s["frames_received"].get<std::uint64_t>() + stat(r, "top.a.line.lost_frames"), frames);
       EXPECT_TRUE(s["credits_restored"].get<bool>());
       break;
     case Promise::kCreditDeadlock:
     {
-      EXPECT_THAT(r.failure, StartsWith("credit deadlock at top.a VC "));
+      EXPECT_THAT(r.failure, StartsWith("credit deadlock at top.a.fc VC "));
       // Every update sent was lost: the receiver's CF_Updates and the sender's CC_Updates alike.
-      const std::uint64_t sent = stat(r, "top.b.cbfc.cf_updates") + stat(r, "top.a.cbfc.cc_updates");
+      const std::uint64_t sent = stat(r, "top.b.fc.cbfc.cf_updates") + stat(r, "top.a.fc.cbfc.cc_updates");
       EXPECT_GT(sent, 0u);
       EXPECT_THAT(r.failure, HasSubstr("; " + std::to_string(sent) + " of " + std::to_string(sent) + " credit updates lost"));
-      EXPECT_LT(s["frames_received"].get<std::uint64_t>(), kFrames);
+      EXPECT_LT(s["frames_received"].get<std::uint64_t>(), frames);
       break;
     }
     case Promise::kPfcOverflow:
-      EXPECT_THAT(r.failure, StartsWith("PFC overflow at top.b priority "));
+      EXPECT_THAT(r.failure, StartsWith("PFC overflow at top.b.fc priority "));
       EXPECT_THAT(r.failure, HasSubstr("headroom above XOFF"));
       EXPECT_TRUE(s["overflow"].get<bool>());
       break;
@@ -91,7 +93,7 @@ INSTANTIATE_TEST_SUITE_P(
                  Promise::kLostCounted},
         FaultMix{"pfc_clean", {"fc.mode=pfc"}, Promise::kDelivered},
         FaultMix{"pfc_frame_loss_1pc", {"fc.mode=pfc", "link.frame_loss=0.01"}, Promise::kLostCounted},
-        FaultMix{"pfc_pause_loss_50pc", {"fc.mode=pfc", "link.update_loss=0.5"}, Promise::kPfcOverflow},
+        FaultMix{"pfc_pause_loss_50pc", {"fc.mode=pfc", "link.update_loss=0.5"}, Promise::kPfcOverflow, 20000},
         FaultMix{"pfc_pause_loss_100pc", {"fc.mode=pfc", "link.update_loss=1"}, Promise::kPfcOverflow}),
     [](const ::testing::TestParamInfo<FaultMix>& info) { return std::string(info.param.name); });
 

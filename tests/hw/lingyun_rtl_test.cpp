@@ -34,10 +34,10 @@ struct Rig {
   PortLink link;
 };
 
-bool llr_twins(const PortMac& mac) {
+bool llr_twins(const link::Mac& mac) {
   return dynamic_cast<const rtl::LlrTxTwin*>(&mac.llr_tx()) && dynamic_cast<const rtl::LlrRxTwin*>(&mac.llr_rx());
 }
-bool cbfc_twin(const PortFc& fc) { return dynamic_cast<const rtl::CbfcSenderTwin*>(&fc.cbfc_sender()) != nullptr; }
+bool cbfc_twin(const link::PortFc& fc) { return dynamic_cast<const rtl::CbfcSenderTwin*>(&fc.cbfc_sender()) != nullptr; }
 
 TEST(LingyunRtl, ByDefaultEveryPortRunsTheModels) {
   Rig r(declare({}));

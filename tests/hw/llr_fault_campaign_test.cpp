@@ -114,7 +114,7 @@ TEST_P(LlrFaultCampaign, KeepsItsPromise) {
   std::uint64_t flushed_total = 0;
   for (const auto& [from, to] : {std::pair{"top.a", "top.b"}, {"top.b", "top.a"}}) {
     SCOPED_TRACE(fmt::format("{} -> {}", from, to));
-    const auto delivered = stats[fmt::format("{}.rx.delivered", to)]["value"].get<std::uint64_t>();
+    const auto delivered = stats[fmt::format("{}.mac.rx.delivered", to)]["value"].get<std::uint64_t>();
     const auto flushed = s["ports"][from]["flushed_frames"].get<std::uint64_t>();
     flushed_total += flushed;
     EXPECT_LE(delivered, kFrames);

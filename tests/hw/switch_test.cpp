@@ -250,7 +250,7 @@ TEST(SwitchIncast, ACreditResyncWhileFramesAreOnTheirWayFreesNothingTwice) {
   const RunResult r = testing::run_quiet("switch-incast", {"incast.measure_us=300"});
   EXPECT_EQ(r.failure, "");  // no credit overflow anywhere
   for (const char* link : {"top.cbfc.s2.in0", "top.cbfc-admit.s2.in0", "top.cbfc-admit.s3.in0"})
-    EXPECT_GE(r.results["stats"][std::string(link) + ".cbfc.cc_updates"]["value"].get<std::uint64_t>(), 1u) << link;
+    EXPECT_GE(r.results["stats"][std::string(link) + ".tx.cbfc.cc_updates"]["value"].get<std::uint64_t>(), 1u) << link;
 }
 
 }  // namespace

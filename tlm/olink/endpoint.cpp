@@ -35,8 +35,8 @@ struct OlinkEndpoint::Nic : Core {
     std::uint32_t segment;  // of a bulk write
   };
 
-  sw::EgressGate* gate = nullptr;
-  sw::IngressMonitor* monitor = nullptr;
+  link::EgressGate* gate = nullptr;
+  link::IngressMonitor* monitor = nullptr;
   std::function<void(const Packet&, Time)> on_arrival;
   std::function<void(Time)> on_served;
 
@@ -233,7 +233,7 @@ OlinkEndpoint::OlinkEndpoint(const sc_core::sc_module_name& name, std::uint32_t 
 OlinkEndpoint::~OlinkEndpoint() = default;
 
 Core& OlinkEndpoint::core() { return *nic_; }
-void OlinkEndpoint::attach_port(sw::EgressGate* gate, sw::IngressMonitor* monitor,
+void OlinkEndpoint::attach_port(link::EgressGate* gate, link::IngressMonitor* monitor,
                                 std::function<void(const Packet&, Time)> on_arrival) {
   nic_->gate = gate;
   nic_->monitor = monitor;

@@ -33,7 +33,7 @@
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "hw/switch/switch.hpp"
+#include "hw/link/flow_control.hpp"
 #include "tlm/olink/memory.hpp"
 #include "tlm/olink/olink.hpp"
 #include "tlm/olink/response_queue.hpp"
@@ -74,7 +74,7 @@ class OlinkEndpoint : public sc_core::sc_module {
   // On a flow-controlled port (a Lingyun port): frames go only when `gate` allows, and every
   // frame taken in is reported to `monitor` (the NIC's receive buffer drains at once) and to
   // `on_arrival` (with its arrival time), before the NIC takes it apart.
-  void attach_port(sw::EgressGate* gate, sw::IngressMonitor* monitor,
+  void attach_port(link::EgressGate* gate, link::IngressMonitor* monitor,
                    std::function<void(const Packet&, Time)> on_arrival);
 
   // Called with the time this GPU's NIC hands a request for its memory over to it (a Store's

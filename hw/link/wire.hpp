@@ -1,4 +1,4 @@
-// What a Lingyun port puts on the PHY: every data frame and every control message as a frame of
+// What a MAC puts on its line: every data frame and every control message as a frame of
 // real bytes with a real CRC-32 FCS, so that an uncorrectable codeword that damages it is caught
 // by the MAC's check, whatever it carried.
 //
@@ -19,18 +19,16 @@
 #include "hw/link/llr.hpp"
 #include "kernel/packet.hpp"
 
-namespace xy::lingyun {
+namespace xy::link {
 
 enum class WireKind : std::uint8_t { kData = 0xD5, kLlr = 0x4C, kCf = 0xCF, kCc = 0xCC, kPause = 0x9A };
 inline constexpr std::uint32_t kDataHeaderBytes = 4;  // kind + seq
-
-using link::FcMessage;
 
 // Writes the wire bytes of a data frame: its header, its bytes (a pattern from its id when the
 // frame is phantom; its payload, of bytes - 4 without the FCS, otherwise) and the FCS. The MAC
 // puts them in the frame's payload; `bytes` stays the frame's length until the far MAC unwraps it.
 void encode_data(const Packet& frame, std::uint32_t seq, std::vector<std::uint8_t>& out);
-void encode_llr(const link::LlrControl& c, std::vector<std::uint8_t>& out);
+void encode_llr(const LlrControl& c, std::vector<std::uint8_t>& out);
 void encode_fc(const FcMessage& m, std::vector<std::uint8_t>& out);
 
 // What a received wire frame is, once its FCS has been checked.
@@ -38,7 +36,7 @@ struct Received {
   WireKind kind = WireKind::kData;
   bool fcs_ok = false;
   std::uint32_t seq = 0;                  // data, LLR
-  std::optional<link::LlrControl> llr;
+  std::optional<LlrControl> llr;
   std::optional<FcMessage> fc;
 };
 // Checks the FCS over `bytes` and, when it holds, parses the rest. A frame too short or of an
@@ -49,4 +47,4 @@ Received parse(const std::vector<std::uint8_t>& bytes);
 // payload (the wire's frame bytes).
 void unwrap_data(const std::vector<std::uint8_t>& wire, Packet& frame);
 
-}  // namespace xy::lingyun
+}  // namespace xy::link

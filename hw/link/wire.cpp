@@ -1,10 +1,10 @@
-#include "sys/lingyun/wire.hpp"
+#include "hw/link/wire.hpp"
 
 #include <stdexcept>
 
 #include "hw/link/crc32.hpp"
 
-namespace xy::lingyun {
+namespace xy::link {
 namespace {
 
 void put(std::vector<std::uint8_t>& out, std::uint64_t v, int bytes) {
@@ -15,13 +15,13 @@ std::uint64_t get(const std::vector<std::uint8_t>& in, std::size_t at, int bytes
   for (int i = 0; i < bytes; ++i) v |= std::uint64_t{in[at + i]} << (8 * i);
   return v;
 }
-void seal(std::vector<std::uint8_t>& out) { put(out, link::crc32(out.data(), out.size()), link::kFcsBytes); }
+void seal(std::vector<std::uint8_t>& out) { put(out, crc32(out.data(), out.size()), kFcsBytes); }
 
 }  // namespace
 
 void encode_data(const Packet& frame, std::uint32_t seq, std::vector<std::uint8_t>& out) {
-  if (frame.bytes < link::kFcsBytes + 1) throw std::logic_error("a data frame shorter than its FCS");
-  const std::uint32_t body = frame.bytes - link::kFcsBytes;
+  if (frame.bytes < kFcsBytes + 1) throw std::logic_error("a data frame shorter than its FCS");
+  const std::uint32_t body = frame.bytes - kFcsBytes;
   out.clear();
   out.push_back(static_cast<std::uint8_t>(WireKind::kData));
   put(out, seq, 3);
@@ -36,7 +36,7 @@ void encode_data(const Packet& frame, std::uint32_t seq, std::vector<std::uint8_
   seal(out);
 }
 
-void encode_llr(const link::LlrControl& c, std::vector<std::uint8_t>& out) {
+void encode_llr(const LlrControl& c, std::vector<std::uint8_t>& out) {
   out.clear();
   out.push_back(static_cast<std::uint8_t>(WireKind::kLlr));
   put(out, (c.seq & 0x3FFFFF) | (std::uint32_t{c.kind} << 22), 3);
@@ -49,7 +49,7 @@ void encode_fc(const FcMessage& m, std::vector<std::uint8_t>& out) {
     out.push_back(static_cast<std::uint8_t>(WireKind::kPause));
     out.push_back(m.pause->enable_vector);
     for (std::uint16_t q : m.pause->quanta) put(out, q, 2);
-  } else if (m.credit->kind == link::CreditUpdate::kCf) {
+  } else if (m.credit->kind == CreditUpdate::kCf) {
     out.push_back(static_cast<std::uint8_t>(WireKind::kCf));
     out.push_back(static_cast<std::uint8_t>(m.credit->vc));
     put(out, m.credit->counters.at(0), 4);
@@ -63,9 +63,9 @@ void encode_fc(const FcMessage& m, std::vector<std::uint8_t>& out) {
 
 Received parse(const std::vector<std::uint8_t>& in) {
   Received r;
-  if (in.size() < 1 + link::kFcsBytes) return r;
-  const std::size_t body = in.size() - link::kFcsBytes;
-  if (link::crc32(in.data(), body) != get(in, body, link::kFcsBytes)) return r;
+  if (in.size() < 1 + kFcsBytes) return r;
+  const std::size_t body = in.size() - kFcsBytes;
+  if (crc32(in.data(), body) != get(in, body, kFcsBytes)) return r;
   r.kind = static_cast<WireKind>(in[0]);
   switch (r.kind) {
     case WireKind::kData:
@@ -75,14 +75,14 @@ Received parse(const std::vector<std::uint8_t>& in) {
     case WireKind::kLlr: {
       if (body != 4) return r;
       const auto v = static_cast<std::uint32_t>(get(in, 1, 3));
-      if ((v >> 22) > link::LlrControl::kInit) return r;
-      r.llr = link::LlrControl{static_cast<link::LlrControl::Kind>(v >> 22), v & 0x3FFFFF};
+      if ((v >> 22) > LlrControl::kInit) return r;
+      r.llr = LlrControl{static_cast<LlrControl::Kind>(v >> 22), v & 0x3FFFFF};
       break;
     }
     case WireKind::kCf: {
       if (body != 6) return r;
-      link::CreditUpdate u;
-      u.kind = link::CreditUpdate::kCf;
+      CreditUpdate u;
+      u.kind = CreditUpdate::kCf;
       u.vc = in[1];
       u.counters = {static_cast<std::uint32_t>(get(in, 2, 4))};
       r.fc = FcMessage{u, std::nullopt};
@@ -90,15 +90,15 @@ Received parse(const std::vector<std::uint8_t>& in) {
     }
     case WireKind::kCc: {
       if (body < 2 || body != 2 + 4 * std::size_t{in[1]}) return r;
-      link::CreditUpdate u;
-      u.kind = link::CreditUpdate::kCc;
+      CreditUpdate u;
+      u.kind = CreditUpdate::kCc;
       for (std::size_t vc = 0; vc < in[1]; ++vc) u.counters.push_back(static_cast<std::uint32_t>(get(in, 2 + 4 * vc, 4)));
       r.fc = FcMessage{u, std::nullopt};
       break;
     }
     case WireKind::kPause: {
       if (body != 2 + 16) return r;
-      link::PauseFrame p;
+      PauseFrame p;
       p.enable_vector = in[1];
       for (int q = 0; q < 8; ++q) p.quanta[q] = static_cast<std::uint16_t>(get(in, 2 + 2 * q, 2));
       r.fc = FcMessage{std::nullopt, p};
@@ -113,7 +113,7 @@ Received parse(const std::vector<std::uint8_t>& in) {
 void unwrap_data(const std::vector<std::uint8_t>& wire, Packet& frame) {
   frame.bytes = static_cast<std::uint32_t>(wire.size() - kDataHeaderBytes);
   if (frame.phantom) frame.payload.clear();
-  else frame.payload.assign(wire.begin() + kDataHeaderBytes, wire.end() - link::kFcsBytes);
+  else frame.payload.assign(wire.begin() + kDataHeaderBytes, wire.end() - kFcsBytes);
 }
 
-}  // namespace xy::lingyun
+}  // namespace xy::link

@@ -1,0 +1,161 @@
+#include "hw/link/mac.hpp"
+
+#include "hw/link/wire.hpp"
+
+namespace xy::link {
+
+
+Mac::Mac(std::string name, const MacConfig& config, LlrEnds ends, Channel<Packet*>& from_core, Channel<Packet*>& to_core,
+         Channel<FcMessage>* fc_from_core, Channel<FcMessage>* fc_to_core, Channel<Packet*>& to_line,
+         Channel<Packet*>& from_line, PacketPool& pool, Stats& stats)
+    : Core(std::move(name)), config_(config),
+      tx_(ends.tx ? std::move(ends.tx) : std::make_unique<LlrTx>(config.llr_config)),
+      rx_(ends.rx ? std::move(ends.rx) : std::make_unique<LlrRx>(config.llr_config)), from_core_(from_core),
+      to_core_(to_core), fc_from_core_(fc_from_core), fc_to_core_(fc_to_core), to_line_(to_line), from_line_(from_line),
+      pool_(pool),
+      sent_(stats.counter(this->name() + ".frames_sent", "frames", "data frames handed to the PHY, replays included")),
+      replayed_(stats.counter(this->name() + ".llr.replayed_frames", "frames", "frames sent again by LLR")),
+      controls_(stats.counter(this->name() + ".control_frames", "frames", "LLR and flow-control messages sent")),
+      bad_data_(stats.counter(this->name() + ".rx.bad_fcs_data", "frames", "data frames received with a bad FCS")),
+      bad_control_(stats.counter(this->name() + ".rx.bad_fcs_control", "frames", "control frames received with a bad FCS")),
+      lost_(stats.counter(this->name() + ".rx.lost", "frames", "data frames with a bad FCS and no LLR: lost on this hop")),
+      delivered_(stats.counter(this->name() + ".rx.delivered", "frames", "data frames handed to the core")) {
+  if (!config_.llr) tx_->on_control({LlrControl::kAck, 0}, 0);  // straight to ADVANCE, nothing kept
+}
+
+Packet* Mac::control_frame() {
+  Packet* c = pool_.acquire();
+  c->control = true;
+  c->phantom = false;
+  c->payload.swap(scratch_);
+  c->bytes = static_cast<std::uint32_t>(c->payload.size());
+  controls_.add();
+  return c;
+}
+
+Packet* Mac::copy_of(const Packet* kept) {
+  Packet* c = pool_.acquire();
+  *c = *kept;
+  return c;
+}
+
+bool Mac::transmit() {
+  if (!to_line_.can_push()) return false;
+  std::optional<LlrControl> control = config_.llr ? rx_->poll(now()) : std::nullopt;
+  if (!control && config_.llr) control = tx_->poll_control();
+  if (control) {
+    encode_llr(*control, scratch_);
+    to_line_.push(control_frame());
+    return true;
+  }
+  while (fc_from_core_ && fc_from_core_->can_pop() && fc_from_core_->peek().credit &&
+         fc_from_core_->peek().credit->kind == CreditUpdate::kCc)
+    held_cc_ = fc_from_core_->pop();  // a later one supersedes it: its counters are absolute
+  if (fc_from_core_ && fc_from_core_->can_pop()) {
+    encode_fc(fc_from_core_->pop(), scratch_);
+    to_line_.push(control_frame());
+    return true;
+  }
+  // A CC_Update once every frame it counted is ahead of it for good: sent, and with LLR
+  // acknowledged (a replay would come after it) or flushed (lost: what the update repairs).
+  if (held_cc_ && cc_may_go()) {
+    encode_fc(*held_cc_, scratch_);
+    to_line_.push(control_frame());
+    held_cc_.reset();
+    return true;
+  }
+  if (auto replay = config_.llr ? tx_->next_replay(now()) : std::nullopt) {
+    replayed_.add();
+    sent_.add();
+    to_line_.push(copy_of(replay->first));
+    return true;
+  }
+  if (from_core_.can_pop() && tx_->can_accept(from_core_.peek()->bytes)) {
+    Packet* frame = from_core_.pop();
+    frame->advance(kStageMacTx, clock().time_of(now()));
+    const std::uint32_t seq = config_.llr ? tx_->accept(frame, now()) : 0;  // LLR keeps it until ACKed
+    ++accepted_;
+    encode_data(*frame, seq, scratch_);
+    frame->payload.swap(scratch_);  // from here on the frame as the line carries it
+    sent_.add();
+    to_line_.push(config_.llr ? copy_of(frame) : frame);
+    return true;
+  }
+  return false;
+}
+
+bool Mac::cc_may_go() const { return accepted_ - tx_->kept() >= held_cc_->after_frames; }
+
+void Mac::receive() {
+  while (from_line_.can_pop()) {
+    Packet* w = from_line_.pop();
+    const Received r = parse(w->payload);
+    const bool ok = r.fcs_ok && !w->bad;  // a frame an uncorrectable codeword carried arrives damaged
+    if (!ok) {
+      // Unreadable; counted by what it was (the model's truth, which the MAC could not know).
+      (w->control ? bad_control_ : bad_data_).add();
+      if (!w->control && config_.llr) rx_->on_frame(0, false, now());
+      else if (!w->control) lost_.add();
+      pool_.release(w);
+      continue;
+    }
+    if (r.kind == WireKind::kCc && fc_to_core_) {  // behind the frames that came before it
+      deliver_.push_back(w);
+      continue;
+    }
+    if (r.kind != WireKind::kData) {
+      if (r.llr) {
+        if (r.llr->kind == LlrControl::kInit) rx_->on_control(*r.llr, now());
+        else tx_->on_control(*r.llr, now());
+      }
+      if (r.fc && fc_to_core_) fc_inbox_.push_back(*r.fc);
+      pool_.release(w);
+      continue;
+    }
+    const auto verdict = config_.llr ? rx_->on_frame(r.seq, true, now()) : LlrReceiver::Verdict::kDeliver;
+    if (verdict == LlrReceiver::Verdict::kDeliver) {
+      unwrap_data(w->payload, *w);
+      deliver_.push_back(w);
+    } else {
+      pool_.release(w);
+    }
+  }
+}
+
+void Mac::eval() {
+  receive();
+  if (config_.llr) tx_->tick(now());
+  transmit();
+  for (Packet* k : tx_->released()) pool_.release(k);
+  tx_->released().clear();
+  if (!deliver_.empty() && deliver_.front()->control && fc_to_core_->can_push()) {
+    fc_to_core_->push(*parse(deliver_.front()->payload).fc);  // a CC_Update, behind the frames it counted
+    pool_.release(deliver_.front());
+    deliver_.pop_front();
+  } else if (!deliver_.empty() && !deliver_.front()->control && to_core_.can_push()) {
+    Packet* f = deliver_.front();
+    deliver_.pop_front();
+    delivered_.add();
+    f->advance(kStageCrossing, clock().time_of(now()));
+    to_core_.push(f);
+  }
+  if (!fc_inbox_.empty() && fc_to_core_->can_push()) {
+    fc_to_core_->push(std::move(fc_inbox_.front()));
+    fc_inbox_.pop_front();
+  }
+}
+
+void Mac::commit() {
+  Cycle next = config_.llr ? std::min(tx_->next_timer(), rx_->next_timer()) : ~Cycle{0};
+  if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
+  const bool more = tx_->state() == LlrTxState::kReplay || from_core_.ready_by(now() + 1) ||
+                    (fc_from_core_ && fc_from_core_->ready_by(now() + 1)) || (held_cc_ && cc_may_go());
+  set_busy(!deliver_.empty() || !fc_inbox_.empty() || more);
+}
+
+bool Mac::idle() const {
+  return tx_->kept() == 0 && deliver_.empty() && fc_inbox_.empty() && !held_cc_ && !from_core_.in_flight() &&
+         !from_line_.in_flight();
+}
+
+}  // namespace xy::link

@@ -1,0 +1,84 @@
+// Mac: one end of a link's MAC and LLR, on the clock of its line. Every link of Xingyun that
+// carries frames runs a Mac at each end over a line: the composed PHY of a Lingyun port
+// (hw/phy/phy.hpp) or the abstract serial line of the link-level scenarios (serial_line.hpp).
+//
+// Cycle contract. Each cycle the TX hands the line at most one item (when the line's channel
+// has room): first a due LLR control frame (NACK, ACK, INIT), then a flow-control message from
+// this side's PortFc (a CBFC CC_Update only once every frame it counted is ahead of it for good:
+// taken and, with LLR, acknowledged or flushed), then a frame being replayed, then a new frame
+// from the core (when LLR has room for it). Every item is a wire frame of real bytes with a real
+// CRC-32 (wire.hpp). The RX takes what the line delivers, checks the FCS (a frame the line
+// damaged fails it), passes control messages on, data frames through LLR, and hands data frames
+// to the core in order, one per cycle, with CC_Updates in order behind them: store-and-forward
+// (a frame is handed on after its last byte and its FCS check). Without LLR a frame with a bad
+// FCS is lost here (counted); the layer above must recover it.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hw/link/flow_control.hpp"
+#include "hw/link/llr.hpp"
+#include "kernel/channel.hpp"
+#include "kernel/packet.hpp"
+#include "kernel/stats.hpp"
+
+namespace xy::link {
+
+struct MacConfig {
+  bool llr = true;      // LLR on this hop; without it frames with a bad FCS are lost (counted)
+  LlrConfig llr_config;  // in cycles of the MAC's clock
+};
+
+// The LLR ends a MAC uses (RTL twins, say: rtl/link/drop_in.hpp); null ones are the C++ models.
+struct LlrEnds {
+  std::unique_ptr<LlrTransmitter> tx;
+  std::unique_ptr<LlrReceiver> rx;
+};
+
+class Mac : public Core {
+ public:
+  // From and to the core: data frames, and flow-control messages (to and from its PortFc; null
+  // on a link without flow control); to and from the line: wire frames.
+  Mac(std::string name, const MacConfig& config, LlrEnds ends, Channel<Packet*>& from_core, Channel<Packet*>& to_core,
+      Channel<FcMessage>* fc_from_core, Channel<FcMessage>* fc_to_core, Channel<Packet*>& to_line,
+      Channel<Packet*>& from_line, PacketPool& pool, Stats& stats);
+  void eval() override;
+  void commit() override;
+
+  const LlrTransmitter& llr_tx() const { return *tx_; }  // the models or their twins
+  const LlrReceiver& llr_rx() const { return *rx_; }
+  std::uint64_t delivered() const { return delivered_.value(); }
+  std::uint64_t frames_lost() const { return lost_.value(); }  // bad FCS without LLR
+  // Nothing kept for replay, nothing waiting for the core or the line.
+  bool idle() const;
+
+ private:
+  void receive();
+  bool transmit();  // true if it handed the line an item
+  Packet* control_frame();  // a frame of the message encoded in scratch_
+  Packet* copy_of(const Packet* kept);
+  bool cc_may_go() const;
+
+  MacConfig config_;
+  std::unique_ptr<LlrTransmitter> tx_;
+  std::unique_ptr<LlrReceiver> rx_;
+  Channel<Packet*>& from_core_;
+  Channel<Packet*>& to_core_;
+  Channel<FcMessage>* fc_from_core_;
+  Channel<FcMessage>* fc_to_core_;
+  Channel<Packet*>& to_line_;
+  Channel<Packet*>& from_line_;
+  PacketPool& pool_;
+  std::deque<Packet*> deliver_;       // data frames for the core and CC_Updates for its PortFc, in order
+  std::optional<FcMessage> held_cc_;  // a CC_Update waiting for the frames it counted
+  std::uint64_t accepted_ = 0;        // data frames taken from the core
+  std::deque<FcMessage> fc_inbox_;    // received messages for the core
+  std::vector<std::uint8_t> scratch_;
+  Counter &sent_, &replayed_, &controls_, &bad_data_, &bad_control_, &lost_, &delivered_;
+};
+
+}  // namespace xy::link

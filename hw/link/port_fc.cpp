@@ -1,0 +1,177 @@
+#include "hw/link/port_fc.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace xy::link {
+
+PortFc::PortFc(std::string name, FcMode mode, const CbfcConfig& cbfc, const PfcConfig& pfc, const Clock& clock,
+               Stats& stats, Channel<FcMessage>& out, Channel<FcMessage>& in, PortFcOptions options,
+               std::unique_ptr<CreditSender> credits)
+    : Core(std::move(name)), mode_(mode), options_(options),
+      cbfc_tx_(credits ? std::move(credits) : std::make_unique<CbfcSender>(cbfc)), cbfc_rx_(cbfc_tx_->config()),
+      pfc_tx_(pfc, clock.period()), pfc_rx_(pfc, clock.period()), out_(out), in_(in),
+      blocked_since_(static_cast<std::size_t>(std::max({1, cbfc.vcs, pfc.priorities})), kNotBlocked),
+      held_vc_(blocked_since_.size(), 0) {
+  if (options_.receives) {
+    xoffs_ = &stats.counter(this->name() + ".pfc.xoff", "frames", "pause frames with a non-zero pause time sent upstream");
+    cf_updates_ = &stats.counter(this->name() + ".cbfc.cf_updates", "updates", "CF_Updates sent upstream");
+  }
+  if (options_.sends) {
+    cc_updates_ = &stats.counter(this->name() + ".cbfc.cc_updates", "updates", "CC_Updates sent downstream");
+    held_ = &stats.counter(this->name() + ".held_cycles", "cycles",
+                           "cycles the core feeding this port had a frame that flow control held back");
+  }
+}
+
+bool PortFc::can_send(const Packet& p) const {
+  bool fc_ok = true;
+  if (mode_ == FcMode::kCbfc) fc_ok = cbfc_tx_->can_send(p.vc, p.bytes);
+  if (mode_ == FcMode::kPfc) fc_ok = !pfc_tx_.paused(p.vc, now());
+  // Held from the first refusal until the feeder asks again and may go (it is woken when credits
+  // come or a pause ends).
+  Cycle& since = blocked_since_.at(p.vc);
+  if (!fc_ok && since == kNotBlocked) since = now();
+  if (fc_ok && since != kNotBlocked) {
+    held_vc_[p.vc] += now() - since;
+    held_->add(now() - since);
+    since = kNotBlocked;
+  }
+  if (!options_.to_mac) return fc_ok;
+  // Room in the FIFO to the MAC; a switch egress may have a frame or two scheduled beyond it
+  // (its egress and tx_mac lead), which the FIFO holds: a soft limit, never a loss.
+  const bool room = options_.to_mac->in_flight() < options_.fifo_frames;
+  if (fc_ok && !room && !fifo_full_) {
+    fifo_full_ = true;  // eval() wakes the feeder when the MAC has taken a frame
+    const_cast<PortFc*>(this)->wake_next();
+  }
+  return fc_ok && room;
+}
+
+void PortFc::on_send(const Packet& p) {
+  if (mode_ == FcMode::kCbfc) cbfc_tx_->on_send(p.vc, p.bytes);
+  ++frames_sent_;
+}
+
+void PortFc::on_arrive(const Packet& p) {
+  ++frames_arrived_;
+  if (mode_ == FcMode::kCbfc) {
+    if (const std::uint32_t beyond = cbfc_rx_.on_receive(p.vc, p.bytes))
+      overflow_.record(beyond, "credits", [&] { return cbfc_overflow(name(), cbfc_rx_, p.vc, p.bytes, beyond, now()); });
+  } else if (mode_ == FcMode::kPfc) {
+    if (const std::uint32_t beyond = pfc_rx_.on_receive(p.vc, p.bytes))
+      overflow_.record(beyond, "B", [&] { return pfc_overflow(name(), pfc_rx_, p.vc, p.bytes, beyond, now()); });
+  }
+  wake_next();  // a threshold or an update may be due
+}
+
+void PortFc::on_admit(std::uint32_t bytes, std::uint8_t vc) {
+  if (mode_ == FcMode::kCbfc && options_.release == CreditRelease::kAdmission) {
+    cbfc_rx_.on_drain(vc, bytes);
+    wake_next();
+  }
+}
+
+void PortFc::on_depart(std::uint32_t bytes, std::uint8_t vc) {
+  if (mode_ == FcMode::kCbfc && options_.release == CreditRelease::kDeparture) cbfc_rx_.on_drain(vc, bytes);
+  if (mode_ == FcMode::kPfc) pfc_rx_.on_drain(vc, bytes);
+  wake_next();
+}
+
+std::uint64_t PortFc::held_cycles(int vc) const {
+  if (vc < 0 || vc >= vcs()) return 0;
+  return held_vc_[vc] + (blocked_since_[vc] == kNotBlocked ? 0 : now() - blocked_since_[vc]);
+}
+
+std::string PortFc::counted_beyond(const PortFc& far) const {
+  if (mode_ != FcMode::kCbfc) return "";
+  const std::uint32_t mask = cbfc_rx_.config().counter_mask();
+  for (int vc = 0; vc < cbfc_rx_.config().vcs; ++vc) {
+    // Sent minus counted is what is on its way or lost: never negative (it would wrap).
+    const std::uint32_t ahead = (far.cbfc_tx_->consumed(vc) - cbfc_rx_.consumed(vc)) & mask;
+    if (ahead > cbfc_rx_.config().buffer_credits[vc])
+      return fmt::format("{} VC {}: counted {} credits in, its sender consumed {}: frames counted twice", name(), vc,
+                         cbfc_rx_.consumed(vc), far.cbfc_tx_->consumed(vc));
+  }
+  return "";
+}
+
+std::string PortFc::held_back(int vc, std::uint32_t bytes) const {
+  if (mode_ == FcMode::kCbfc && !cbfc_tx_->can_send(vc, bytes))
+    return fmt::format("{} VC {}: a {} B frame needs {} credits, {} of {} available ({} in use)", name(), vc, bytes,
+                       cbfc_tx_->config().credits_for(bytes), cbfc_tx_->credits_available(vc),
+                       cbfc_tx_->config().buffer_credits[vc], cbfc_tx_->in_use(vc));
+  if (mode_ == FcMode::kPfc && pfc_tx_.paused(vc, now()))
+    return fmt::format("{} priority {}: paused until cycle {}", name(), vc, pfc_tx_.paused_until(vc));
+  return "";
+}
+
+bool PortFc::cc_due() const {
+  return !arrived_cc_.empty() &&
+         (!options_.cc_may_overtake_frames || frames_arrived_ >= arrived_cc_.front().after_frames);
+}
+
+void PortFc::eval() {
+  bool woke_upstream = false;
+  if (fifo_full_ && options_.to_mac->in_flight() < options_.fifo_frames) {
+    fifo_full_ = false;
+    woke_upstream = true;
+  }
+  while (in_.can_pop()) {
+    const FcMessage m = in_.pop();
+    if (m.credit && m.credit->kind == CreditUpdate::kCf) cbfc_tx_->on_cf_update(m.credit->vc, m.credit->counters[0]);
+    if (m.credit && m.credit->kind == CreditUpdate::kCc) arrived_cc_.push_back(m);
+    if (m.pause) pfc_tx_.on_pause(*m.pause, now());
+    woke_upstream = true;
+  }
+  if (woke_upstream && upstream_) upstream_->wake_next();
+  if (mode_ == FcMode::kCbfc) {
+    if (options_.receives)
+      while (auto cf = cbfc_rx_.poll(now())) {
+        cf_updates_->add();
+        outbox_.push_back({std::move(cf), std::nullopt});
+      }
+    if (options_.sends)
+      if (auto cc = cbfc_tx_->poll(now())) {
+        cc_updates_->add();
+        outbox_.push_back({std::move(cc), std::nullopt, frames_sent_});
+      }
+  } else if (mode_ == FcMode::kPfc && options_.receives) {
+    while (auto pause = pfc_rx_.poll(now())) {
+      if (pause->quanta[0] || pause->enable_vector > 1) xoffs_->add();
+      ++pause_frames_;
+      outbox_.push_back({std::nullopt, pause});
+    }
+  }
+  if (!outbox_.empty() && out_.can_push()) {
+    out_.push(std::move(outbox_.front()));
+    outbox_.pop_front();
+  }
+}
+
+void PortFc::commit() {
+  // A CC_Update takes effect after every arrival of its cycle: the frames ahead of it on the
+  // line reached the core (which reports them to on_arrive) no later than it reached us.
+  while (cc_due()) {
+    const CreditUpdate& cc = *arrived_cc_.front().credit;
+    for (std::size_t vc = 0; vc < cc.counters.size() && vc < static_cast<std::size_t>(cbfc_rx_.config().vcs); ++vc)
+      cbfc_rx_.on_cc_update(static_cast<int>(vc), cc.counters[vc]);
+    arrived_cc_.pop_front();
+  }
+  Cycle next = ~Cycle{0};
+  if (mode_ == FcMode::kCbfc) {
+    if (options_.receives) next = cbfc_rx_.next_timer();
+    if (options_.sends) next = std::min(next, cbfc_tx_->next_timer());
+  }
+  if (mode_ == FcMode::kPfc) {
+    if (options_.receives) next = pfc_rx_.next_timer();
+    // The feeder learns of a pause running out by being woken then.
+    for (int prio = 0; prio < pfc_rx_.config().priorities; ++prio)
+      if (pfc_tx_.paused(prio, now()) && upstream_) upstream_->wake_at(pfc_tx_.paused_until(prio));
+  }
+  if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
+  set_busy(!outbox_.empty() || fifo_full_);
+}
+
+}  // namespace xy::link

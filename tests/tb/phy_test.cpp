@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "tests/hw/run_quiet.hpp"
+#include "tests/tb/run_quiet.hpp"
 
 namespace xy {
 namespace {

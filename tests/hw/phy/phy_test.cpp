@@ -1,6 +1,10 @@
+// The PHY (hw/phy/phy.hpp): its parameters, and the PHY link on a ClockDomain (one simulation per
+// process).
+#include "hw/phy/phy.hpp"
+
 #include <gtest/gtest.h>
 
-#include "hw/phy/phy.hpp"
+#include "kernel/clock_domain.hpp"
 
 namespace xy::phy {
 namespace {
@@ -46,6 +50,40 @@ TEST(PhyParams, BinomialCodewordErrorRatio) {
   EXPECT_LT(codeword_error_ratio(kp4, 2.4e-4), 1e-10);
   EXPECT_GT(codeword_error_ratio(kp4, 2e-3), 0.01);
   EXPECT_GT(codeword_error_ratio(params({"phy.fec=rs272"}), 2.4e-4), codeword_error_ratio(kp4, 2.4e-4));
+}
+
+// Exact and fast codecs on the same channel draws: every statistic identical.
+TEST(PhyLink, FastAndExactCodecsGiveIdenticalResults) {
+  Config config;
+  config.set("phy.errors.ber", "8e-4");
+  config.set("phy.errors.p_good_to_bad", "1e-5");
+  config.set("phy.errors.dfe_propagation", "0.3");
+  config.set("phy.fec", "rs272");
+  PhyParams exact = PhyParams::declare(config, "phy"), fast = exact;
+  exact.fast = false;
+  fast.fast = true;
+  ClockDomain domain("phy", exact.period());
+  Stats stats;
+  PacketPool pool;
+  PhyLink a("top.exact", exact, domain.clock(), stats, 5, "same", nullptr, nullptr, pool);
+  PhyLink b("top.fast", fast, domain.clock(), stats, 5, "same", nullptr, nullptr, pool);
+  a.stop_after(~0ull, 20000);
+  b.stop_after(~0ull, 20000);
+  ClockDomain::set_run_ahead_limit(kMs);
+  sc_core::sc_start(to_sc_time(kMs));
+  ASSERT_EQ(a.codewords(), 20000u);
+  const auto j = stats.to_json();
+  int compared = 0;
+  for (const auto& [key, value] : j.items()) {
+    if (key.rfind("top.exact.", 0) != 0 || key == "top.exact.fec.decoded_codewords") continue;
+    const std::string twin = "top.fast." + key.substr(std::string("top.exact.").size());
+    EXPECT_EQ(value, j[twin]) << key;
+    ++compared;
+  }
+  EXPECT_GE(compared, 10);
+  EXPECT_GT(a.failed_codewords(), 0u);
+  EXPECT_EQ(stats.find_counter("top.exact.fec.decoded_codewords")->value(), 20000u);
+  EXPECT_LT(stats.find_counter("top.fast.fec.decoded_codewords")->value(), 20000u);  // it skipped clean ones
 }
 
 }  // namespace

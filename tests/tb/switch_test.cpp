@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tests/hw/run_quiet.hpp"
+#include "tests/tb/run_quiet.hpp"
 #include "tests/test_util.hpp"
 
 namespace xy {

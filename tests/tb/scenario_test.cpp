@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "tb/lib/scenario.hpp"
-#include "tests/hw/run_quiet.hpp"
+#include "tests/tb/run_quiet.hpp"
 
 namespace xy {
 namespace {

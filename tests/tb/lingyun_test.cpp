@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "tests/hw/run_quiet.hpp"
+#include "tests/tb/run_quiet.hpp"
 
 namespace xy {
 namespace {

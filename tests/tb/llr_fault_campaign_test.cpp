@@ -16,7 +16,7 @@
 
 #include <fmt/format.h>
 
-#include "tests/hw/run_quiet.hpp"
+#include "tests/tb/run_quiet.hpp"
 
 namespace xy {
 namespace {

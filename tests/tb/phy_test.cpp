@@ -1,11 +1,9 @@
-// PHY scenarios and the PHY link, one simulation per process.
+// The PHY scenarios run whole: phy-loopback and phy-fec-curve, one simulation per process.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "hw/phy/phy.hpp"
-#include "tests/hw/run_quiet.hpp"
-#include "kernel/clock_domain.hpp"
+#include "tests/tb/run_quiet.hpp"
 
 namespace xy {
 namespace {
@@ -61,40 +59,6 @@ TEST(PhyLoopback, ALinkFlapLosesTheCodewordsOfTheDarkTimeAndMarksTheirFramesBad)
   EXPECT_EQ(r.results["summary"]["codewords"]["uncorrectable_codewords"].get<std::uint64_t>(), lost);
   EXPECT_GT(r.results["summary"]["frames_marked_bad"].get<std::uint64_t>(), 100u);
   EXPECT_EQ(r.results["summary"]["frames_received"], 3000u);
-}
-
-// Exact and fast codecs on the same channel draws: every statistic identical.
-TEST(PhyLink, FastAndExactCodecsGiveIdenticalResults) {
-  Config config;
-  config.set("phy.errors.ber", "8e-4");
-  config.set("phy.errors.p_good_to_bad", "1e-5");
-  config.set("phy.errors.dfe_propagation", "0.3");
-  config.set("phy.fec", "rs272");
-  phy::PhyParams exact = phy::PhyParams::declare(config, "phy"), fast = exact;
-  exact.fast = false;
-  fast.fast = true;
-  ClockDomain domain("phy", exact.period());
-  Stats stats;
-  PacketPool pool;
-  phy::PhyLink a("top.exact", exact, domain.clock(), stats, 5, "same", nullptr, nullptr, pool);
-  phy::PhyLink b("top.fast", fast, domain.clock(), stats, 5, "same", nullptr, nullptr, pool);
-  a.stop_after(~0ull, 20000);
-  b.stop_after(~0ull, 20000);
-  ClockDomain::set_run_ahead_limit(kMs);
-  sc_core::sc_start(to_sc_time(kMs));
-  ASSERT_EQ(a.codewords(), 20000u);
-  const auto j = stats.to_json();
-  int compared = 0;
-  for (const auto& [key, value] : j.items()) {
-    if (key.rfind("top.exact.", 0) != 0 || key == "top.exact.fec.decoded_codewords") continue;
-    const std::string twin = "top.fast." + key.substr(std::string("top.exact.").size());
-    EXPECT_EQ(value, j[twin]) << key;
-    ++compared;
-  }
-  EXPECT_GE(compared, 10);
-  EXPECT_GT(a.failed_codewords(), 0u);
-  EXPECT_EQ(stats.find_counter("top.exact.fec.decoded_codewords")->value(), 20000u);
-  EXPECT_LT(stats.find_counter("top.fast.fec.decoded_codewords")->value(), 20000u);  // it skipped clean ones
 }
 
 // The codeword error ratio on this channel, written out here rather than taken from the model

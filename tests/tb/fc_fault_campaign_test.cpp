@@ -6,7 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "tests/hw/run_quiet.hpp"
+#include "tests/tb/run_quiet.hpp"
 
 namespace xy {
 namespace {

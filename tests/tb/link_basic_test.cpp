@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "tests/hw/run_quiet.hpp"
+#include "tests/tb/run_quiet.hpp"
 #include "kernel/config.hpp"
 
 namespace xy {

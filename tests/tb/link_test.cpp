@@ -1,7 +1,7 @@
 // link-llr: two ports with LLR over lossy lines, one simulation per process.
 #include <gtest/gtest.h>
 
-#include "tests/hw/run_quiet.hpp"
+#include "tests/tb/run_quiet.hpp"
 #include "kernel/config.hpp"
 
 namespace xy {

@@ -1,0 +1,138 @@
+// Channels and the async FIFO (kernel/channel.hpp): latency, credits, back-pressure, clock
+// crossings, stepped by hand without SystemC.
+#include "kernel/channel.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "kernel/clock.hpp"
+#include "kernel/rng.hpp"
+#include "tests/kernel/run_until.hpp"
+
+namespace xy {
+namespace {
+
+using testing::run_until;
+
+// A producer pushing 0, 1, 2... whenever it can, and a consumer that pops (maybe stalling).
+struct Producer : Core {
+  Channel<std::uint64_t>& ch;
+  std::uint64_t next = 0, limit;
+  std::vector<Cycle> push_cycles;
+  Producer(Channel<std::uint64_t>& c, std::uint64_t n) : Core("producer"), ch(c), limit(n) { set_busy(true); }
+  void eval() override {
+    if (next < limit && ch.can_push()) {
+      push_cycles.push_back(now());
+      ch.push(next++);
+    }
+  }
+  void commit() override { set_busy(next < limit); }
+};
+struct Consumer : Core {
+  Channel<std::uint64_t>& ch;
+  Rng rng;
+  double stall;
+  std::vector<std::pair<Cycle, std::uint64_t>> got;
+  Consumer(Channel<std::uint64_t>& c, double s) : Core("consumer"), ch(c), rng(7, "consumer"), stall(s) {}
+  void eval() override {
+    if (ch.can_pop() && !rng.chance(stall)) got.emplace_back(now(), ch.pop());
+  }
+  void commit() override { set_busy(ch.ready_by(now() + 1)); }
+};
+
+// A producer and a consumer wired through one channel, from clock `src` to clock `dst`.
+struct Pipe {
+  Channel<std::uint64_t> ch;
+  Producer p;
+  Consumer c;
+  Pipe(Clock& src, Clock& dst, ChannelSpec spec, std::uint64_t items, double stall, Cycle start = 0)
+      : ch("ch", src, dst, spec), p(ch, items), c(ch, stall) {
+    src.attach(p);
+    dst.attach(c);
+    ch.connect(&p, &c);
+    p.wake_at(start);
+  }
+};
+
+TEST(Channel, DeliversEachItemExactlyLatencyCyclesLater) {
+  Clock clock("clk", kNs);
+  Pipe pipe(clock, clock, ChannelSpec{5, 0, 1, 2}, 100, 0);
+  auto& [ch, p, c] = pipe;
+  run_until({&clock}, kUs);
+  ASSERT_EQ(c.got.size(), 100u);
+  for (std::size_t i = 0; i < 100; ++i) {
+    EXPECT_EQ(c.got[i].second, i);
+    EXPECT_EQ(c.got[i].first, p.push_cycles[i] + 5);
+  }
+  EXPECT_EQ(p.push_cycles.back(), 99u);  // one item per cycle, back to back
+}
+
+TEST(Channel, CreditsLimitItemsInFlightToTheBuffer) {
+  // 3 credits over latency 4 + credit latency 1: at most 3 items per 5-cycle round trip.
+  Clock clock("clk", kNs);
+  Pipe pipe(clock, clock, ChannelSpec{4, 3, 1, 2}, 300, 0);
+  const Consumer& c = pipe.c;
+  run_until({&clock}, 10 * kUs);
+  ASSERT_EQ(c.got.size(), 300u);
+  const Cycle span = c.got.back().first - c.got.front().first;
+  EXPECT_EQ(span, 99u * 5u + 2u);  // 100 bursts of 3 items, one round trip (5 cycles) apart
+}
+
+TEST(Channel, FullCreditsGiveFullRateAndStallsLoseNothing) {
+  Clock clock("clk", kNs);
+  Pipe pipe(clock, clock, ChannelSpec{3, 4, 1, 2}, 5000, 0.3);  // back-pressure 30 % of cycles
+  auto& [ch, p, c] = pipe;
+  run_until({&clock}, kMs);
+  ASSERT_EQ(c.got.size(), 5000u);
+  for (std::size_t i = 0; i < c.got.size(); ++i) ASSERT_EQ(c.got[i].second, i);
+  EXPECT_EQ(ch.credits_available(), 4u);  // every credit came back
+}
+
+TEST(Channel, PushWithoutCreditThrows) {
+  Clock clock("clk", kNs);
+  Channel<std::uint64_t> ch("ch", clock, ChannelSpec{1, 1, 1, 2});
+  struct Twice : Core {
+    Channel<std::uint64_t>& ch;
+    explicit Twice(Channel<std::uint64_t>& c) : Core("twice"), ch(c) {}
+    void eval() override {
+      ch.push(1);
+      EXPECT_FALSE(ch.can_push());
+      EXPECT_THROW(ch.push(2), std::logic_error);
+    }
+  } t(ch);
+  clock.attach(t);
+  t.wake_at(0);
+  clock.step();
+}
+
+TEST(AsyncFifo, CrossesClocksThroughTheSynchroniserInOrder) {
+  Clock src("src", 1000 * kPs), dst("dst", 1550 * kPs);
+  Pipe pipe(src, dst, ChannelSpec{1, 8, 1, 2}, 2000, 0.1);
+  const auto& [ch, p, c] = pipe;
+  run_until({&src, &dst}, kMs);
+  ASSERT_EQ(c.got.size(), 2000u);
+  for (std::size_t i = 0; i < c.got.size(); ++i) {
+    ASSERT_EQ(c.got[i].second, i);
+    // Visible no earlier than the second destination edge after the write.
+    const Time written = src.time_of(p.push_cycles[i]);
+    EXPECT_GE(c.got[i].first, dst.first_edge_after(written) + 1);
+  }
+  // The slower side sets the rate: at most one item per destination cycle.
+  EXPECT_GE(c.got.back().first - c.got.front().first, 1999u);
+}
+
+TEST(AsyncFifo, ZeroLoadLatencyIsTheSynchroniserDepth) {
+  Clock src("src", 1000 * kPs), dst("dst", 3000 * kPs);
+  Pipe pipe(src, dst, ChannelSpec{1, 0, 1, 3}, 1, 0, 4);  // written at 4 ns; dst edges 6, 9, 12 ns
+  const Consumer& c = pipe.c;
+  run_until({&src, &dst}, kUs);
+  ASSERT_EQ(c.got.size(), 1u);
+  EXPECT_EQ(dst.time_of(c.got[0].first), 12 * kNs);
+}
+
+}  // namespace
+}  // namespace xy

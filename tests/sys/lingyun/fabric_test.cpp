@@ -1,0 +1,181 @@
+// The fabric builder (sys/lingyun/fabric.hpp): fabrics of composed ports built from small
+// topology files on plain clocks (nothing runs), their switches, ports and port names, the next
+// hops worked out by hand, each link's cable and settings as its topology line gives them, and
+// the fabrics that cannot be built refused with their reason.
+#include "sys/lingyun/fabric.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/test_util.hpp"
+
+namespace xy::lingyun {
+namespace {
+
+using Ports = std::vector<int>;
+
+// The leaf-spine of topology_test.cpp: port p of a switch is its p-th link in file order.
+constexpr const char* kLeafSpine =
+    "switches:\n"
+    "  leaf0: {ports: 4}\n"
+    "  leaf1: {ports: 4}\n"
+    "  spine0: {ports: 2}\n"
+    "  spine1: {ports: 2}\n"
+    "endpoints: [h0, h1, h2, h3]\n"
+    "links:\n"
+    "  - {a: h0, b: leaf0, cable_m: 3}\n"
+    "  - {a: h1, b: leaf0}\n"
+    "  - {a: h2, b: leaf1, cable_m: 4}\n"
+    "  - {a: h3, b: leaf1, cable_m: 5}\n"
+    "  - {a: leaf0, b: spine0, cable_m: 10, fec: rs272, llr: false, fc: pfc}\n"
+    "  - {a: leaf0, b: spine1, cable_m: 20}\n"
+    "  - {a: spine0, b: leaf1, cable_m: 30}\n"
+    "  - {a: leaf1, b: spine1, cable_m: 40}\n";
+
+// The PHY clock of 8 lanes at 106.25 Gb/s, 40 bits a lane a cycle: 376.471 ps.
+constexpr Time kPhyPeriod = 376471;
+
+// Cycles of a link's path: PMA TX 10 ns, 5 ns a metre of cable, PMA RX 10 ns, 1 ns of lane skew,
+// rounded up to whole PHY cycles.
+Cycle path_cycles(double cable_m) {
+  const Time fs = static_cast<Time>((21 + 5 * cable_m) * 1e6 + 0.5);
+  return (fs + kPhyPeriod - 1) / kPhyPeriod;
+}
+
+// A fabric of `yaml` with the default parameters (port.*, switch.*), `sets` applied.
+struct Built {
+  Built(const std::string& yaml, const std::vector<std::string>& sets = {})
+      : core("core", period_from_mhz(1562.5)), phy("phy", kPhyPeriod), host("host", period_from_mhz(1562.5)) {
+    std::ofstream(dir.file("t.yaml")) << yaml;
+    topology = Topology::load(dir.file("t.yaml"));
+    topology.validate();
+    Config c;
+    for (const auto& s : sets) c.set_from_assignment(s);
+    sp = sw::SwitchParams::declare(c, "switch");
+    pp = PortParams::declare(c, sp.vcs);
+  }
+  std::unique_ptr<Fabric> build() {
+    return std::make_unique<Fabric>("top", topology, sp, pp, core, phy, host, stats, 1, pool, false);
+  }
+  testing::TempDir dir;
+  Topology topology;
+  sw::SwitchParams sp;
+  PortParams pp;
+  Clock core, phy, host;
+  Stats stats;
+  PacketPool pool;
+};
+
+TEST(LingyunFabric, ALeafSpineHasASwitchPerSwitchNodeAndAPortLinkPerCable) {
+  Built b(kLeafSpine);
+  ASSERT_EQ(b.pp.phy.period(), kPhyPeriod);
+  const auto f = b.build();
+  ASSERT_EQ(f->switches().size(), 4u);
+  ASSERT_EQ(f->links().size(), 8u);
+  ASSERT_EQ(f->endpoints(), 4);
+  for (int e = 0; e < 4; ++e) EXPECT_EQ(f->ports_of(e), 1) << e;
+  const int radix[] = {4, 4, 2, 2};
+  for (int s = 0; s < 4; ++s) EXPECT_EQ(f->switches()[s]->params().ports, radix[s]) << s;
+  // Each link's two ports, by hand from the file order.
+  const char* sides[8][2] = {{"top.h0.port0", "top.leaf0.port0"},  {"top.h1.port0", "top.leaf0.port1"},
+                             {"top.h2.port0", "top.leaf1.port0"},  {"top.h3.port0", "top.leaf1.port1"},
+                             {"top.leaf0.port2", "top.spine0.port0"}, {"top.leaf0.port3", "top.spine1.port0"},
+                             {"top.spine0.port1", "top.leaf1.port2"}, {"top.leaf1.port3", "top.spine1.port1"}};
+  for (int l = 0; l < 8; ++l)
+    for (int s = 0; s < 2; ++s) EXPECT_EQ(f->links()[l]->side_name(s), sides[l][s]) << l << " " << s;
+  // 12 switch ports; h0, h1 against h2, h3 cross leaf0's 2 uplinks of 800 Gb/s; h0 to h2 crosses
+  // leaf0, a spine and leaf1.
+  EXPECT_EQ(f->summary(), "topology " + b.topology.name +
+                              ": 4 switches (12 ports), 4 endpoints, 8 links, bisection 1.6 Tb/s, up to 3 switch hops");
+}
+
+TEST(LingyunFabric, EveryLinkGetsItsTopologysCableAndItsOwnSettings) {
+  Built b(kLeafSpine);
+  const auto f = b.build();
+  const double cables[8] = {3, 2, 4, 5, 10, 20, 30, 40};
+  for (int l = 0; l < 8; ++l) {
+    const PortParams& p = f->links()[l]->params();
+    SCOPED_TRACE(l);
+    EXPECT_EQ(p.phy.cable_m, cables[l]);
+    EXPECT_EQ(p.phy.path_cycles, path_cycles(cables[l]));
+    // Link 4 (leaf0 - spine0) sets its FEC, LLR and flow control; the others keep port.*.
+    EXPECT_EQ(p.phy.fec, l == 4 ? "rs272" : "rs544");
+    EXPECT_EQ(p.llr, l != 4);
+    EXPECT_EQ(p.fc, l == 4 ? link::FcMode::kPfc : link::FcMode::kCbfc);
+  }
+  EXPECT_EQ(path_cycles(40), 588u);  // 221 ns / 0.376471 ns = 587.03: 587 cycles are 220.988 ns, short of it
+}
+
+TEST(LingyunFabric, ALeafSpinesSwitchesRouteOverTheNextHopsWorkedOutByHand) {
+  Built b(kLeafSpine);
+  const auto f = b.build();
+  const std::vector<std::vector<Ports>> next = {
+      {{0}, {1}, {2, 3}, {2, 3}},  // leaf0: its hosts below, h2 and h3 over either spine
+      {{2, 3}, {2, 3}, {0}, {1}},  // leaf1
+      {{0}, {0}, {1}, {1}},        // spine0: leaf0 on port 0, leaf1 on port 1
+      {{0}, {0}, {1}, {1}},        // spine1
+  };
+  for (int s = 0; s < 4; ++s) EXPECT_EQ(f->routes().next[s], next[s]) << s;
+  EXPECT_EQ(f->routes().max_switch_hops, 3);
+}
+
+TEST(LingyunFabric, ASingleSwitchGivesEachEndpointItsOwnPort) {
+  Built b("switches:\n  sw0: {ports: 3}\nendpoints: 3\nlinks:\n  - {a: e0, b: sw0}\n  - {a: sw0, b: e1}\n"
+          "  - {a: e2, b: sw0, cable_m: 0.5}\n");
+  const auto f = b.build();
+  ASSERT_EQ(f->switches().size(), 1u);
+  EXPECT_EQ(f->switches()[0]->params().ports, 3);
+  ASSERT_EQ(f->links().size(), 3u);
+  EXPECT_EQ(f->links()[0]->side_name(0), "top.e0.port0");
+  EXPECT_EQ(f->links()[0]->side_name(1), "top.sw0.port0");
+  EXPECT_EQ(f->links()[1]->side_name(0), "top.sw0.port1");  // the switch on side a
+  EXPECT_EQ(f->links()[1]->side_name(1), "top.e1.port0");
+  EXPECT_EQ(f->links()[2]->side_name(1), "top.sw0.port2");
+  EXPECT_EQ(f->routes().next[0], (std::vector<Ports>{{0}, {1}, {2}}));
+  const double cables[3] = {2, 2, 0.5};
+  for (int l = 0; l < 3; ++l) {
+    EXPECT_EQ(f->links()[l]->params().phy.cable_m, cables[l]) << l;
+    EXPECT_EQ(f->links()[l]->params().phy.path_cycles, path_cycles(cables[l])) << l;
+  }
+  EXPECT_EQ(f->summary(), "topology " + b.topology.name +
+                              ": 1 switches (3 ports), 3 endpoints, 3 links, bisection 0.8 Tb/s, up to 1 switch hops");
+}
+
+// An endpoint on two planes has a port on each, in the order of its links.
+TEST(LingyunFabric, AnEndpointOnTwoSwitchesHasAPortOnEach) {
+  Built b("switches:\n  a: {ports: 2}\n  b: {ports: 2}\nendpoints: [x, y]\nlinks:\n"
+          "  - {a: x, b: a}\n  - {a: x, b: b}\n  - {a: y, b: a}\n  - {a: y, b: b}\n");
+  const auto f = b.build();
+  EXPECT_EQ(f->ports_of(0), 2);
+  EXPECT_EQ(f->ports_of(1), 2);
+  EXPECT_EQ(f->links()[0]->side_name(0), "top.x.port0");
+  EXPECT_EQ(f->links()[1]->side_name(0), "top.x.port1");
+  EXPECT_EQ(f->links()[1]->side_name(1), "top.b.port0");
+  EXPECT_EQ(f->links()[3]->side_name(1), "top.b.port1");
+  EXPECT_EQ(&f->to_fabric(0, 1), &f->links()[1]->tx(0));  // x's port 1 is the link to b
+  EXPECT_EQ(&f->from_fabric(1, 0), &f->links()[2]->rx(0));
+}
+
+TEST(LingyunFabric, SwitchesSlowerOrFasterThanThePortsAreRefused) {
+  Built b(kLeafSpine, {"switch.port_gbps=400"});
+  const std::string m = testing::config_error_of([&] { b.build(); });
+  EXPECT_EQ(m.rfind("switch.port_gbps = 400 but the ports carry 800", 0), 0u) << m;
+  EXPECT_NE(m.find("(port.lanes = 8 x 106.25 Gb/s less FEC and transcoding): set them to agree"), std::string::npos) << m;
+}
+
+// 100 km of cable: the loop outgrows what LLR's replay buffer may hold. The refusal names the
+// file's line and the link's two ends.
+TEST(LingyunFabric, ALinkItsPortsCannotReachIsRefusedNamingItsLine) {
+  Built b("switches:\n  sw0: {ports: 2}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0}\n"
+          "  - {a: e1, b: sw0, cable_m: 100000}\n");
+  const std::string m = testing::config_error_of([&] { b.build(); });
+  EXPECT_EQ(m.rfind(b.topology.name + ":6: link e1 - sw0: ", 0), 0u) << m;
+  EXPECT_NE(m.find("100000 m"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace xy::lingyun

@@ -1,9 +1,9 @@
-// The composed port's wire format (sys/lingyun/wire.hpp): every message kind's bytes written out
+// The MAC's wire format (hw/link/wire.hpp): every message kind's bytes written out
 // here by hand from the layout the header states, the FCS checked against a bitwise CRC-32 written
 // in this file (the model's runs on zlib's tables) and against the published check value; every
 // kind parsed back; a flipped bit, a cut frame, a frame of the wrong length for its kind and
 // garbage refused.
-#include "sys/lingyun/wire.hpp"
+#include "hw/link/wire.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace xy::lingyun {
+namespace xy::link {
 namespace {
 
 using Bytes = std::vector<std::uint8_t>;
@@ -60,13 +60,13 @@ TEST(LingyunWire, ADataFrameIsKindSequenceNumberPayloadAndFcs) {
 // NACK 1, INIT 2) in the top 2 of 3 bytes: 8 bytes, one ordered set.
 TEST(LingyunWire, LlrControlSetsAreKindTwentyTwoBitsOfSequenceTwoOfKindAndFcs) {
   struct Case {
-    link::LlrControl control;
+    LlrControl control;
     Bytes expected;
   };
   const Case cases[] = {
-      {{link::LlrControl::kAck, 0x000102}, {0x4C, 0x02, 0x01, 0x00, 0xB6, 0xDD, 0x19, 0xEA}},
-      {{link::LlrControl::kNack, 0x00002A}, {0x4C, 0x2A, 0x00, 0x40, 0x3F, 0xBA, 0x80, 0xB3}},
-      {{link::LlrControl::kInit, 0x3FFFFF}, {0x4C, 0xFF, 0xFF, 0xBF, 0x1B, 0x5F, 0xE4, 0x86}},
+      {{LlrControl::kAck, 0x000102}, {0x4C, 0x02, 0x01, 0x00, 0xB6, 0xDD, 0x19, 0xEA}},
+      {{LlrControl::kNack, 0x00002A}, {0x4C, 0x2A, 0x00, 0x40, 0x3F, 0xBA, 0x80, 0xB3}},
+      {{LlrControl::kInit, 0x3FFFFF}, {0x4C, 0xFF, 0xFF, 0xBF, 0x1B, 0x5F, 0xE4, 0x86}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(static_cast<int>(c.control.kind));
@@ -74,14 +74,14 @@ TEST(LingyunWire, LlrControlSetsAreKindTwentyTwoBitsOfSequenceTwoOfKindAndFcs) {
     encode_llr(c.control, wire);
     EXPECT_EQ(wire, c.expected);
     EXPECT_EQ(sealed(Bytes(c.expected.begin(), c.expected.end() - 4)), c.expected);
-    EXPECT_EQ(wire.size(), link::LlrControl::kWireBytes);
+    EXPECT_EQ(wire.size(), LlrControl::kWireBytes);
   }
 }
 
 // CBFC CF_Update: kind 0xCF, the VC, R_CF in 4 bytes little endian.
 TEST(LingyunWire, ACfUpdateIsKindVcAndItsCounter) {
-  link::CreditUpdate u;
-  u.kind = link::CreditUpdate::kCf;
+  CreditUpdate u;
+  u.kind = CreditUpdate::kCf;
   u.vc = 3;
   u.counters = {0xA1B2C3D4};
   Bytes wire;
@@ -93,8 +93,8 @@ TEST(LingyunWire, ACfUpdateIsKindVcAndItsCounter) {
 
 // CBFC CC_Update: kind 0xCC, the number of VCs, S_CC of each in 4 bytes little endian.
 TEST(LingyunWire, ACcUpdateIsKindVcCountAndEveryVcsCounter) {
-  link::CreditUpdate u;
-  u.kind = link::CreditUpdate::kCc;
+  CreditUpdate u;
+  u.kind = CreditUpdate::kCc;
   u.counters = {1, 0x100, 0xFFFFFFFF};
   Bytes wire;
   encode_fc(FcMessage{u, std::nullopt}, wire);
@@ -107,7 +107,7 @@ TEST(LingyunWire, ACcUpdateIsKindVcCountAndEveryVcsCounter) {
 
 // PFC pause: kind 0x9A, the enable vector, 8 quanta of 2 bytes little endian.
 TEST(LingyunWire, APauseIsKindEnableVectorAndEightQuanta) {
-  link::PauseFrame p;
+  PauseFrame p;
   p.enable_vector = 0x81;
   p.quanta[0] = 0xFFFF;
   p.quanta[7] = 0x0102;
@@ -132,22 +132,22 @@ std::vector<Bytes> one_of_every_kind() {
   data.payload = {1, 2, 3, 4, 5};
   encode_data(data, 77, w);
   all.push_back(w);
-  for (auto kind : {link::LlrControl::kAck, link::LlrControl::kNack, link::LlrControl::kInit}) {
+  for (auto kind : {LlrControl::kAck, LlrControl::kNack, LlrControl::kInit}) {
     encode_llr({kind, 1000}, w);
     all.push_back(w);
   }
-  link::CreditUpdate cf;
-  cf.kind = link::CreditUpdate::kCf;
+  CreditUpdate cf;
+  cf.kind = CreditUpdate::kCf;
   cf.vc = 1;
   cf.counters = {123456};
   encode_fc(FcMessage{cf, std::nullopt}, w);
   all.push_back(w);
-  link::CreditUpdate cc;
-  cc.kind = link::CreditUpdate::kCc;
+  CreditUpdate cc;
+  cc.kind = CreditUpdate::kCc;
   cc.counters = {10, 20, 30, 40};
   encode_fc(FcMessage{cc, std::nullopt}, w);
   all.push_back(w);
-  link::PauseFrame pause;
+  PauseFrame pause;
   pause.enable_vector = 0x0F;
   for (int q = 0; q < 8; ++q) pause.quanta[q] = static_cast<std::uint16_t>(1000 * q + 1);
   encode_fc(FcMessage{std::nullopt, pause}, w);
@@ -168,7 +168,7 @@ TEST(LingyunWire, EveryKindParsesBackToWhatWasSent) {
   EXPECT_EQ(back.bytes, 9u);
   EXPECT_EQ(back.payload, (Bytes{1, 2, 3, 4, 5}));
 
-  const link::LlrControl::Kind kinds[] = {link::LlrControl::kAck, link::LlrControl::kNack, link::LlrControl::kInit};
+  const LlrControl::Kind kinds[] = {LlrControl::kAck, LlrControl::kNack, LlrControl::kInit};
   for (int i = 0; i < 3; ++i) {
     const Received r = parse(all[1 + i]);
     ASSERT_TRUE(r.fcs_ok) << i;
@@ -181,7 +181,7 @@ TEST(LingyunWire, EveryKindParsesBackToWhatWasSent) {
   const Received cf = parse(all[4]);
   ASSERT_TRUE(cf.fcs_ok && cf.fc && cf.fc->credit);
   EXPECT_EQ(cf.kind, WireKind::kCf);
-  EXPECT_EQ(cf.fc->credit->kind, link::CreditUpdate::kCf);
+  EXPECT_EQ(cf.fc->credit->kind, CreditUpdate::kCf);
   EXPECT_EQ(cf.fc->credit->vc, 1);
   EXPECT_EQ(cf.fc->credit->counters, (std::vector<std::uint32_t>{123456}));
   EXPECT_FALSE(cf.fc->pause);
@@ -189,7 +189,7 @@ TEST(LingyunWire, EveryKindParsesBackToWhatWasSent) {
   const Received cc = parse(all[5]);
   ASSERT_TRUE(cc.fcs_ok && cc.fc && cc.fc->credit);
   EXPECT_EQ(cc.kind, WireKind::kCc);
-  EXPECT_EQ(cc.fc->credit->kind, link::CreditUpdate::kCc);
+  EXPECT_EQ(cc.fc->credit->kind, CreditUpdate::kCc);
   EXPECT_EQ(cc.fc->credit->counters, (std::vector<std::uint32_t>{10, 20, 30, 40}));
 
   const Received pause = parse(all[6]);
@@ -290,4 +290,4 @@ TEST(LingyunWire, ADataFrameMustBeLongerThanItsFcsAndCarryAllButItsFcsAsPayload)
 }
 
 }  // namespace
-}  // namespace xy::lingyun
+}  // namespace xy::link

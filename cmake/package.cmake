@@ -1,6 +1,8 @@
 # The installed package: `cmake --install build --prefix P` puts the models' static libraries,
 # their headers and xysim under P, and find_package(xingyun) in another project gives the targets
-# xingyun::kernel, phy, link, switch, lingyun, twins, tlm, tb and xysim (xy::xysim_main).
+# xingyun::kernel, phy, link, switch, lingyun, twins, tlm, scenarios, tb and xysim (xy::xysim_main).
+# xingyun::tb links xingyun::scenarios whole (tb/CMakeLists.txt): the built-in scenarios register
+# themselves in every program that links it.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -18,7 +20,7 @@ foreach(header ${xy_headers})
 endforeach()
 
 # xy_fstapi is no API, but xy_kernel links it: it goes in the export set too.
-set(xy_exported kernel fstapi phy link switch lingyun twins tlm tb xysim)
+set(xy_exported kernel fstapi phy link switch lingyun twins tlm scenarios tb xysim)
 foreach(name ${xy_exported})
   set_target_properties(xy_${name} PROPERTIES EXPORT_NAME ${name})
   list(APPEND xy_exported_targets xy_${name})

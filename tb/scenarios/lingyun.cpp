@@ -455,13 +455,13 @@ class LingyunIncast : public Testbench {
 
 }  // namespace
 
-Scenario lingyun_incast_scenario() {
+XY_SCENARIO(lingyun_incast_scenario, 610) {
   return {"lingyun-incast",
           "claim C3: incast on a leaf-spine of composed ports, CBFC vs PFC vs none, victim on a shared or its own VC",
           [](RunContext& ctx) { return std::make_unique<LingyunIncast>(ctx); }};
 }
 
-Scenario lingyun_fec_llr_scenario() {
+XY_SCENARIO(lingyun_fec_llr_scenario, 600) {
   return {"lingyun-fec-llr",
           "claims C2+C4: KP4 without LLR vs light FEC + LLR vs no FEC + LLR on a leaf-spine path, same BER",
           [](RunContext& ctx) { return std::make_unique<LingyunFecLlr>(ctx); }};

@@ -1,11 +1,9 @@
-// Scenarios of the composed Lingyun ASIC (tb/scenarios/lingyun.cpp).
+// The fabrics of the composed Lingyun scenarios (tb/scenarios/lingyun.cpp).
 #pragma once
+#include "kernel/config.hpp"
 #include "sys/lingyun/topology.hpp"
-#include "tb/lib/scenario.hpp"
 
 namespace xy {
-Scenario lingyun_fec_llr_scenario();
-Scenario lingyun_incast_scenario();
 // Their fabrics, from topology.cable_m and topology.spine_cable_m (which these declare): the
 // scenarios build them, and the exporters rebuild them from a run's config.
 lingyun::Topology lingyun_fec_llr_topology(Config& c);

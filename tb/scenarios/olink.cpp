@@ -14,7 +14,7 @@
 // GPUs. All of the GPUs' traffic crosses that one 512 Gb/s port, each direction of the uplink
 // carrying all of it once, so in an all-to-all N GPUs get about 1/N of it each. The fast fabric
 // books the same uplink on one calendar (tlm/olink/fast_fabric.hpp).
-#include "tb/scenarios/olink.hpp"
+#include "tb/lib/scenario.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -1005,7 +1005,7 @@ class OlinkFast : public Testbench {
 
 }  // namespace
 
-Scenario olink_latency_scenario() {
+XY_SCENARIO(olink_latency_scenario, 500) {
   return {"olink-latency", "GPU-to-GPU remote load through one switch, per-stage breakdown for four fabrics (claim C1)",
           [](RunContext& ctx) { return std::make_unique<OlinkLatency>(ctx); }};
 }
@@ -1013,17 +1013,17 @@ Scenario olink_latency_scenario() {
 }  // namespace xy
 
 namespace xy {
-Scenario olink_alltoall_scenario() {
+XY_SCENARIO(olink_alltoall_scenario, 520) {
   return {"olink-alltoall", "8 GPUs (or more) on one switch, MoE all-to-all of Stores: bandwidth per GPU per fabric (claim C11)",
           [](RunContext& ctx) { return std::make_unique<OlinkAlltoall>(ctx); }};
 }
 
-Scenario olink_message_scenario() {
+XY_SCENARIO(olink_message_scenario, 530) {
   return {"olink-message", "one message of message.bytes from GPU to GPU through composed OLink ports: network and GPU-to-GPU time",
           [](RunContext& ctx) { return std::make_unique<OlinkMessage>(ctx); }};
 }
 
-Scenario olink_fast_scenario() {
+XY_SCENARIO(olink_fast_scenario, 510) {
   return {"olink-fast", "the fast OLink fabric against the cycle-level one: latency, bandwidth, speed",
           [](RunContext& ctx) { return std::make_unique<OlinkFast>(ctx); }};
 }

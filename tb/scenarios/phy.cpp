@@ -1,5 +1,5 @@
 // PHY scenarios: phy-loopback and phy-fec-curve (see hw/phy/phy.hpp for the model).
-#include "tb/scenarios/phy.hpp"
+#include "tb/lib/scenario.hpp"
 
 #include <cmath>
 #include <memory>
@@ -266,12 +266,12 @@ class PhyFecCurve : public Testbench {
 
 }  // namespace
 
-Scenario phy_loopback_scenario() {
+XY_SCENARIO(phy_loopback_scenario, 200) {
   return {"phy-loopback", "frames through TX PCS/FEC, noisy PAM4 lanes, RX FEC/PCS; checked against the error log",
           [](RunContext& ctx) { return std::make_unique<PhyLoopback>(ctx); }};
 }
 
-Scenario phy_fec_curve_scenario() {
+XY_SCENARIO(phy_fec_curve_scenario, 210) {
   return {"phy-fec-curve", "codeword error ratio vs pre-FEC BER per FEC mode, against the binomial formula",
           [](RunContext& ctx) { return std::make_unique<PhyFecCurve>(ctx); }};
 }

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "tb/export/formats.hpp"
-#include "tb/scenarios/lingyun.hpp"
+#include "tb/scenarios/lingyun/topologies.hpp"
 
 namespace xy::exports {
 namespace {

@@ -1,4 +1,4 @@
-// The fabrics of the composed Lingyun scenarios (tb/scenarios/lingyun.cpp).
+// The fabrics of the composed Lingyun scenarios (fec_llr.cpp, incast.cpp).
 #pragma once
 #include "kernel/config.hpp"
 #include "sys/lingyun/topology.hpp"

@@ -57,7 +57,7 @@ std::vector<std::string> stats_prefixes(const nlohmann::json& stats, const std::
   return out;
 }
 
-std::vector<Fabric> fabrics_of(const Input& in) {
+std::vector<FabricDescription> fabrics_of(const Input& in) {
   const nlohmann::json& doc = in.doc;
   if (doc.is_array())
     throw ConfigError("a sweep's points carry no config or stats: export a point's OUT/points/NNNN/results.json");
@@ -74,9 +74,9 @@ std::vector<Fabric> fabrics_of(const Input& in) {
   if (prefixes.empty())
     throw ConfigError(
         fmt::format("no fabric of composed ports in its stats (no <fabric>.{}.port0.phy.frame_latency)", first));
-  std::vector<Fabric> out;
+  std::vector<FabricDescription> out;
   for (const std::string& prefix : prefixes) {
-    Fabric f;
+    FabricDescription f;
     f.input = in.path;
     f.scenario = scenario;
     f.name = prefix.substr(prefix.rfind('.') + 1);
@@ -90,7 +90,7 @@ std::vector<Fabric> fabrics_of(const Input& in) {
     const lingyun::PortParams fabric_ports = ports_of(common, scenario, f.name, doc["summary"]);
     for (std::size_t i = 0; i < topology.links.size(); ++i) {
       const auto& l = topology.links[i];
-      Fabric::Link link;
+      FabricDescription::Link link;
       link.ports = lingyun::link_ports(fabric_ports, l).for_link(l.cable_m);
       link.name = topology.nodes[l.a].name + " - " + topology.nodes[l.b].name;
       const phy::PhyParams& q = link.ports.phy;
@@ -123,19 +123,19 @@ std::vector<Fabric> fabrics_of(const Input& in) {
 
 }  // namespace
 
-const nlohmann::json* Fabric::stat(int node, const std::string& what) const {
+const nlohmann::json* FabricDescription::stat(int node, const std::string& what) const {
   const auto it = stats->find(fmt::format("{}.{}.{}", stats_prefix, topology.nodes[node].name, what));
   return it == stats->end() ? nullptr : &*it;
 }
 
-std::uint64_t Fabric::link_count(const Link& link, const std::string& what) const {
+std::uint64_t FabricDescription::link_count(const Link& link, const std::string& what) const {
   std::uint64_t n = 0;
   for (const std::string& port : link.port_stats)
     if (const auto it = stats->find(port + "." + what); it != stats->end()) n += it->at("value").get<std::uint64_t>();
   return n;
 }
 
-double Fabric::least_switch_ns(const std::vector<int>& switches) const {
+double FabricDescription::least_switch_ns(const std::vector<int>& switches) const {
   double ns = 0;
   for (int s : switches)
     if (const nlohmann::json* m = stat(s, "port_to_port"); m && m->value("count", 0) > 0)
@@ -143,22 +143,22 @@ double Fabric::least_switch_ns(const std::vector<int>& switches) const {
   return ns;
 }
 
-double Fabric::buffer_mib() const {
+double FabricDescription::buffer_mib() const {
   return static_cast<double>(switches.buffer_cells * switches.cell_bytes) / (1 << 20);
 }
 
-void Fabric::require_one_link_per_endpoint(const std::string& why_one) const {
+void FabricDescription::require_one_link_per_endpoint(const std::string& why_one) const {
   for (int e : topology.endpoints())
     if (topology.nodes[e].ports != 1)
       throw ConfigError(
           fmt::format("endpoint {} has {} links: {}", topology.nodes[e].name, topology.nodes[e].ports, why_one));
 }
 
-std::vector<Fabric> fabrics_of(const std::vector<Input>& inputs) {
+std::vector<FabricDescription> fabrics_of(const std::vector<Input>& inputs) {
   points_of(inputs);  // each a run that passed, of this schema_version
-  std::vector<Fabric> out;
+  std::vector<FabricDescription> out;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
-    for (Fabric& f : naming(inputs[k].path, [&] { return fabrics_of(inputs[k]); })) {
+    for (FabricDescription& f : naming(inputs[k].path, [&] { return fabrics_of(inputs[k]); })) {
       f.dir = inputs.size() > 1 ? fmt::format("{}/{}", k + 1, f.name) : f.name;
       out.push_back(std::move(f));
     }

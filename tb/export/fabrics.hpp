@@ -14,7 +14,9 @@
 
 namespace xy::exports {
 
-struct Fabric {
+// One fabric of composed ports that a run built, as the exporters read it: its topology, links
+// and switches, and the run's stats of it (the model itself is lingyun::Fabric).
+struct FabricDescription {
   struct Link {
     lingyun::PortParams ports;  // this link's own (link_ports), its cable set
     std::string name;           // "leaf0 - spine0"
@@ -65,6 +67,6 @@ auto naming(const std::string& origin, Make&& make) -> decltype(make()) {
 
 // Every fabric of every input, in order. Throws ConfigError, one line naming the input and what it
 // lacks: not a results.json of a run that passed, or a scenario without a fabric of composed ports.
-std::vector<Fabric> fabrics_of(const std::vector<Input>& inputs);
+std::vector<FabricDescription> fabrics_of(const std::vector<Input>& inputs);
 
 }  // namespace xy::exports

@@ -38,7 +38,7 @@ class OlinkAlltoall : public Testbench {
         run.fast = std::make_unique<olink::FastFabric>(pr.name, run.stages.fast(spec.gpus, false));
         socket = [&run](int g) -> tlm::tlm_target_socket<>& { return run.fast->socket(g); };
       } else {
-        run.fabric = make_fabric(pr, gpus, base, pool_, ctx, "", false);  // nothing reads the Stores back
+        run.fabric = make_preset_fabric(pr, gpus, base, pool_, ctx, "", false);  // nothing reads the Stores back
         run.stages = *run.fabric;
         socket = [&run](int g) -> tlm::tlm_target_socket<>& { return run.fabric->endpoints[g]->socket; };
       }
@@ -104,7 +104,7 @@ class OlinkAlltoall : public Testbench {
  private:
   struct Run {
     Stages stages;
-    std::unique_ptr<Fabric> fabric;             // cycle-level
+    std::unique_ptr<PresetFabric> fabric;       // cycle-level
     std::unique_ptr<olink::FastFabric> fast;    // or fast
     std::vector<std::unique_ptr<olink::StoreStreamer>> gpus;
   };

@@ -43,9 +43,9 @@ class OlinkFast : public Testbench {
     for (int i = 0; i < loads; ++i) program.push_back({Access::kLoad, olink::uva(1, 4096 + 64 * i), 64, 0});
     // The cycle-level fabrics (one for the loads, one for the all-to-all) first: the fast ones take their stages.
     Model& cycle = models_[kCycle];
-    cycle.cycle_latency = make_fabric(pr, 2, base, pool_, ctx, name_ + "-loads");
-    cycle.cycle_alltoall = make_fabric(pr, gpus, base, pool_, ctx, name_ + "-alltoall");
-    const Fabric& f = *cycle.cycle_latency;
+    cycle.cycle_latency = make_preset_fabric(pr, 2, base, pool_, ctx, name_ + "-loads");
+    cycle.cycle_alltoall = make_preset_fabric(pr, gpus, base, pool_, ctx, name_ + "-alltoall");
+    const PresetFabric& f = *cycle.cycle_latency;
     for (int i = 0; i < kModels; ++i) {
       Model& m = models_[i];
       m.key = kKeys[i];
@@ -146,7 +146,7 @@ class OlinkFast : public Testbench {
   }
   struct Model {
     std::string key;
-    std::unique_ptr<Fabric> cycle_latency, cycle_alltoall;                  // the cycle-level model's
+    std::unique_ptr<PresetFabric> cycle_latency, cycle_alltoall;            // the cycle-level model's
     std::unique_ptr<olink::FastFabric> fast_latency, fast_alltoall;         // a fast model's
     std::unique_ptr<GpuInitiator> loads, idle;
     std::vector<std::unique_ptr<olink::StoreStreamer>> streams;

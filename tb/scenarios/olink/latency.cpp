@@ -49,7 +49,7 @@ class OlinkLatency : public Testbench {
         period = m.composed->period;
         summary_line_ = m.composed->fabric->summary();
       } else {
-        m.fabric = make_fabric(pr, 2, base, pool_, ctx);
+        m.fabric = make_preset_fabric(pr, 2, base, pool_, ctx);
         name = m.fabric->name;
         ends = &m.fabric->endpoints;
         period = m.fabric->period;
@@ -98,7 +98,7 @@ class OlinkLatency : public Testbench {
           throw CheckFailure(fmt::format("{}: the stages of the paths add up to more than the load took", f.name));
         continue;
       }
-      const Fabric& f = *m.fabric;
+      const PresetFabric& f = *m.fabric;
       for (const auto& r : m.gpu->results()) {
         const Cycle measured = from_sc_time(r.latency) / f.period;
         if (measured != total(f))
@@ -174,7 +174,7 @@ class OlinkLatency : public Testbench {
 
  private:
   struct Measured {
-    std::unique_ptr<Fabric> fabric;             // a preset: constant-delay links
+    std::unique_ptr<PresetFabric> fabric;       // a preset: constant-delay links
     std::unique_ptr<ComposedFabric> composed;   // composed Lingyun ports
     std::unique_ptr<GpuInitiator> gpu;
     std::vector<std::unique_ptr<GpuInitiator>> idle;
@@ -185,7 +185,7 @@ class OlinkLatency : public Testbench {
     std::string provenance;  // measured | configured | derived (from codeword size and lane rate)
   };
   static std::string name(const Measured& m) { return m.composed ? m.composed->name : m.fabric->name; }
-  static Cycle beats(const Fabric& f, std::uint32_t payload) {
+  static Cycle beats(const PresetFabric& f, std::uint32_t payload) {
     return (olink::kEthernetHeaderBytes + olink::kHeaderBytes + payload + olink::kFcsBytes + f.width - 1) / f.width - 1;
   }
   // The loads measured: all but the first (the links' bring-up).
@@ -236,7 +236,7 @@ class OlinkLatency : public Testbench {
     return out;
   }
   // A preset fabric's stages of a load, in cycles.
-  std::vector<std::pair<const char*, Cycle>> preset_stages(const Fabric& f) const {
+  std::vector<std::pair<const char*, Cycle>> preset_stages(const PresetFabric& f) const {
     const Cycle data = (bytes_ + f.width - 1) / f.width;
     return {{"entry", 1},
             {"gpu_egress", f.egress},
@@ -255,7 +255,7 @@ class OlinkLatency : public Testbench {
             {"frame_tail_response", beats(f, bytes_)},
             {"gpu_ingress", f.ingress}};
   }
-  Cycle total(const Fabric& f) const {
+  Cycle total(const PresetFabric& f) const {
     Cycle t = 0;
     for (const auto& st : preset_stages(f)) t += st.second;
     return t;
@@ -266,7 +266,7 @@ class OlinkLatency : public Testbench {
       const ComposedFabric& f = *m.composed;
       return (f.ep.egress + f.ep.ingress) * to_ns(f.period) + sum_path(f, 0);
     }
-    const Fabric& f = *m.fabric;
+    const PresetFabric& f = *m.fabric;
     const Cycle switches = f.uplink ? 2 * f.switch_cycles() + f.uplink : f.switch_cycles();
     return to_ns(f.period) * static_cast<double>(f.egress + 2 * f.link + switches + beats(f, 0) + f.ingress);
   }

@@ -69,9 +69,9 @@ Stages declare_stages(const Preset& pr, int gpus, const sw::SwitchParams& base, 
   return f;
 }
 
-std::unique_ptr<Fabric> make_fabric(const Preset& pr, int gpus, const sw::SwitchParams& base, PacketPool& pool,
-                                    RunContext& ctx, const std::string& name, bool data) {
-  auto f = std::make_unique<Fabric>();
+std::unique_ptr<PresetFabric> make_preset_fabric(const Preset& pr, int gpus, const sw::SwitchParams& base,
+                                                PacketPool& pool, RunContext& ctx, const std::string& name, bool data) {
+  auto f = std::make_unique<PresetFabric>();
   static_cast<Stages&>(*f) = declare_stages(pr, gpus, base, ctx.config);
   if (!name.empty()) f->name = name;
   f->domain = std::make_unique<ClockDomain>(("olink_" + f->name).c_str(), f->period);

@@ -1,6 +1,7 @@
 // The OLink scenarios' fabric presets and the cycle-level fabric built from one: a preset gives a
 // fabric's stages in ns and a GPU's bandwidth into it, Stages those in cycles of its clock as
-// configured (olink.<preset>.*), and Fabric is N GPUs on one switch over constant-delay links.
+// configured (olink.<preset>.*), and a PresetFabric is N GPUs on one switch over constant-delay
+// links.
 //
 // The two comparators are presets from public figures (docs/olink.md): NVLink-class gives each
 // GPU 450 GB/s each way (3600 Gb/s; NVLink 4's 900 GB/s counts both directions). In the PCIe
@@ -87,7 +88,7 @@ struct Stages {
 
 // One cycle-level fabric of N GPUs on one switch. With a shared uplink the switch is two: `sw`
 // takes the GPUs' frames up to its uplink port, `down` brings them from the uplink to the GPUs.
-struct Fabric : Stages {
+struct PresetFabric : Stages {
   std::unique_ptr<ClockDomain> domain;
   std::vector<std::unique_ptr<Channel<Packet*>>> channels;
   std::unique_ptr<sw::Switch> sw, down;
@@ -104,7 +105,7 @@ Stages declare_stages(const Preset& pr, int gpus, const sw::SwitchParams& base, 
 
 // Declares a preset's parameters and builds its cycle-level fabric of `gpus` GPUs, named after
 // the preset unless `name` is given; with `data` false the GPUs' memories keep nothing (timing only).
-std::unique_ptr<Fabric> make_fabric(const Preset& pr, int gpus, const sw::SwitchParams& base, PacketPool& pool,
-                                    RunContext& ctx, const std::string& name = "", bool data = true);
+std::unique_ptr<PresetFabric> make_preset_fabric(const Preset& pr, int gpus, const sw::SwitchParams& base,
+                                                PacketPool& pool, RunContext& ctx, const std::string& name = "", bool data = true);
 
 }  // namespace xy::olink_tb

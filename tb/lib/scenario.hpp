@@ -40,6 +40,9 @@ struct RunContext {
   Waves& waves;
   std::uint64_t seed;
   Capture capture;
+  // The fabrics of composed Lingyun ports the scenario built, each its lingyun::Fabric's
+  // description(), in the order built: results.json's `fabrics`, which the exporters read.
+  nlohmann::json fabrics = nlohmann::json::array();
   Rng rng(const std::string& block) const { return Rng(seed, block); }
 };
 

@@ -17,17 +17,17 @@
 #include "tb/lib/figure.hpp"
 #include "tb/lib/latency_csv.hpp"
 #include "tb/lib/scenario.hpp"
-#include "tb/scenarios/lingyun/topologies.hpp"
 
 namespace xy {
+namespace {
 
+// The path host -> leaf -> spine -> leaf -> host: a leaf-spine of two leaves on one spine, one
+// host on each leaf, cables from topology.cable_m and topology.spine_cable_m.
 lingyun::Topology lingyun_fec_llr_topology(Config& c) {
   const double cable = c.real("topology.cable_m", 2, "m", 0, 1e6, "host to leaf cable");
   const double spine_cable = c.real("topology.spine_cable_m", 10, "m", 0, 1e6, "leaf to spine cable");
   return lingyun::Topology::leaf_spine(2, 2, 1, 1, cable, spine_cable);
 }
-
-namespace {
 
 struct Design {
   const char* name;

@@ -15,10 +15,12 @@
 #include "tb/lib/figure.hpp"
 #include "tb/lib/frames.hpp"
 #include "tb/lib/scenario.hpp"
-#include "tb/scenarios/lingyun/topologies.hpp"
 
 namespace xy {
+namespace {
 
+// Three leaves on one spine, two hosts on each (the top of this file), cables from topology.cable_m and
+// topology.spine_cable_m.
 lingyun::Topology lingyun_incast_topology(Config& c) {
   const double cable = c.real("topology.cable_m", 2, "m", 0, 1e6, "host to leaf cable");
   const double spine_cable = c.real("topology.spine_cable_m", 10, "m", 0, 1e6, "leaf to spine cable");
@@ -33,8 +35,6 @@ lingyun::Topology lingyun_incast_topology(Config& c) {
   t.validate();
   return t;
 }
-
-namespace {
 
 class LingyunIncast : public Testbench {
  public:
@@ -215,7 +215,6 @@ class LingyunIncast : public Testbench {
   Time period_ = 0;
   double warmup_us_ = 0, measure_us_ = 0;
 };
-
 
 }  // namespace
 

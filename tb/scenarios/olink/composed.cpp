@@ -34,6 +34,7 @@ std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::strin
   f->fabric = std::make_unique<lingyun::Fabric>(prefix, t, base, pp, clock, f->phy->clock(), clock, ctx.stats, ctx.seed,
                                                 pool, false);
   f->fabric->probe(ctx.waves, clock, f->phy->clock());
+  ctx.fabrics.push_back(f->fabric->description());
   for (std::uint32_t g = 0; g < f->ep.gpus; ++g) {
     f->endpoints.push_back(std::make_unique<OlinkEndpoint>(fmt::format("{}_gpu{}", f->name, g).c_str(), g, f->ep, clock,
                                                            f->fabric->to_fabric(g, 0), f->fabric->from_fabric(g, 0),

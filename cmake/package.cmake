@@ -1,6 +1,8 @@
 # The installed package: `cmake --install build --prefix P` puts the models' static libraries,
 # their headers and xysim under P, and find_package(xingyun) in another project gives the targets
-# xingyun::kernel, phy, link, switch, lingyun, twins, tlm, tb and xysim (xy::xysim_main).
+# xingyun::kernel, phy, link, switch, lingyun, twins, tlm, scenarios, tb and xysim (xy::xysim_main).
+# xingyun::tb links xingyun::scenarios whole (tb/CMakeLists.txt): the built-in scenarios register
+# themselves in every program that links it.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -17,8 +19,19 @@ foreach(header ${xy_headers})
   install(FILES ${PROJECT_SOURCE_DIR}/${header} DESTINATION ${XY_INSTALL_INCLUDEDIR}/${dir})
 endforeach()
 
-# xy_fstapi is no API, but xy_kernel links it: it goes in the export set too.
-set(xy_exported kernel fstapi phy link switch lingyun twins tlm tb xysim)
+# xy_fstapi is no API, but xy_kernel links it: it goes in the export set too. The blocks are every
+# library of a folder under hw/, so that a new block is exported without a line here.
+set(xy_exported kernel fstapi lingyun twins tlm scenarios tb xysim)
+get_property(xy_block_dirs DIRECTORY ${PROJECT_SOURCE_DIR}/hw PROPERTY SUBDIRECTORIES)
+foreach(dir ${xy_block_dirs})
+  get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
+  foreach(target ${targets})
+    get_target_property(type ${target} TYPE)
+    if(type STREQUAL "STATIC_LIBRARY" AND target MATCHES "^xy_(.+)$")
+      list(APPEND xy_exported ${CMAKE_MATCH_1})
+    endif()
+  endforeach()
+endforeach()
 foreach(name ${xy_exported})
   set_target_properties(xy_${name} PROPERTIES EXPORT_NAME ${name})
   list(APPEND xy_exported_targets xy_${name})

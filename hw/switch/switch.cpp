@@ -189,9 +189,10 @@ struct Switch::Impl {
     void eval() override { sw.ingress_eval(port); }
     void commit() override { sw.ingress_commit(port); }
   };
-  struct Fabric : Core {
+  // The switch fabric: iSLIP over the VOQs and the crossbar's transfers (fabric_eval).
+  struct CrossbarFabric : Core {
     Impl& sw;
-    explicit Fabric(Impl& s) : Core(s.name + ".fabric"), sw(s) {}
+    explicit CrossbarFabric(Impl& s) : Core(s.name + ".fabric"), sw(s) {}
     void eval() override { sw.fabric_eval(); }
     void commit() override { sw.fabric_commit(); }
   };
@@ -521,7 +522,7 @@ struct Switch::Impl {
   RouteFn route;
   std::vector<std::unique_ptr<Ingress>> ingress;
   std::vector<std::unique_ptr<Egress>> egress;
-  Fabric fabric;
+  CrossbarFabric fabric;
   Islip arbiter;
   RequestMatrix requests;
   RequestMatrix heads_ready;                    // VOQ heads whose ready time has come

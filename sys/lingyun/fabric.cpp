@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "hw/link/flow_control.hpp"
 #include "hw/switch/forwarding.hpp"
 
 namespace xy::lingyun {
@@ -37,6 +38,8 @@ Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::Sw
   std::vector<int> endpoint_of(t_.nodes.size(), -1);
   for (std::size_t e = 0; e < ends.size(); ++e) endpoint_of[ends[e]] = static_cast<int>(e);
   endpoint_ports_.resize(ends.size());
+  nlohmann::json links = nlohmann::json::array();
+  std::vector<nlohmann::json> endpoint_links(ends.size(), nlohmann::json::array());
   // Links first (their channels), then each switch on its ports' channels.
   std::vector<std::vector<std::pair<PortLink*, int>>> at_switch(t_.nodes.size());
   for (std::size_t i = 0; i < t_.links.size(); ++i) {
@@ -49,8 +52,20 @@ Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::Sw
       const int port = n.is_switch ? routes_.port_of[i][s] : static_cast<int>(endpoint_ports_[endpoint_of[node[s]]].size());
       side_name[s] = fmt::format("{}.{}.port{}", prefix, n.name, port);
       clocks[s] = n.is_switch ? &core : &endpoint_clock;
-      if (!n.is_switch) endpoint_ports_[endpoint_of[node[s]]].push_back({nullptr, s});
+      if (!n.is_switch) {
+        endpoint_ports_[endpoint_of[node[s]]].push_back({nullptr, s});
+        endpoint_links[endpoint_of[node[s]]].push_back(i);
+      }
     }
+    const PortParams& pp = link_params[i];
+    links.push_back({{"a", l.a},
+                     {"b", l.b},
+                     {"cable_m", l.cable_m},
+                     {"where", l.where},
+                     {"fec", pp.phy.fec},
+                     {"llr", pp.llr},
+                     {"fc", link::fc_mode_name(pp.fc)},
+                     {"ports", {side_name[0], side_name[1]}}});
     links_.push_back(std::make_unique<PortLink>(side_name, link_params[i], l.cable_m, phy, *clocks[0], *clocks[1],
                                                 stats, seed, pool));
     for (int s = 0; s < 2; ++s) {
@@ -89,6 +104,13 @@ Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::Sw
       s.set_ingress_monitor(p, &link->fc(side));
     }
   }
+  nlohmann::json nodes = nlohmann::json::array();
+  for (std::size_t n = 0; n < t_.nodes.size(); ++n) {
+    const auto& node = t_.nodes[n];
+    nodes.push_back({{"name", node.name}, {"switch", node.is_switch}, {"ports", node.ports}});
+    if (!node.is_switch) nodes.back()["links"] = endpoint_links[endpoint_of[n]];
+  }
+  description_ = {{"prefix", prefix}, {"topology", t_.name}, {"nodes", nodes}, {"links", links}};
 }
 
 Fabric::~Fabric() = default;

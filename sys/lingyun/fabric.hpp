@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "sys/lingyun/port.hpp"
 #include "sys/lingyun/topology.hpp"
 #include "hw/switch/switch.hpp"
@@ -46,6 +48,11 @@ class Fabric {
   void probe(Waves& waves, Clock& core, Clock& phy) const;
   // One line: switches, endpoints, links, ports, bisection bandwidth, longest path.
   std::string summary() const;
+  // The fabric as built, for results.json's `fabrics` (docs/results.md): its stats prefix, its
+  // topology's name, the nodes (an endpoint with its links, in port order), and each link's
+  // ends, cable, where it was declared, the FEC, LLR and flow control its ports run, and the stats
+  // names of its two ports.
+  const nlohmann::json& description() const { return description_; }
   // "" unless a flow-control buffer overflowed or a CBFC receiver counted credits its sender never
   // consumed (the first one found).
   std::string overflow() const;
@@ -69,6 +76,7 @@ class Fabric {
   std::vector<std::unique_ptr<PortLink>> links_;
   std::vector<std::unique_ptr<sw::Switch>> switches_;
   std::vector<std::vector<End>> endpoint_ports_;
+  nlohmann::json description_;
 };
 
 }  // namespace xy::lingyun

@@ -3,9 +3,10 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "tb/export/formats.hpp"
-#include "tb/scenarios/lingyun.hpp"
+#include "hw/link/flow_control.hpp"
 
 namespace xy::exports {
 namespace {
@@ -18,80 +19,74 @@ Config config_of(const nlohmann::json& config) {
   return c;
 }
 
-// The fabric a scenario builds: lingyun-fec-llr's and lingyun-incast's own, or `topology`.
-lingyun::Topology topology_of(const std::string& scenario, Config& c, bool has_topology) {
-  if (scenario == "lingyun-fec-llr") return lingyun_fec_llr_topology(c);
-  if (scenario == "lingyun-incast") return lingyun_incast_topology(c);
-  if (!has_topology)
-    throw ConfigError(fmt::format("scenario {} builds no fabric of composed Lingyun ports (no topology in its config); "
-                                  "allowed: runs of lingyun-fec-llr, lingyun-incast, olink-latency, switch-uniform "
-                                  "--set topology=...",
-                                  scenario));
-  const auto t = lingyun::Topology::declare(c, 2, true);
-  if (!t)
-    throw ConfigError("topology = bare: the bare switch core has no fabric of composed ports; allowed: runs with "
-                      "--set topology=single|leaf-spine|dual-plane|FILE");
-  return *t;
-}
-
-// What a scenario set over port.* for one fabric: lingyun-fec-llr's designs name their FEC and
-// LLR in the summary; olink-latency's composed fabrics are named olink-<fec>.
-lingyun::PortParams ports_of(const lingyun::PortParams& common, const std::string& scenario,
-                             const std::string& fabric, const nlohmann::json& summary) {
-  lingyun::PortParams p = common;
-  if (scenario == "lingyun-fec-llr") {
-    p.phy = common.phy.with_fec(summary.at(fabric).at("fec").get<std::string>());
-    p.llr = summary.at(fabric).at("llr").get<bool>();
+// The topology of a fabric as the run described it (lingyun::Fabric::description): its nodes,
+// and its links with the FEC, LLR and flow control their ports ran, so that link_ports() gives
+// each link the ports it had whatever set them (port.*, a topology file, the scenario).
+lingyun::Topology topology_of(const nlohmann::json& fabric) {
+  lingyun::Topology t;
+  t.name = fabric.at("topology").get<std::string>();
+  for (const auto& n : fabric.at("nodes"))
+    t.nodes.push_back({n.at("name").get<std::string>(), n.at("switch").get<bool>(), n.at("ports").get<int>()});
+  for (const auto& l : fabric.at("links")) {
+    lingyun::Topology::Link link;
+    link.a = l.at("a").get<int>();
+    link.b = l.at("b").get<int>();
+    link.cable_m = l.at("cable_m").get<double>();
+    link.where = l.at("where").get<std::string>();
+    link.fec = l.at("fec").get<std::string>();
+    link.fc = l.at("fc").get<std::string>();
+    link.llr = l.at("llr").get<bool>();
+    for (int end : {link.a, link.b})
+      if (end < 0 || end >= static_cast<int>(t.nodes.size()))
+        throw ConfigError(fmt::format("fabrics: link {}: node {} of {}", link.where, end, t.nodes.size()));
+    const auto& modes = link::fc_mode_names();
+    if (std::find(modes.begin(), modes.end(), *link.fc) == modes.end())
+      throw ConfigError(fmt::format("fabrics: link {}: fc '{}' is none of {}", link.where, *link.fc,
+                                    fmt::join(link::fc_mode_names(), ", ")));
+    t.links.push_back(std::move(link));
   }
-  if (scenario == "olink-latency") p.phy = common.phy.with_fec(fabric.substr(fabric.find('-') + 1));
-  return p;
+  return t;
 }
 
-// The fabrics in the stats: every prefix with a PHY at the first endpoint's first port.
-std::vector<std::string> stats_prefixes(const nlohmann::json& stats, const std::string& endpoint) {
-  const std::string tail = "." + endpoint + ".port0.phy.frame_latency";
-  std::vector<std::string> out;
-  for (const auto& [key, value] : stats.items())
-    if (key.size() > tail.size() && key.compare(key.size() - tail.size(), tail.size(), tail) == 0)
-      out.push_back(key.substr(0, key.size() - tail.size()));
-  return out;
-}
-
-std::vector<Fabric> fabrics_of(const Input& in) {
+std::vector<FabricDescription> fabrics_of(const Input& in) {
   const nlohmann::json& doc = in.doc;
   if (doc.is_array())
     throw ConfigError("a sweep's points carry no config or stats: export a point's OUT/points/NNNN/results.json");
   for (const char* key : {"scenario", "seed", "config", "stats", "summary"})
     if (!doc.is_object() || !doc.contains(key)) throw ConfigError(fmt::format("no '{}': not a results.json", key));
   const auto scenario = doc["scenario"].get<std::string>();
+  if (!doc.contains("fabrics")) {
+    if (doc["config"].value("topology", "") == "bare")
+      throw ConfigError("topology = bare: the bare switch core has no fabric of composed ports; allowed: runs with "
+                        "--set topology=single|leaf-spine|dual-plane|FILE");
+    throw ConfigError(fmt::format("scenario {} builds no fabric of composed Lingyun ports (its results.json has no "
+                                  "'fabrics')",
+                                  scenario));
+  }
+  // The ports and switches every fabric shares, as the run read them; what a fabric or a link set
+  // for itself is in its description.
   Config c = config_of(doc["config"]);
   const sw::SwitchParams switches = sw::SwitchParams::declare(c, "switch");
   const lingyun::PortParams common = lingyun::PortParams::declare(c, switches.vcs);
-  const lingyun::Topology topology = topology_of(scenario, c, doc["config"].contains("topology"));
-  const lingyun::Routes routes(topology);
-  const std::string first = topology.nodes[topology.endpoints()[0]].name;
-  const std::vector<std::string> prefixes = stats_prefixes(doc["stats"], first);
-  if (prefixes.empty())
-    throw ConfigError(
-        fmt::format("no fabric of composed ports in its stats (no <fabric>.{}.port0.phy.frame_latency)", first));
-  std::vector<Fabric> out;
-  for (const std::string& prefix : prefixes) {
-    Fabric f;
+  std::vector<FabricDescription> out;
+  for (const nlohmann::json& described : doc["fabrics"]) {
+    FabricDescription f;
     f.input = in.path;
     f.scenario = scenario;
-    f.name = prefix.substr(prefix.rfind('.') + 1);
+    f.stats_prefix = described.at("prefix").get<std::string>();
+    f.name = f.stats_prefix.substr(f.stats_prefix.rfind('.') + 1);
     f.seed = doc["seed"].get<std::uint64_t>();
     f.xysim_version = doc.value("xysim_version", "");
-    f.topology = topology;
+    f.topology = naming("fabric " + f.name, [&] { return topology_of(described); });
     f.switches = switches;
     f.line_gbps = common.line_gbps();
     f.stats = &doc["stats"];
-    f.stats_prefix = prefix;
-    const lingyun::PortParams fabric_ports = ports_of(common, scenario, f.name, doc["summary"]);
+    const lingyun::Topology& topology = f.topology;
+    const nlohmann::json& ports = described.at("links");
     for (std::size_t i = 0; i < topology.links.size(); ++i) {
       const auto& l = topology.links[i];
-      Fabric::Link link;
-      link.ports = lingyun::link_ports(fabric_ports, l).for_link(l.cable_m);
+      FabricDescription::Link link;
+      link.ports = lingyun::link_ports(common, l).for_link(l.cable_m);
       link.name = topology.nodes[l.a].name + " - " + topology.nodes[l.b].name;
       const phy::PhyParams& q = link.ports.phy;
       link.phy_cycles = q.fixed_cycles();
@@ -99,19 +94,17 @@ std::vector<Fabric> fabrics_of(const Input& in) {
       // Each direction's PHY measured frames from in to out: never below the fixed latency, and
       // within one codeword group of it (a small frame waits at most that for its group).
       for (int side = 0; side < 2; ++side) {
-        const int node = side ? l.b : l.a;
-        link.port_stats[side] = fmt::format("{}.{}.port{}", prefix, topology.nodes[node].name, routes.port_of[i][side]);
+        link.port_stats[side] = ports[i].at("ports").at(side).get<std::string>();
         const auto it = f.stats->find(link.port_stats[side] + ".phy.frame_latency");
-        const nlohmann::json* measured = it == f.stats->end() ? nullptr : &*it;
-        if (!measured)
-          throw ConfigError(fmt::format("{}: link {}: no stats of its port at {} in the run: the topology rebuilt "
-                                        "from its config is not the one it ran (a topology file changed since?)",
-                                        f.name, link.name, topology.nodes[node].name));
-        if (measured->value("count", 0) == 0) continue;
-        const auto min = static_cast<Cycle>(measured->at("min_cycles").get<double>());
+        if (it == f.stats->end())
+          throw ConfigError(fmt::format("{}: link {}: no stats of its port {} in the run", f.name, link.name,
+                                        link.port_stats[side]));
+        const nlohmann::json& measured = *it;
+        if (measured.value("count", 0) == 0) continue;
+        const auto min = static_cast<Cycle>(measured.at("min_cycles").get<double>());
         if (min < link.phy_cycles || min >= link.phy_cycles + q.group_cycles())
-          throw ConfigError(fmt::format("{}: link {}: the run measured {} PHY cycles at least, the rebuilt link takes "
-                                        "{}: not the link it ran (a topology file changed since?)",
+          throw ConfigError(fmt::format("{}: link {}: the run measured {} PHY cycles at least, the link it describes "
+                                        "takes {}: not the link it ran",
                                         f.name, link.name, min, link.phy_cycles));
       }
       f.links.push_back(std::move(link));
@@ -123,19 +116,19 @@ std::vector<Fabric> fabrics_of(const Input& in) {
 
 }  // namespace
 
-const nlohmann::json* Fabric::stat(int node, const std::string& what) const {
+const nlohmann::json* FabricDescription::stat(int node, const std::string& what) const {
   const auto it = stats->find(fmt::format("{}.{}.{}", stats_prefix, topology.nodes[node].name, what));
   return it == stats->end() ? nullptr : &*it;
 }
 
-std::uint64_t Fabric::link_count(const Link& link, const std::string& what) const {
+std::uint64_t FabricDescription::link_count(const Link& link, const std::string& what) const {
   std::uint64_t n = 0;
   for (const std::string& port : link.port_stats)
     if (const auto it = stats->find(port + "." + what); it != stats->end()) n += it->at("value").get<std::uint64_t>();
   return n;
 }
 
-double Fabric::least_switch_ns(const std::vector<int>& switches) const {
+double FabricDescription::least_switch_ns(const std::vector<int>& switches) const {
   double ns = 0;
   for (int s : switches)
     if (const nlohmann::json* m = stat(s, "port_to_port"); m && m->value("count", 0) > 0)
@@ -143,22 +136,22 @@ double Fabric::least_switch_ns(const std::vector<int>& switches) const {
   return ns;
 }
 
-double Fabric::buffer_mib() const {
+double FabricDescription::buffer_mib() const {
   return static_cast<double>(switches.buffer_cells * switches.cell_bytes) / (1 << 20);
 }
 
-void Fabric::require_one_link_per_endpoint(const std::string& why_one) const {
+void FabricDescription::require_one_link_per_endpoint(const std::string& why_one) const {
   for (int e : topology.endpoints())
     if (topology.nodes[e].ports != 1)
       throw ConfigError(
           fmt::format("endpoint {} has {} links: {}", topology.nodes[e].name, topology.nodes[e].ports, why_one));
 }
 
-std::vector<Fabric> fabrics_of(const std::vector<Input>& inputs) {
+std::vector<FabricDescription> fabrics_of(const std::vector<Input>& inputs) {
   points_of(inputs);  // each a run that passed, of this schema_version
-  std::vector<Fabric> out;
+  std::vector<FabricDescription> out;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
-    for (Fabric& f : naming(inputs[k].path, [&] { return fabrics_of(inputs[k]); })) {
+    for (FabricDescription& f : naming(inputs[k].path, [&] { return fabrics_of(inputs[k]); })) {
       f.dir = inputs.size() > 1 ? fmt::format("{}/{}", k + 1, f.name) : f.name;
       out.push_back(std::move(f));
     }

@@ -1,7 +1,8 @@
-// The fabrics of composed Lingyun ports a run built, rebuilt from its results.json for the exporters
-// of network simulators (formats.hpp): the run's config goes through the same declarations
-// (SwitchParams, PortParams, Topology or the scenario's own fabric), and every link's PHY latency
-// is held against the latencies the run measured at its ports.
+// The fabrics of composed Lingyun ports a run built, read from its results.json for the exporters
+// of network simulators (formats.hpp): each fabric as the run described it (`fabrics`: topology,
+// each link's FEC, LLR, flow control, cable and ports), the ports and switches all share from the
+// run's config through their own declarations (PortParams, SwitchParams); every link's PHY
+// latency is held against the latencies the run measured at its ports.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -14,7 +15,9 @@
 
 namespace xy::exports {
 
-struct Fabric {
+// One fabric of composed ports that a run built, as the exporters read it: its topology, links
+// and switches, and the run's stats of it (the model itself is lingyun::Fabric).
+struct FabricDescription {
   struct Link {
     lingyun::PortParams ports;  // this link's own (link_ports), its cable set
     std::string name;           // "leaf0 - spine0"
@@ -64,7 +67,8 @@ auto naming(const std::string& origin, Make&& make) -> decltype(make()) {
 }
 
 // Every fabric of every input, in order. Throws ConfigError, one line naming the input and what it
-// lacks: not a results.json of a run that passed, or a scenario without a fabric of composed ports.
-std::vector<Fabric> fabrics_of(const std::vector<Input>& inputs);
+// lacks: not a results.json of a run that passed, or a run without a fabric of composed ports (no
+// `fabrics`).
+std::vector<FabricDescription> fabrics_of(const std::vector<Input>& inputs);
 
 }  // namespace xy::exports

@@ -23,7 +23,7 @@ struct LeafSpine {
   std::vector<int> host_links, up_links;   // link indices
 };
 
-LeafSpine leaf_spine(const Fabric& f) {
+LeafSpine leaf_spine(const FabricDescription& f) {
   const lingyun::Topology& t = f.topology;
   LeafSpine ls;
   f.require_one_link_per_endpoint("htsim's fat tree gives every host one");
@@ -89,7 +89,7 @@ LeafSpine leaf_spine(const Fabric& f) {
 }
 
 // The one latency, in whole ns, of a tier's links (htsim has one a tier).
-long tier_latency_ns(const Fabric& f, const std::vector<int>& links) {
+long tier_latency_ns(const FabricDescription& f, const std::vector<int>& links) {
   const long ns = std::lround(f.links[links[0]].phy_ns);
   for (int i : links)
     if (std::lround(f.links[i].phy_ns) != ns)
@@ -101,7 +101,7 @@ long tier_latency_ns(const Fabric& f, const std::vector<int>& links) {
 
 // The least port-to-port latency the run measured through a tier's switches (htsim queues at its
 // ports itself).
-double tier_switch_ns(const Fabric& f, const std::vector<int>& switches) {
+double tier_switch_ns(const FabricDescription& f, const std::vector<int>& switches) {
   const double ns = f.least_switch_ns(switches);
   if (ns == 0)
     throw ConfigError(fmt::format("no frame crossed switch {} or its tier in the run: no switch latency measured",
@@ -109,7 +109,7 @@ double tier_switch_ns(const Fabric& f, const std::vector<int>& switches) {
   return ns;
 }
 
-std::string topo(const Fabric& f) {
+std::string topo(const FabricDescription& f) {
   const LeafSpine ls = leaf_spine(f);
   const auto& t = f.topology;
   const int up = ls.bundle * static_cast<int>(ls.spines.size());
@@ -160,7 +160,7 @@ std::string topo(const Fabric& f) {
 
 std::vector<File> htsim_topo(const std::vector<Input>& inputs) {
   std::vector<File> out;
-  for (const Fabric& f : fabrics_of(inputs))
+  for (const FabricDescription& f : fabrics_of(inputs))
     out.push_back({f.dir + ".topo", naming(f.origin(), [&] { return topo(f); })});
   return out;
 }

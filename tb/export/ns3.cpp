@@ -62,7 +62,7 @@ struct Bundle {
 
 // One Bundle a node pair, in the order pairs first appear. Throws ConfigError for parallel links
 // of different delays or losses: one link of HPCC cannot hold both.
-std::vector<Bundle> bundles(const Fabric& f) {
+std::vector<Bundle> bundles(const FabricDescription& f) {
   const auto& t = f.topology;
   std::vector<Bundle> out;
   for (std::size_t i = 0; i < t.links.size(); ++i) {
@@ -91,7 +91,7 @@ std::vector<Bundle> bundles(const Fabric& f) {
   return out;
 }
 
-std::string topology_txt(const Fabric& f) {
+std::string topology_txt(const FabricDescription& f) {
   const auto& t = f.topology;
   const std::vector<Bundle> pairs = bundles(f);
   std::string s = fmt::format("{} {} {}\n", t.nodes.size(), t.switches().size(), pairs.size());
@@ -105,7 +105,7 @@ std::string topology_txt(const Fabric& f) {
 // asserts every switch port's rate has one), the thresholds scaled by the links merged, as the
 // queue of the merged port holds theirs.
 template <class Value>
-std::string rate_map(const Fabric& f, Value per_link) {
+std::string rate_map(const FabricDescription& f, Value per_link) {
   std::vector<std::pair<long long, std::size_t>> rates;  // rate, links merged
   for (const Bundle& b : bundles(f))
     if (std::find_if(rates.begin(), rates.end(), [&](const auto& r) { return r.first == b.bps; }) == rates.end())
@@ -120,7 +120,7 @@ std::string rate_map(const Fabric& f, Value per_link) {
 // ERROR_RATE_PER_LINK (0: each link has its own), LINK_DOWN, the ECN maps, BUFFER_SIZE, and
 // DATA_RATE / LINK_DELAY (read, then unused: the topology sets each link); the rest are HPCC's
 // sample config.
-std::string config_txt(const Fabric& f) {
+std::string config_txt(const FabricDescription& f) {
   const auto& sw = f.switches;
   const auto& phy = f.links[0].ports.phy;  // the flap, if any, is on every port
   if (phy.down_until > 0)
@@ -187,7 +187,7 @@ std::string config_txt(const Fabric& f) {
   return s;
 }
 
-std::string readme(const Fabric& f) {
+std::string readme(const FabricDescription& f) {
   const auto& t = f.topology;
   std::string s = fmt::format(
       "# ns-3 HPCC inputs exported by xysim {}\n\n"
@@ -240,7 +240,7 @@ std::string readme(const Fabric& f) {
   if (!merged) s += "- none: one link per node pair\n";
   s += "\n## Links, unrounded\n\n";
   for (std::size_t i = 0; i < t.links.size(); ++i) {
-    const Fabric::Link& l = f.links[i];
+    const FabricDescription::Link& l = f.links[i];
     const phy::PhyParams& q = l.ports.phy;
     const std::string errors =
         random_errors_only(q) ? fmt::format("{:.6g}", frame_errors(q)) : "not computed (bursts or DFE)";
@@ -261,7 +261,7 @@ std::string readme(const Fabric& f) {
 
 std::vector<File> ns3_config(const std::vector<Input>& inputs) {
   std::vector<File> out;
-  for (const Fabric& f : fabrics_of(inputs))
+  for (const FabricDescription& f : fabrics_of(inputs))
     naming(f.origin(), [&] {
       f.require_one_link_per_endpoint("HPCC's hosts have one NIC (third.cc addresses the first only)");
       out.push_back({f.dir + "/topology.txt", topology_txt(f)});

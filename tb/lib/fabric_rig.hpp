@@ -40,19 +40,20 @@ struct FabricRig {
   // `e2e`: end-to-end recovery between the hosts with these Go-Back-N settings, or none.
   FabricRig(const std::string& name, const std::string& domain, const lingyun::Topology& t,
             const sw::SwitchParams& sp, const lingyun::PortParams& pp, const Host::Traffic& traffic, Stats& stats,
-            PacketPool& pool, const RunContext& ctx, bool spray = false, const link::LlrConfig* e2e = nullptr)
+            PacketPool& pool, RunContext& ctx, bool spray = false, const link::LlrConfig* e2e = nullptr)
       : FabricRig(name, domain, t, sp, pp, std::vector<Host::Traffic>(t.endpoints().size(), traffic), stats, pool, ctx,
                   spray, e2e) {}
   // The same with each endpoint's own traffic (its hosts on every port send alike).
   FabricRig(const std::string& name, const std::string& domain, const lingyun::Topology& t,
             const sw::SwitchParams& sp, const lingyun::PortParams& pp, const std::vector<Host::Traffic>& traffic,
-            Stats& stats, PacketPool& pool, const RunContext& ctx, bool spray = false,
+            Stats& stats, PacketPool& pool, RunContext& ctx, bool spray = false,
             const link::LlrConfig* e2e = nullptr) {
     core = std::make_unique<ClockDomain>(("core_" + domain).c_str(), sp.period());
     phy = std::make_unique<ClockDomain>(("phy_" + domain).c_str(), pp.phy.period());
     Clock& clock = core->clock();
     fabric = std::make_unique<lingyun::Fabric>(name, t, sp, pp, clock, phy->clock(), clock, stats, ctx.seed, pool, spray);
     fabric->probe(ctx.waves, clock, phy->clock());
+    ctx.fabrics.push_back(fabric->description());
     latency = &stats.histogram(name + ".latency", clock.period(),
                                "frame made at the host to frame at its destination, once the links are up");
     links_up = measure_from = pp.phy.cdr_lock_cycles * pp.phy.period();

@@ -40,6 +40,9 @@ struct RunContext {
   Waves& waves;
   std::uint64_t seed;
   Capture capture;
+  // The fabrics of composed Lingyun ports the scenario built, each its lingyun::Fabric's
+  // description(), in the order built: results.json's `fabrics`, which the exporters read.
+  nlohmann::json fabrics = nlohmann::json::array();
   Rng rng(const std::string& block) const { return Rng(seed, block); }
 };
 
@@ -83,13 +86,37 @@ struct Scenario {
   std::function<std::unique_ptr<Testbench>(RunContext&)> build;
 };
 
-// The built-in scenarios, then those registered, in that order.
+// Every scenario, in the order `xysim scenarios` lists them: those registered by XY_SCENARIO (the
+// built-in ones) by their order key, then those added by register_scenario, in the order of the
+// calls.
 const std::vector<Scenario>& scenarios();
 const Scenario* find_scenario(const std::string& name);
 // Adds a scenario of a program of one's own to the list that xysim_main (tb/xysim/xysim.hpp)
 // runs, lists and sweeps; call it before xysim_main. Throws std::invalid_argument for a name
 // already taken or a scenario without a name or a build function.
 void register_scenario(Scenario scenario);
+
+// A scenario registers itself in the file that defines it, so that adding one is one new file
+// under tb/scenarios/ (and its line in tests/golden/runs.txt); nothing else lists it:
+//
+//   XY_SCENARIO(link_basic_scenario, 100) {
+//     return {"link-basic", "one channel, a generator and a sink...",
+//             [](RunContext& ctx) { return std::make_unique<LinkBasic>(ctx); }};
+//   }
+//
+// The number places it in the listing, whatever order the files are linked or initialised in
+// (equal numbers by name): the families bottom-up, 100 link-basic (the first testbench), 200s
+// phy, 300s link, 400s switch, 500s olink, 600s lingyun; a new scenario takes a free number in its
+// family. XY_SCENARIO registers from a static object, at start-up: a static library drops objects
+// nothing refers to, so the scenarios' library is linked whole (tb/CMakeLists.txt). A name taken
+// twice stops the program at start-up (std::invalid_argument, as register_scenario).
+struct RegisterScenario {
+  RegisterScenario(int order, Scenario (*make)());
+};
+#define XY_SCENARIO(factory, order)                                              \
+  static ::xy::Scenario factory();                                               \
+  static const ::xy::RegisterScenario factory##_registration{(order), factory};  \
+  static ::xy::Scenario factory()
 inline const char* kDefaultScenario = "olink-alltoall";  // 8 GPUs on one Lingyun switch
 
 }  // namespace xy

@@ -248,6 +248,7 @@ RunResult run_scenario(const RunOptions& options) {
                {"failure", failure},
                {"stats", stats.to_json()},
                {"summary", tb->summary()}};
+  if (!ctx.fabrics.empty()) r.results["fabrics"] = ctx.fabrics;
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   rusage usage{};

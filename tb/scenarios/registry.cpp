@@ -1,47 +1,56 @@
+// The scenarios' registry (tb/lib/scenario.hpp): each scenario adds itself with XY_SCENARIO, a
+// program of one's own with register_scenario.
+#include <climits>
 #include <stdexcept>
+#include <utility>
 
-#include "tb/scenarios/link.hpp"
-#include "tb/scenarios/link_basic.hpp"
-#include "tb/scenarios/lingyun.hpp"
-#include "tb/scenarios/olink.hpp"
-#include "tb/scenarios/phy.hpp"
-#include "tb/scenarios/switch.hpp"
 #include "tb/lib/scenario.hpp"
 
 namespace xy {
 
 namespace {
-std::vector<Scenario>& registry() {
-  static std::vector<Scenario> all = {
-      link_basic_scenario(),
-      phy_loopback_scenario(),
-      phy_fec_curve_scenario(),
-      link_llr_scenario(),
-      link_cbfc_scenario(),
-      switch_latency_scenario(),
-      switch_uniform_scenario(),
-      switch_ecmp_scenario(),
-      switch_allreduce_scenario(),
-      switch_incast_scenario(),
-      olink_latency_scenario(),
-      olink_fast_scenario(),
-      olink_alltoall_scenario(),
-      olink_message_scenario(),
-      lingyun_fec_llr_scenario(),
-      lingyun_incast_scenario(),
-  };
-  return all;
+// The scenarios in listing order, and each one's order key (kCalled: added by register_scenario).
+constexpr int kCalled = INT_MAX;
+struct Registry {
+  std::vector<Scenario> all;
+  std::vector<int> order;
+};
+Registry& registry() {
+  static Registry r;  // built at its first use, so that static registrations may come first
+  return r;
 }
-}  // namespace
 
-const std::vector<Scenario>& scenarios() { return registry(); }
-
-void register_scenario(Scenario scenario) {
+void check(const Scenario& scenario) {
   if (scenario.name.empty() || !scenario.build)
     throw std::invalid_argument("register_scenario: a scenario needs a name and a build function");
   if (find_scenario(scenario.name))
     throw std::invalid_argument("register_scenario: '" + scenario.name + "' is already a scenario; give yours another name");
-  registry().push_back(std::move(scenario));
+}
+}  // namespace
+
+const std::vector<Scenario>& scenarios() { return registry().all; }
+
+void register_scenario(Scenario scenario) {
+  check(scenario);
+  Registry& r = registry();
+  r.all.push_back(std::move(scenario));
+  r.order.push_back(kCalled);
+}
+
+RegisterScenario::RegisterScenario(int order, Scenario (*make)()) {
+  Scenario scenario = make();
+  check(scenario);
+  if (order < 0 || order >= kCalled)
+    throw std::invalid_argument("XY_SCENARIO: '" + scenario.name + "' needs an order from 0 up, below INT_MAX");
+  // Before the first that comes later: a larger key, an equal one with a later name, or one
+  // added by register_scenario.
+  Registry& r = registry();
+  std::size_t at = 0;
+  while (at < r.all.size() && r.order[at] != kCalled &&
+         (r.order[at] < order || (r.order[at] == order && r.all[at].name < scenario.name)))
+    ++at;
+  r.all.insert(r.all.begin() + static_cast<std::ptrdiff_t>(at), std::move(scenario));
+  r.order.insert(r.order.begin() + static_cast<std::ptrdiff_t>(at), order);
 }
 
 const Scenario* find_scenario(const std::string& name) {

@@ -200,13 +200,28 @@ def htsim_refusals():
     out, _ = run("uneven", "switch-uniform", f"topology={uneven}", "uniform.points=1", "uniform.load=0.2",
                  "uniform.measure_cycles=2000")
     refused("htsim", [out], "htsim has one latency a tier")
-    # The file changed after the run: the rebuilt links are not those the run measured, or have
-    # ports the run never had.
+    # The fabric is the one results.json describes (`fabrics`): the file changed after the run
+    # changes nothing.
     yaml_topology(uneven, (2, 7), "none")
-    refused("htsim", [out], "not the link it ran")
+    refused("htsim", [out], "htsim has one latency a tier")
+    # A description that is not the fabric the run measured is refused: links whose FEC the run
+    # did not have, a port with no stats in the run.
+    with open(os.path.join(out, "results.json")) as f:
+        doc = json.load(f)
+    for link in doc["fabrics"][0]["links"]:
+        link["fec"] = "none"
+    tampered = os.path.join(WORK, "tampered.json")
+    with open(tampered, "w") as f:
+        json.dump(doc, f)
+    refused("htsim", [tampered], "not the link it ran")
+    with open(os.path.join(out, "results.json")) as f:
+        doc = json.load(f)
+    doc["fabrics"][0]["links"][0]["ports"][1] = "top.load1.leaf0.port9"
+    with open(tampered, "w") as f:
+        json.dump(doc, f)
+    refused("htsim", [tampered], "no stats of its port top.load1.leaf0.port9")
     with open(yaml_topology(uneven, (2, 7), "rs544"), "a") as f:
         f.write("  - {a: leaf0, b: spine0, cable_m: 30}\n")
-    refused("htsim", [out], "no stats of its port at leaf0")
     run("lopsided", "switch-uniform", f"topology={uneven}", "uniform.points=1", "uniform.load=0.2",
         "uniform.measure_cycles=2000")
     refused("htsim", [os.path.join(WORK, "lopsided")], "by a bundle of the same size")

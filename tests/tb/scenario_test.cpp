@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "tb/lib/scenario.hpp"
 #include "tests/tb/run_quiet.hpp"
@@ -32,6 +34,26 @@ TEST(ScenarioRegistry, ATakenNameOrNoNameIsRefused) {
   EXPECT_THROW(register_scenario({"", "no name", build}), std::invalid_argument);
   EXPECT_THROW(register_scenario({"no-build", "no build function", nullptr}), std::invalid_argument);
   EXPECT_EQ(find_scenario("no-build"), nullptr);
+}
+
+// XY_SCENARIO's order key places a scenario among the built-in ones (here between link-basic, 100,
+// and phy-loopback, 200; equal keys by name), whatever the order of registration, and before
+// every scenario added by register_scenario.
+TEST(ScenarioRegistry, AnOrderKeyPlacesAScenarioAmongTheBuiltInOnes) {
+  ASSERT_EQ(scenarios()[0].name, "link-basic");
+  ASSERT_EQ(scenarios()[1].name, "phy-loopback");
+  register_scenario({"my-link", "added by a call", find_scenario("link-basic")->build});
+  const RegisterScenario b{150, +[] { return Scenario{"keyed-b", "order 150", find_scenario("link-basic")->build}; }};
+  const RegisterScenario a{150, +[] { return Scenario{"keyed-a", "order 150 too", find_scenario("link-basic")->build}; }};
+  const RegisterScenario c{120, +[] { return Scenario{"keyed-c", "order 120", find_scenario("link-basic")->build}; }};
+  std::vector<std::string> names;
+  for (const auto& s : scenarios()) names.push_back(s.name);
+  ASSERT_GE(names.size(), 6u);
+  EXPECT_EQ(std::vector<std::string>(names.begin(), names.begin() + 5),
+            (std::vector<std::string>{"link-basic", "keyed-c", "keyed-a", "keyed-b", "phy-loopback"}));
+  EXPECT_EQ(names.back(), "my-link");
+  EXPECT_THROW((RegisterScenario{-1, +[] { return Scenario{"keyed-d", "no order", find_scenario("link-basic")->build}; }}),
+               std::invalid_argument);
 }
 
 }  // namespace

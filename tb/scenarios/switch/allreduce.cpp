@@ -1,5 +1,5 @@
 // switch-allreduce: in-network reduce against a ring AllReduce (claim C5).
-#include "tb/scenarios/switch.hpp"
+#include "tb/lib/scenario.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -405,7 +405,7 @@ class SwitchAllreduce : public Testbench {
 
 }  // namespace
 
-Scenario switch_allreduce_scenario() {
+XY_SCENARIO(switch_allreduce_scenario, 430) {
   return {"switch-allreduce", "N endpoints AllReduce fp32 vectors: the switch's reduce engine vs a ring over the switch",
           [](RunContext& ctx) { return std::make_unique<SwitchAllreduce>(ctx); }};
 }

@@ -1,5 +1,5 @@
 // switch-incast: PFC against CBFC across three switches (claim C3).
-#include "tb/scenarios/switch.hpp"
+#include "tb/lib/scenario.hpp"
 
 #include <algorithm>
 #include <memory>
@@ -406,7 +406,7 @@ class SwitchIncast : public Testbench {
 
 }  // namespace
 
-Scenario switch_incast_scenario() {
+XY_SCENARIO(switch_incast_scenario, 440) {
   return {"switch-incast", "three switches, (K+1):1 incast and a victim flow: CBFC vs PFC vs no flow control",
           [](RunContext& ctx) { return std::make_unique<SwitchIncast>(ctx); }};
 }

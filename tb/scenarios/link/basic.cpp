@@ -5,7 +5,7 @@
 // unless the sink stalls or credits run out; a packet of b beats injected at cycle t with no
 // stall has its head at t + latency and its tail at t + latency + b - 1. With enough credits
 // (latency + credit_latency) and load 1.0 the channel carries one beat every cycle.
-#include "tb/scenarios/link_basic.hpp"
+#include "tb/lib/scenario.hpp"
 
 #include <fmt/format.h>
 
@@ -285,7 +285,7 @@ class LinkBasic : public Testbench {
 
 }  // namespace
 
-Scenario link_basic_scenario() {
+XY_SCENARIO(link_basic_scenario, 100) {
   return {"link-basic",
           "generator -> one channel (latency, width, clock, credits) -> sink with scoreboard",
           [](RunContext& ctx) { return std::make_unique<LinkBasic>(ctx); }};

@@ -1,5 +1,5 @@
 // switch-latency and switch-uniform: one switch with a host on every port (see hw/switch/switch.hpp).
-#include "tb/scenarios/switch.hpp"
+#include "tb/lib/scenario.hpp"
 
 #include <cmath>
 #include <fstream>
@@ -289,12 +289,12 @@ class SwitchUniform : public Testbench {
 
 }  // namespace
 
-Scenario switch_latency_scenario() {
+XY_SCENARIO(switch_latency_scenario, 400) {
   return {"switch-latency", "port-to-port latency at zero load, cut-through and store-and-forward, per frame size",
           [](RunContext& ctx) { return std::make_unique<SwitchLatency>(ctx); }};
 }
 
-Scenario switch_uniform_scenario() {
+XY_SCENARIO(switch_uniform_scenario, 410) {
   return {"switch-uniform", "all ports, uniform random traffic at offered loads 0.1 ... 1.0: throughput and latency",
           [](RunContext& ctx) { return std::make_unique<SwitchUniform>(ctx); }};
 }

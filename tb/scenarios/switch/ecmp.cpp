@@ -1,5 +1,5 @@
 // switch-ecmp: ECMP hashing against packet spraying over equal-cost links (claims C6, C12).
-#include "tb/scenarios/switch.hpp"
+#include "tb/lib/scenario.hpp"
 
 #include <cmath>
 #include <memory>
@@ -255,7 +255,7 @@ class SwitchEcmp : public Testbench {
 
 }  // namespace
 
-Scenario switch_ecmp_scenario() {
+XY_SCENARIO(switch_ecmp_scenario, 420) {
   return {"switch-ecmp", "32 elephant flows over 8 equal-cost links: ECMP hash (CRC-32, Toeplitz) vs packet spraying",
           [](RunContext& ctx) { return std::make_unique<SwitchEcmp>(ctx); }};
 }

@@ -1,7 +1,7 @@
 // link-llr: two ports joined by two serial lines (one per direction), frames both ways, LLR on
 // or off, faults injected on the lines. Checks: every frame delivered exactly once, in order,
 // unchanged (LLR on), and every cycle's bookkeeping through the port cores.
-#include "tb/scenarios/link.hpp"
+#include "tb/lib/scenario.hpp"
 
 #include <cmath>
 #include <iostream>
@@ -628,7 +628,7 @@ class LinkCbfc : public Testbench {
 
 }  // namespace
 
-Scenario link_llr_scenario() {
+XY_SCENARIO(link_llr_scenario, 300) {
   return {"link-llr", "two ports with LLR (Go-Back-N) over lossy lines, frames both ways; goodput, latency, replays",
           [](RunContext& ctx) { return std::make_unique<LinkLlr>(ctx); }};
 }
@@ -636,7 +636,7 @@ Scenario link_llr_scenario() {
 }  // namespace xy
 
 namespace xy {
-Scenario link_cbfc_scenario() {
+XY_SCENARIO(link_cbfc_scenario, 310) {
   return {"link-cbfc", "a fast sender and a slow receiver with CBFC credits (or PFC, or none): stalls, buffers, updates",
           [](RunContext& ctx) { return std::make_unique<LinkCbfc>(ctx); }};
 }

@@ -1,0 +1,60 @@
+// The OLink fabric of composed Lingyun ports (composed.hpp).
+#include "tb/scenarios/olink/composed.hpp"
+
+#include <fmt/format.h>
+
+namespace xy::olink_tb {
+
+using olink::OlinkEndpoint;
+
+std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::string& fec, const lingyun::Topology& t,
+                                              const sw::SwitchParams& base, const lingyun::PortParams& port,
+                                              PacketPool& pool, RunContext& ctx) {
+  auto f = std::make_unique<ComposedFabric>();
+  f->name = pr.name;
+  f->sp = base;
+  f->period = base.period();
+  const std::string k = std::string("olink.") + pr.name + ".";
+  const auto cycles = [&](const char* key, double def, const char* what) {
+    const double ns = ctx.config.real(k + key, def, "ns", 0, 1e6, what);
+    return cycles_for(from_ns(ns), f->period);
+  };
+  f->ep.gpus = static_cast<std::uint32_t>(t.endpoints().size());
+  f->ep.width = base.port_bytes_per_cycle();
+  f->ep.memory_width = f->ep.width;
+  f->ep.egress = cycles("egress_ns", pr.egress, "GPU NIC: transaction to frame on the line");
+  f->ep.ingress = cycles("ingress_ns", pr.ingress, "GPU NIC: frame in to transaction");
+  f->ep.memory = cycles("memory_ns", pr.memory, "HBM access at the target");
+  lingyun::PortParams pp = port;
+  pp.phy = port.phy.with_fec(fec);
+  f->core = std::make_unique<ClockDomain>(("olink_" + f->name).c_str(), f->period);
+  f->phy = std::make_unique<ClockDomain>(("olink_" + f->name + "_phy").c_str(), pp.phy.period());
+  Clock& clock = f->core->clock();
+  const std::string prefix = "top." + f->name;
+  f->fabric = std::make_unique<lingyun::Fabric>(prefix, t, base, pp, clock, f->phy->clock(), clock, ctx.stats, ctx.seed,
+                                                pool, false);
+  f->fabric->probe(ctx.waves, clock, f->phy->clock());
+  ctx.fabrics.push_back(f->fabric->description());
+  for (std::uint32_t g = 0; g < f->ep.gpus; ++g) {
+    f->endpoints.push_back(std::make_unique<OlinkEndpoint>(fmt::format("{}_gpu{}", f->name, g).c_str(), g, f->ep, clock,
+                                                           f->fabric->to_fabric(g, 0), f->fabric->from_fabric(g, 0),
+                                                           pool, ctx.stats));
+    f->fabric->attach(static_cast<int>(g), 0, &f->endpoints.back()->core());
+    ComposedFabric* fp = f.get();
+    link::PortFc& fc = f->fabric->gate(static_cast<int>(g), 0);
+    f->endpoints.back()->attach_port(&fc, &fc, [fp, g](const Packet& p, Time now) {
+      const int dir = g == 0 ? 1 : 0;  // GPU 0 issues the loads, GPU 1 answers them
+      fp->arrivals[dir].emplace_back(p.created, now);
+      if (fp->unmeasured[dir]) {
+        --fp->unmeasured[dir];
+        return;
+      }
+      for (int s = 0; s < kStages; ++s) fp->path[dir][s] += p.stage_time[s];
+      fp->path[dir][p.stage] += now - p.stage_since;  // the FIFO into the NIC
+      ++fp->frames[dir];
+    });
+  }
+  return f;
+}
+
+}  // namespace xy::olink_tb

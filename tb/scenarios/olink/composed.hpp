@@ -1,0 +1,39 @@
+// An OLink fabric of composed Lingyun ports, for the OLink scenarios that measure one
+// (olink-latency, olink-message).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sys/lingyun/fabric.hpp"
+#include "tb/scenarios/olink/presets.hpp"
+
+namespace xy::olink_tb {
+
+// An OLink fabric of composed Lingyun ports (sys/lingyun): GPUs on `topology`, the switches'
+// core clock for GPUs and switches alike, the GPU NIC's stages from the preset. Every frame's
+// stage times are summed per direction: requests (arriving at GPU 1) and responses (at GPU 0).
+struct ComposedFabric {
+  std::string name;
+  Time period = 0;
+  olink::EndpointParams ep;
+  sw::SwitchParams sp;
+  std::unique_ptr<ClockDomain> core, phy;
+  std::unique_ptr<lingyun::Fabric> fabric;
+  std::vector<std::unique_ptr<olink::OlinkEndpoint>> endpoints;
+  std::array<Time, kStages> path[2]{};  // 0: request, 1: response
+  std::uint64_t frames[2]{};
+  std::uint64_t unmeasured[2]{};  // frames each way left out of path and frames (the bring-up's)
+  std::vector<std::pair<Time, Time>> arrivals[2];  // every frame: onto the sender's line, off the receiver's
+};
+
+// Declares the preset's NIC stages (olink.<preset>.egress_ns, ingress_ns, memory_ns) and builds its
+// fabric on `t` with the ports of `port` and the FEC `fec`, its endpoints attached.
+std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::string& fec, const lingyun::Topology& t,
+                                              const sw::SwitchParams& base, const lingyun::PortParams& port,
+                                              PacketPool& pool, RunContext& ctx);
+
+}  // namespace xy::olink_tb

@@ -1,0 +1,288 @@
+// olink-latency (claim C1): GPU 0 loads 64 B from GPU 1's memory through one switch, one load at
+// a time, for four fabrics side by side: OLink with RS(544,514), OLink with the light FEC, an
+// NVLink-class fabric and a PCIe-switch fabric. Each load's latency is measured through the
+// TLM socket and broken down by stage; the stages add up to the measurement exactly.
+// The two comparators are presets from public figures (presets.hpp); the OLink fabrics are
+// composed Lingyun ports (composed.hpp).
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "kernel/packet.hpp"
+#include "tb/lib/figure.hpp"
+#include "tb/lib/gpu.hpp"
+#include "tb/scenarios/olink/composed.hpp"
+#include "tb/scenarios/olink/presets.hpp"
+
+namespace xy::olink_tb {
+namespace {
+
+using olink::Access;
+using olink::GpuInitiator;
+using olink::OlinkEndpoint;
+
+class OlinkLatency : public Testbench {
+ public:
+  explicit OlinkLatency(RunContext& ctx) {
+    Config& c = ctx.config;
+    bytes_ = static_cast<std::uint32_t>(c.integer("olink.bytes", 64, "bytes", 8, 256, "bytes per load"));
+    loads_ = static_cast<int>(c.integer("olink.loads", 20, "loads", 1, 100000, "loads per fabric, one at a time"));
+    const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
+    // The OLink fabrics are composed Lingyun ports and switches; the comparators stay presets.
+    const lingyun::Topology topology = *lingyun::Topology::declare(c, 2);
+    const lingyun::PortParams port = lingyun::PortParams::declare(c, base.vcs);
+    for (const char* key : {"port.fec", "port.interleave"})
+      c.fix(key, "olink-latency, whose OLink presets carry their FEC (olink-rs544, olink-rs272)");
+    for (const Preset& pr : kPresets) {
+      Measured m;
+      std::string name;
+      const std::vector<std::unique_ptr<OlinkEndpoint>>* ends;
+      Time period;
+      if (std::string(pr.name).rfind("olink-", 0) == 0) {
+        m.composed = make_composed(pr, std::string(pr.name).substr(6), topology, base, port, pool_, ctx);
+        name = m.composed->name;
+        ends = &m.composed->endpoints;
+        period = m.composed->period;
+        summary_line_ = m.composed->fabric->summary();
+      } else {
+        m.fabric = make_preset_fabric(pr, 2, base, pool_, ctx);
+        name = m.fabric->name;
+        ends = &m.fabric->endpoints;
+        period = m.fabric->period;
+      }
+      // One load more than measured, first: it waits for the links to come up (CDR lock,
+      // port.cdr_lock_us, then LLR's INIT exchange), which is bring-up, not a load's latency.
+      if (m.composed) m.composed->unmeasured[0] = m.composed->unmeasured[1] = 1;
+      std::vector<Access> program;
+      for (int i = 0; i <= loads_; ++i) program.push_back({Access::kLoad, olink::uva(1, 4096 + 64 * i), bytes_, 0});
+      // One load at a time, each issued when the last has returned: every one sees an idle
+      // fabric. The first starts on a clock edge, as every later one does. GPU 1 only serves.
+      m.gpu = std::make_unique<GpuInitiator>(fmt::format("{}_initiator", name).c_str(), program,
+                                             to_sc_time(1000 * period));
+      m.gpu->socket.bind((*ends)[0]->socket);
+      for (std::size_t g = 1; g < ends->size(); ++g) {  // the others only serve (a topology may have more than 2)
+        m.idle.push_back(std::make_unique<GpuInitiator>(fmt::format("{}_gpu{}_initiator", name, g).c_str(),
+                                                        std::vector<Access>{}, sc_core::SC_ZERO_TIME));
+        m.idle.back()->socket.bind((*ends)[g]->socket);
+      }
+      runs_.push_back(std::move(m));
+    }
+  }
+
+  bool done() const override {
+    for (const auto& m : runs_)
+      if (!m.gpu->done()) return false;
+    return true;
+  }
+  std::uint64_t progress() const override {
+    std::uint64_t n = 0;
+    for (const auto& m : runs_) n += m.gpu->results().size();
+    return n;
+  }
+  void check() const override {
+    for (const auto& m : runs_) {
+      for (const auto& r : m.gpu->results())
+        if (r.status != tlm::TLM_OK_RESPONSE) throw CheckFailure(name(m) + ": a load failed");
+      if (m.composed) {
+        // Every load crossed the fabric once each way, and its stages fit inside it.
+        const ComposedFabric& f = *m.composed;
+        const auto loads = measured(m);
+        if (f.frames[0] != loads || f.frames[1] != loads)
+          throw CheckFailure(fmt::format("{}: {} loads but {} request and {} response frames arrived", f.name, loads,
+                                         f.frames[0], f.frames[1]));
+        if (loads && mean_load(m) + 1e-9 < sum_path(f, 0) + sum_path(f, 1))
+          throw CheckFailure(fmt::format("{}: the stages of the paths add up to more than the load took", f.name));
+        continue;
+      }
+      const PresetFabric& f = *m.fabric;
+      for (const auto& r : m.gpu->results()) {
+        const Cycle measured = from_sc_time(r.latency) / f.period;
+        if (measured != total(f))
+          throw CheckFailure(fmt::format("{}: load took {} cycles, the stages add up to {}", f.name, measured, total(f)));
+      }
+    }
+  }
+  nlohmann::json summary() const override {
+    nlohmann::json s;
+    if (!summary_line_.empty()) s["topology"] = summary_line_;
+    for (const auto& m : runs_) {
+      nlohmann::json stages = nlohmann::json::object(), provenance = nlohmann::json::object();
+      for (const auto& st : breakdown(m)) {
+        stages[st.name + "_ns"] = st.ns;
+        provenance[st.name + "_ns"] = st.provenance;
+      }
+      // A run stopped before its first load returned has no latency to report.
+      const bool none = measured(m) == 0;
+      s[name(m)] = {{"load_latency_ns", none ? nlohmann::json(nullptr) : nlohmann::json(mean_load(m))},
+                    {"one_way_ns", none ? nlohmann::json(nullptr) : nlohmann::json(one_way(m))},
+                    {"breakdown", stages},
+                    {"provenance", provenance},
+                    {"composed", m.composed != nullptr}};
+    }
+    // Claim C1: OLink one way about 1.2 us, NVLink-class 0.1-0.2 us, a 10x gap.
+    const auto& kp4 = s["olink-rs544"], & nv = s["nvlink-class"];
+    if (!kp4["load_latency_ns"].is_null() && !nv["load_latency_ns"].is_null()) {
+      const double load = kp4["load_latency_ns"].get<double>(), one = kp4["one_way_ns"].get<double>();
+      s["claim_c1"] = {{"seed_one_way_ns", 1200},
+                       {"closer_to_seed", std::abs(one - 1200) < std::abs(load - 1200) ? "one_way" : "round_trip"},
+                       {"olink_over_nvlink_load", load / nv["load_latency_ns"].get<double>()},
+                       {"ten_x_gap_met", load / nv["load_latency_ns"].get<double>() >= 10}};
+    }
+    return s;
+  }
+  std::string report() const override {
+    const nlohmann::json s = summary();
+    std::string out = fmt::format("  {}-byte remote load, one at a time\n", bytes_);
+    if (!summary_line_.empty()) out += "  OLink fabrics: " + summary_line_ + "\n";
+    // Composed fabrics first (measured), then the comparators (configured presets).
+    for (bool composed : {true, false}) {
+      const Measured* first = nullptr;
+      for (const auto& m : runs_)
+        if ((m.composed != nullptr) == composed && !first) first = &m;
+      if (!first) continue;
+      out += fmt::format("  {:<30}", composed ? "stage (ns), composed ports" : "stage (ns), presets");
+      for (const auto& m : runs_)
+        if ((m.composed != nullptr) == composed) out += fmt::format(" {:>13}", name(m));
+      out += "\n";
+      for (const auto& st : breakdown(*first)) {
+        out += fmt::format("  {:<30}", st.name + (st.provenance == "measured" ? "" : " *"));
+        for (const auto& m : runs_)
+          if ((m.composed != nullptr) == composed)
+            out += fmt::format(" {:>13.1f}", s[name(m)]["breakdown"][st.name + "_ns"].get<double>());
+        out += "\n";
+      }
+    }
+    out += "  (* configured or derived from configuration; the rest measured from timestamps)\n";
+    for (const char* row : {"load_latency_ns", "one_way_ns"}) {
+      out += fmt::format("  {:<30}", row == std::string("load_latency_ns") ? "load, measured (mean)" : "one way (request)");
+      for (const auto& m : runs_) {
+        out += fmt::format(" {:>13}", figure(s[name(m)][row], 1));
+      }
+      out += "\n";
+    }
+    if (s.contains("claim_c1"))
+      out += fmt::format("  C1: the seed's 1.2 us is closest to OLink's {}; OLink/NVLink-class load = {:.1f}x: 10x {}\n",
+                         s["claim_c1"]["closer_to_seed"].get<std::string>() == "one_way" ? "one-way time" : "round trip",
+                         s["claim_c1"]["olink_over_nvlink_load"].get<double>(),
+                         s["claim_c1"]["ten_x_gap_met"].get<bool>() ? "met" : "not met");
+    return out;
+  }
+
+ private:
+  struct Measured {
+    std::unique_ptr<PresetFabric> fabric;       // a preset: constant-delay links
+    std::unique_ptr<ComposedFabric> composed;   // composed Lingyun ports
+    std::unique_ptr<GpuInitiator> gpu;
+    std::vector<std::unique_ptr<GpuInitiator>> idle;
+  };
+  struct StageNs {
+    std::string name;
+    double ns;
+    std::string provenance;  // measured | configured | derived (from codeword size and lane rate)
+  };
+  static std::string name(const Measured& m) { return m.composed ? m.composed->name : m.fabric->name; }
+  static Cycle beats(const PresetFabric& f, std::uint32_t payload) {
+    return (olink::kEthernetHeaderBytes + olink::kHeaderBytes + payload + olink::kFcsBytes + f.width - 1) / f.width - 1;
+  }
+  // The loads measured: all but the first (the links' bring-up).
+  static std::size_t measured(const Measured& m) { return std::max<std::size_t>(m.gpu->results().size(), 1) - 1; }
+  double mean_load(const Measured& m) const {
+    const auto& all = m.gpu->results();
+    double sum = 0;
+    for (std::size_t i = 1; i < all.size(); ++i) sum += to_ns(from_sc_time(all[i].latency));
+    return measured(m) ? sum / static_cast<double>(measured(m)) : 0;
+  }
+  static double path_ns(const ComposedFabric& f, int dir, int stage) {
+    return f.frames[dir] ? to_ns(f.path[dir][stage]) / static_cast<double>(f.frames[dir]) : 0;
+  }
+  static double sum_path(const ComposedFabric& f, int dir) {
+    double sum = 0;
+    for (int st = kStageMacTx; st < kStages; ++st) sum += path_ns(f, dir, st);
+    return sum;
+  }
+  // The stages of a load, in order, in ns.
+  std::vector<StageNs> breakdown(const Measured& m) const {
+    std::vector<StageNs> out;
+    if (m.composed) {
+      const ComposedFabric& f = *m.composed;
+      const double ns = to_ns(f.period);
+      const Cycle data = (bytes_ + f.ep.width - 1) / f.ep.width;
+      double sum = 0;
+      const auto add = [&](std::string n, double v, const char* p) {
+        out.push_back({std::move(n), v, p});
+        sum += v;
+      };
+      add("gpu_egress", f.ep.egress * ns, "configured");
+      for (int st = kStageMacTx; st < kStages; ++st)
+        add(std::string("request.") + stage_name(static_cast<Stage>(st)), path_ns(f, 0, st),
+            stage_provenance(static_cast<Stage>(st)));
+      add("gpu_ingress_target", f.ep.ingress * ns, "configured");
+      add("memory", (f.ep.memory + data) * ns, "configured");
+      add("gpu_egress_target", f.ep.egress * ns, "configured");
+      for (int st = kStageMacTx; st < kStages; ++st)
+        add(std::string("response.") + stage_name(static_cast<Stage>(st)), path_ns(f, 1, st),
+            stage_provenance(static_cast<Stage>(st)));
+      add("gpu_ingress", f.ep.ingress * ns, "configured");
+      // The rest: the clock edge a load starts on, and the NICs waiting for a frame's tail.
+      out.push_back({"endpoint_other", measured(m) == 0 ? 0.0 : mean_load(m) - sum, "measured"});
+      return out;
+    }
+    const double ns = to_ns(m.fabric->period);
+    for (const auto& [n, cycles] : preset_stages(*m.fabric)) out.push_back({n, cycles * ns, "configured"});
+    return out;
+  }
+  // A preset fabric's stages of a load, in cycles.
+  std::vector<std::pair<const char*, Cycle>> preset_stages(const PresetFabric& f) const {
+    const Cycle data = (bytes_ + f.width - 1) / f.width;
+    return {{"entry", 1},
+            {"gpu_egress", f.egress},
+            {"links_request", 2 * f.link},
+            {"switch_request", f.switch_cycles()},
+            {"uplink_request", f.uplink},
+            {"switch_down_request", f.uplink ? f.switch_cycles() : 0},
+            {"frame_tail_request", beats(f, 0)},
+            {"gpu_ingress_target", f.ingress},
+            {"memory", f.memory + data},
+            {"gpu_egress_target", f.egress},
+            {"links_response", 2 * f.link},
+            {"switch_response", f.switch_cycles()},
+            {"uplink_response", f.uplink},
+            {"switch_down_response", f.uplink ? f.switch_cycles() : 0},
+            {"frame_tail_response", beats(f, bytes_)},
+            {"gpu_ingress", f.ingress}};
+  }
+  Cycle total(const PresetFabric& f) const {
+    Cycle t = 0;
+    for (const auto& st : preset_stages(f)) t += st.second;
+    return t;
+  }
+  // GPU 0's NIC to GPU 1's NIC, the NIC pipelines included.
+  double one_way(const Measured& m) const {
+    if (m.composed) {
+      const ComposedFabric& f = *m.composed;
+      return (f.ep.egress + f.ep.ingress) * to_ns(f.period) + sum_path(f, 0);
+    }
+    const PresetFabric& f = *m.fabric;
+    const Cycle switches = f.uplink ? 2 * f.switch_cycles() + f.uplink : f.switch_cycles();
+    return to_ns(f.period) * static_cast<double>(f.egress + 2 * f.link + switches + beats(f, 0) + f.ingress);
+  }
+
+  std::uint32_t bytes_ = 64;
+  int loads_ = 20;
+  PacketPool pool_;
+  std::vector<Measured> runs_;
+  std::string summary_line_;
+};
+
+}  // namespace
+
+XY_SCENARIO(olink_latency_scenario, 500) {
+  return {"olink-latency", "GPU-to-GPU remote load through one switch, per-stage breakdown for four fabrics (claim C1)",
+          [](RunContext& ctx) { return std::make_unique<OlinkLatency>(ctx); }};
+}
+
+}  // namespace xy::olink_tb

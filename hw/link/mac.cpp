@@ -1,5 +1,6 @@
 #include "hw/link/mac.hpp"
 
+#include "hw/link/crc32.hpp"
 #include "hw/link/wire.hpp"
 
 namespace xy::link {
@@ -39,6 +40,16 @@ Packet* Mac::copy_of(const Packet* kept) {
   return c;
 }
 
+void Mac::to_line(Packet* w) {
+  if (pcap_) {
+    captured_.assign(w->payload.begin() + kDataHeaderBytes, w->payload.end() - kFcsBytes);
+    append_fcs(captured_);
+    pcap_->write(clock().time_of(now()), captured_.data(), captured_.size());
+  }
+  sent_.add();
+  to_line_.push(w);
+}
+
 bool Mac::transmit() {
   if (!to_line_.can_push()) return false;
   std::optional<LlrControl> control = config_.llr ? rx_->poll(now()) : std::nullopt;
@@ -66,8 +77,7 @@ bool Mac::transmit() {
   }
   if (auto replay = config_.llr ? tx_->next_replay(now()) : std::nullopt) {
     replayed_.add();
-    sent_.add();
-    to_line_.push(copy_of(replay->first));
+    to_line(copy_of(replay->first));
     return true;
   }
   if (from_core_.can_pop() && tx_->can_accept(from_core_.peek()->bytes)) {
@@ -77,8 +87,7 @@ bool Mac::transmit() {
     ++accepted_;
     encode_data(*frame, seq, scratch_);
     frame->payload.swap(scratch_);  // from here on the frame as the line carries it
-    sent_.add();
-    to_line_.push(config_.llr ? copy_of(frame) : frame);
+    to_line(config_.llr ? copy_of(frame) : frame);
     return true;
   }
   return false;

@@ -22,6 +22,7 @@
 
 #include "hw/link/flow_control.hpp"
 #include "hw/link/llr.hpp"
+#include "hw/link/pcap.hpp"
 #include "kernel/channel.hpp"
 #include "kernel/packet.hpp"
 #include "kernel/stats.hpp"
@@ -49,6 +50,9 @@ class Mac : public Core {
   void eval() override;
   void commit() override;
 
+  // Writes every data frame this MAC hands its line (replays too) as the Ethernet frame it
+  // carries, with its FCS (the LLR header, carried in the preamble on a real line, left out).
+  void capture_to(PcapWriter* writer) { pcap_ = writer; }
   const LlrTransmitter& llr_tx() const { return *tx_; }  // the models or their twins
   const LlrReceiver& llr_rx() const { return *rx_; }
   std::uint64_t delivered() const { return delivered_.value(); }
@@ -61,6 +65,7 @@ class Mac : public Core {
   bool transmit();  // true if it handed the line an item
   Packet* control_frame();  // a frame of the message encoded in scratch_
   Packet* copy_of(const Packet* kept);
+  void to_line(Packet* data_frame);  // captured on the way
   bool cc_may_go() const;
 
   MacConfig config_;
@@ -77,7 +82,8 @@ class Mac : public Core {
   std::optional<FcMessage> held_cc_;  // a CC_Update waiting for the frames it counted
   std::uint64_t accepted_ = 0;        // data frames taken from the core
   std::deque<FcMessage> fc_inbox_;    // received messages for the core
-  std::vector<std::uint8_t> scratch_;
+  std::vector<std::uint8_t> scratch_, captured_;
+  PcapWriter* pcap_ = nullptr;
   Counter &sent_, &replayed_, &controls_, &bad_data_, &bad_control_, &lost_, &delivered_;
 };
 

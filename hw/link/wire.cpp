@@ -1,6 +1,8 @@
 #include "hw/link/wire.hpp"
 
+#include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "hw/link/crc32.hpp"
 
@@ -28,6 +30,16 @@ void encode_data(const Packet& frame, std::uint32_t seq, std::vector<std::uint8_
   if (frame.phantom) {
     out.resize(kDataHeaderBytes + body);
     for (std::uint32_t i = 0; i < body; ++i) out[kDataHeaderBytes + i] = static_cast<std::uint8_t>(frame.id * 131 + i);
+    if (body >= kPhantomEthernetBytes) {  // so that a capture shows who sent it to whom
+      std::uint8_t* eth = out.data() + kDataHeaderBytes;
+      for (const auto [at, id] : {std::pair{0, frame.dst}, std::pair{6, frame.src}}) {
+        const std::uint8_t mac[6] = {0x02, 0, static_cast<std::uint8_t>(id >> 24), static_cast<std::uint8_t>(id >> 16),
+                                     static_cast<std::uint8_t>(id >> 8), static_cast<std::uint8_t>(id)};
+        std::copy(mac, mac + 6, eth + at);
+      }
+      eth[12] = 0x88;  // EtherType 0x88B5, local experimental
+      eth[13] = 0xB5;
+    }
   } else {
     if (frame.payload.size() != body)
       throw std::logic_error("a frame with a payload must carry bytes - 4 of it (the FCS is the port's)");

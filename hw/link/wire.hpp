@@ -23,10 +23,13 @@ namespace xy::link {
 
 enum class WireKind : std::uint8_t { kData = 0xD5, kLlr = 0x4C, kCf = 0xCF, kCc = 0xCC, kPause = 0x9A };
 inline constexpr std::uint32_t kDataHeaderBytes = 4;  // kind + seq
+inline constexpr std::uint32_t kPhantomEthernetBytes = 14;  // destination, source, EtherType
 
-// Writes the wire bytes of a data frame: its header, its bytes (a pattern from its id when the
-// frame is phantom; its payload, of bytes - 4 without the FCS, otherwise) and the FCS. The MAC
-// puts them in the frame's payload; `bytes` stays the frame's length until the far MAC unwraps it.
+// Writes the wire bytes of a data frame: its header, its bytes and the FCS. A frame with a
+// payload carries it (bytes - 4 of it, without the FCS); a phantom frame a pattern from its id,
+// under an Ethernet header naming its endpoints when it is long enough (destination and source
+// 02:00:<id, 4 bytes>, EtherType 0x88B5, local experimental). The MAC puts them in the frame's
+// payload; `bytes` stays the frame's length until the far MAC unwraps it.
 void encode_data(const Packet& frame, std::uint32_t seq, std::vector<std::uint8_t>& out);
 void encode_llr(const LlrControl& c, std::vector<std::uint8_t>& out);
 void encode_fc(const FcMessage& m, std::vector<std::uint8_t>& out);

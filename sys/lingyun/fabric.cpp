@@ -159,6 +159,11 @@ void Fabric::probe(Waves& waves, Clock& core, Clock& phy) const {
   waves.watch(phy);
 }
 
+void Fabric::capture(const std::function<link::PcapWriter*(const std::string& port)>& writer_for) {
+  for (auto& l : links_)
+    for (int side = 0; side < 2; ++side) l->mac(side).capture_to(writer_for(l->side_name(side)));
+}
+
 std::string Fabric::summary() const {
   int ports = 0;
   for (int n : t_.switches()) ports += t_.nodes[n].ports;

@@ -7,6 +7,7 @@
 // top.<switch>.port<p> and top.<endpoint>.port<k>, each with .mac, .fc, .phy (its transmit
 // direction) below.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,9 @@ class Fabric {
   // .phy.uncorrectable, .fc.credits_vc0, top.leaf0.buffer_cells ...) and samples them on the
   // fabric's clocks.
   void probe(Waves& waves, Clock& core, Clock& phy) const;
+  // Hands every port's MAC the capture `writer_for` gives for its name (top.leaf0.port3; null:
+  // none), which then writes each data frame the port sends.
+  void capture(const std::function<link::PcapWriter*(const std::string& port)>& writer_for);
   // One line: switches, endpoints, links, ports, bisection bandwidth, longest path.
   std::string summary() const;
   // The fabric as built, for results.json's `fabrics` (docs/results.md): its stats prefix, its

@@ -14,6 +14,7 @@
 
 #include "sys/lingyun/fabric.hpp"
 #include "tb/lib/e2e_transport.hpp"
+#include "tb/lib/fabric_run.hpp"
 #include "tb/lib/switch_rig.hpp"
 #include "kernel/clock_domain.hpp"
 
@@ -52,8 +53,7 @@ struct FabricRig {
     phy = std::make_unique<ClockDomain>(("phy_" + domain).c_str(), pp.phy.period());
     Clock& clock = core->clock();
     fabric = std::make_unique<lingyun::Fabric>(name, t, sp, pp, clock, phy->clock(), clock, stats, ctx.seed, pool, spray);
-    fabric->probe(ctx.waves, clock, phy->clock());
-    ctx.fabrics.push_back(fabric->description());
+    offer_fabric(ctx, *fabric, clock, phy->clock());
     latency = &stats.histogram(name + ".latency", clock.period(),
                                "frame made at the host to frame at its destination, once the links are up");
     links_up = measure_from = pp.phy.cdr_lock_cycles * pp.phy.period();

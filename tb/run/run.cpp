@@ -97,8 +97,11 @@ void check_capture(const Capture& capture, const std::string& scenario) {
   if (!capture.writer || std::any_of(links.begin(), links.end(), [&](const auto& l) { return capture.takes(l); })) return;
   if (links.empty())
     throw ConfigError(fmt::format("--pcap: scenario {} has no link whose frames can be captured", scenario));
-  throw ConfigError(fmt::format("--pcap-scope '{}' matches none of this scenario's links: {}", capture.scope,
-                                fmt::join(links, ", ")));
+  constexpr std::size_t kNamed = 8;  // a fabric has hundreds of ports: the first few show the names
+  const std::vector<std::string> named(links.begin(), links.begin() + std::min(links.size(), kNamed));
+  throw ConfigError(fmt::format("--pcap-scope '{}' matches none of this scenario's links: {}{}", capture.scope,
+                                fmt::join(named, ", "),
+                                links.size() > kNamed ? fmt::format(", ... ({} in all)", links.size()) : ""));
 }
 
 // What a progress line adds after the rate: the ETA from the share of the scenario's traffic done,

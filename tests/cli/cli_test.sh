@@ -221,6 +221,24 @@ case "$case_name" in
     [ "$bad" -eq "$corrupted" ] || fail "$bad frames with a bad FCS, the channel corrupted $corrupted"
     [ "$corrupted" -gt 0 ] || fail "no corrupted frame to check"
     echo "ok: $total frames, $bad bad FCS = $corrupted corrupted on purpose, none malformed" ;;
+  pcap_composed)
+    # Every port of a composed fabric is a capture point; the scope picks leaf0's two ports.
+    command -v tshark >/dev/null || fail "tshark is not installed (scripts/bootstrap installs it)"
+    "$xysim" run lingyun-fec-llr --set traffic.us=5 --pcap "$work/fabric.pcap" --pcap-scope top.rs544.leaf0 \
+      --out "$work/R" --quiet >/dev/null || fail "run"
+    tshark -r "$work/fabric.pcap" -o eth.check_fcs:TRUE -T fields -e eth.fcs.status -e _ws.malformed -e eth.type \
+      >"$work/fields" 2>"$work/tshark.err" || fail "tshark: $(cat "$work/tshark.err")"
+    total=$(wc -l <"$work/fields")
+    good=$(awk -F'\t' '$1 == "1"' "$work/fields" | wc -l)
+    malformed=$(awk -F'\t' '$2 != ""' "$work/fields" | wc -l)
+    sent=$(python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))["stats"]
+print(sum(s[f"top.rs544.leaf0.port{p}.mac.frames_sent"]["value"] for p in (0, 1)))' "$work/R/results.json")
+    [ "$total" -gt 0 ] || fail "no frames captured"
+    [ "$total" -eq "$sent" ] || fail "tshark read $total frames, leaf0's two ports sent $sent"
+    [ "$good" -eq "$total" ] || fail "$((total - good)) frames with a bad FCS as they left the MAC"
+    [ "$malformed" -eq 0 ] || fail "$malformed malformed frames"
+    echo "ok: $total frames from top.rs544.leaf0's ports, every FCS good, none malformed" ;;
   bad_cli_value)
     expect_bad_input "--seed" run --seed abc ;;
   readme_waves)

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "tb/lib/fabric_run.hpp"
+
 namespace xy::olink_tb {
 
 using olink::OlinkEndpoint;
@@ -33,8 +35,7 @@ std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::strin
   const std::string prefix = "top." + f->name;
   f->fabric = std::make_unique<lingyun::Fabric>(prefix, t, base, pp, clock, f->phy->clock(), clock, ctx.stats, ctx.seed,
                                                 pool, false);
-  f->fabric->probe(ctx.waves, clock, f->phy->clock());
-  ctx.fabrics.push_back(f->fabric->description());
+  offer_fabric(ctx, *f->fabric, clock, f->phy->clock());
   for (std::uint32_t g = 0; g < f->ep.gpus; ++g) {
     f->endpoints.push_back(std::make_unique<OlinkEndpoint>(fmt::format("{}_gpu{}", f->name, g).c_str(), g, f->ep, clock,
                                                            f->fabric->to_fabric(g, 0), f->fabric->from_fabric(g, 0),

@@ -206,10 +206,16 @@ TEST(LingyunWire, APhantomFrameGoesOutAtItsLengthAndComesBackWithoutPayload) {
   Packet frame;
   frame.id = 5;
   frame.bytes = 64;
+  frame.src = 0x0102;
+  frame.dst = 7;
   Bytes wire;
   encode_data(frame, 9, wire);
   ASSERT_EQ(wire.size(), 68u);
   EXPECT_EQ(Bytes(wire.begin(), wire.begin() + 4), (Bytes{0xD5, 0x09, 0x00, 0x00}));
+  // An Ethernet header naming the endpoints (so a capture shows them), then 5 x 131 + i.
+  EXPECT_EQ(Bytes(wire.begin() + 4, wire.begin() + 18),
+            (Bytes{0x02, 0, 0, 0, 0, 7, 0x02, 0, 0, 0, 0x01, 0x02, 0x88, 0xB5}));
+  EXPECT_EQ(wire[18], static_cast<std::uint8_t>(5 * 131 + 14));
   EXPECT_EQ(sealed(Bytes(wire.begin(), wire.end() - 4)), wire);
   const Received r = parse(wire);
   EXPECT_TRUE(r.fcs_ok);

@@ -172,6 +172,16 @@ Stages declare_stages(const Preset& pr, int gpus, const sw::SwitchParams& base, 
   return f;
 }
 
+// What declare_stages takes from the preset, not from switch.*: the switch's ports, their rate, its
+// clock and its latency (olink.<preset>.switch_ns, split over the stages in a fixed ratio that no
+// figure of a run shows). A scenario whose every switch is a preset's fixes those keys.
+void fix_preset_switch_keys(Config& c, const std::string& owner) {
+  for (const char* key : {"switch.ports", "switch.port_gbps", "switch.clock_mhz", "switch.lat.rx_mac", "switch.lat.parse",
+                          "switch.lat.lookup", "switch.lat.enqueue", "switch.lat.arbiter", "switch.lat.crossbar",
+                          "switch.lat.egress", "switch.lat.tx_mac"})
+    c.fix(key, owner);
+}
+
 // Declares a preset's parameters and builds its cycle-level fabric of `gpus` GPUs, named after
 // the preset unless `name` is given; with `data` false the GPUs' memories keep nothing (timing only).
 std::unique_ptr<Fabric> make_fabric(const Preset& pr, int gpus, const sw::SwitchParams& base, PacketPool& pool,
@@ -346,8 +356,10 @@ class OlinkLatency : public Testbench {
     // The OLink fabrics are composed Lingyun ports and switches; the comparators stay presets.
     const lingyun::Topology topology = *lingyun::Topology::declare(c, 2);
     const lingyun::PortParams port = lingyun::PortParams::declare(c, base.vcs);
-    for (const char* key : {"port.fec", "port.interleave"})
+    for (const char* key : {"port.fec", "port.interleave", "port.none.encoder_ns", "port.none.decoder_ns"})
       c.fix(key, "olink-latency, whose OLink presets carry their FEC (olink-rs544, olink-rs272)");
+    for (const char* key : {"switch.lat.rx_mac", "switch.lat.tx_mac"})
+      c.fix(key, "olink-latency, whose composed ports model the PHY and MAC (port.*, llr.*)");
     for (const Preset& pr : kPresets) {
       Measured m;
       std::string name;
@@ -608,8 +620,10 @@ class OlinkMessage : public Testbench {
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
     const lingyun::Topology topology = *lingyun::Topology::declare(c, 2);
     const lingyun::PortParams port = lingyun::PortParams::declare(c, base.vcs);
-    for (const char* key : {"port.fec", "port.interleave"})
+    for (const char* key : {"port.fec", "port.interleave", "port.none.encoder_ns", "port.none.decoder_ns"})
       c.fix(key, "olink-message, whose OLink preset carries its FEC (message.fabric)");
+    for (const char* key : {"switch.lat.rx_mac", "switch.lat.tx_mac"})
+      c.fix(key, "olink-message, whose composed ports model the PHY and MAC (port.*, llr.*)");
     const Preset& pr = *std::find_if(std::begin(kPresets), std::end(kPresets), [&](const Preset& p) { return fabric == p.name; });
     f_ = make_composed(pr, fabric.substr(6), topology, base, port, pool_, ctx);
     line_gbps_ = port.line_gbps();
@@ -740,6 +754,8 @@ class OlinkAlltoall : public Testbench {
     spec.loosely_timed = fast;
     const int gpus = static_cast<int>(spec.gpus);
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
+    fix_preset_switch_keys(c, "olink-alltoall, whose OLink presets set the switch's ports, rate, clock and latency "
+                              "(olink.<preset>.gpu_gbps, switch_ns)");
     for (const Preset& pr : kPresets) {
       Run run;
       std::function<tlm::tlm_target_socket<>&(int)> socket;
@@ -841,6 +857,8 @@ class OlinkFast : public Testbench {
     bytes_ = spec.bytes;
     const int loads = static_cast<int>(c.integer("fast.loads", 20, "loads", 1, 100000, "64-byte loads, one at a time"));
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
+    fix_preset_switch_keys(c, "olink-fast, whose OLink preset sets the switch's ports, rate, clock and latency "
+                              "(olink.<preset>.gpu_gbps, switch_ns)");
     const Preset& pr = *std::find_if(std::begin(kPresets), std::end(kPresets),
                                      [&](const Preset& p) { return preset == p.name; });
     name_ = pr.name;

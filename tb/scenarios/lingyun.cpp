@@ -60,6 +60,7 @@ class LingyunFecLlr : public Testbench {
       c.fix(key, "lingyun-fec-llr, which runs each design's FEC and LLR (fec_llr.design picks one design)");
     for (const char* key : {"switch.lat.rx_mac", "switch.lat.tx_mac"})
       c.fix(key, "lingyun-fec-llr, whose composed ports model the PHY and MAC (port.*, llr.*)");
+    c.fix("switch.ports", "lingyun-fec-llr, whose topology gives each switch its ports");
     Host::Traffic traffic;
     traffic.load = c.real("traffic.load", 0.5, "fraction", 0.001, 1, "offered load of each host, fraction of its line");
     const FrameSizes sizes = FrameSizes::declare(c, {64, 1500}, 64, 9216);
@@ -288,6 +289,7 @@ class LingyunIncast : public Testbench {
     c.fix("port.fc", "lingyun-incast, which runs every flow-control mode (cbfc, pfc, none)");
     for (const char* key : {"switch.lat.rx_mac", "switch.lat.tx_mac"})
       c.fix(key, "lingyun-incast, whose composed ports model the PHY and MAC (port.*, llr.*)");
+    c.fix("switch.ports", "lingyun-incast, whose topology gives each switch its ports");
     period_ = sp.period();
     const auto stop = static_cast<Cycle>((warmup_us_ + measure_us_) * kUs / static_cast<double>(period_));
     for (const std::string& fc : link::fc_mode_names())

@@ -360,6 +360,7 @@ class OlinkLatency : public Testbench {
       c.fix(key, "olink-latency, whose OLink presets carry their FEC (olink-rs544, olink-rs272)");
     for (const char* key : {"switch.lat.rx_mac", "switch.lat.tx_mac"})
       c.fix(key, "olink-latency, whose composed ports model the PHY and MAC (port.*, llr.*)");
+    c.fix("switch.ports", "olink-latency, whose topology gives each switch its ports (its presets' switches, one per GPU)");
     for (const Preset& pr : kPresets) {
       Measured m;
       std::string name;
@@ -624,6 +625,7 @@ class OlinkMessage : public Testbench {
       c.fix(key, "olink-message, whose OLink preset carries its FEC (message.fabric)");
     for (const char* key : {"switch.lat.rx_mac", "switch.lat.tx_mac"})
       c.fix(key, "olink-message, whose composed ports model the PHY and MAC (port.*, llr.*)");
+    c.fix("switch.ports", "olink-message, whose topology gives each switch its ports (its presets' switches, one per GPU)");
     const Preset& pr = *std::find_if(std::begin(kPresets), std::end(kPresets), [&](const Preset& p) { return fabric == p.name; });
     f_ = make_composed(pr, fabric.substr(6), topology, base, port, pool_, ctx);
     line_gbps_ = port.line_gbps();

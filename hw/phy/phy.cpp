@@ -39,9 +39,9 @@ PhyParams PhyParams::declare(Config& c, const std::string& prefix, int default_l
   p.interleave = static_cast<int>(c.integer(k + "interleave", p.with_fec(p.fec).interleave, "codewords", 1, 2,
                                             "codewords interleaved symbol by symbol over the lanes"));
   p.lane_gbps = c.real(k + "lane_gbps", 106.25, "Gb/s", 1, 1000, "line rate of one lane (53.125 GBd PAM4)");
-  p.fast = c.choice(k + "codec", "fast", {"fast", "exact"},
-                    "exact: encode and decode every codeword; fast: only those the channel touched (same results)") ==
-           "fast";
+  p.fast = c.implementation(k + "codec", {"fast", "exact"},
+                            "exact: encode and decode every codeword; fast: only those the channel touched (same "
+                            "results)") == "fast";
   const Time period = p.period();
   struct { const char* mode; double enc, dec; Pipeline* pipeline; } defaults[] = {
       {"rs544", 5, 50, &p.rs544}, {"rs272", 3, 25, &p.rs272}, {"none", 0, 1, &p.none}};

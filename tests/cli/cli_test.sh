@@ -171,7 +171,10 @@ case "$case_name" in
       run lingyun-fec-llr --set llr.impl=rtl --set llr.seq_bits=16 --quiet
     expect_bad_input "cbfc.impl = 'rtl' with port.fc = 'pfc'" run lingyun-fec-llr --set cbfc.impl=rtl --set port.fc=pfc --quiet
     expect_bad_input "beyond the RTL twins (llr.impl=rtl)" \
-      run lingyun-fec-llr --set llr.impl=rtl --set topology.spine_cable_m=300 --quiet ;;
+      run lingyun-fec-llr --set llr.impl=rtl --set topology.spine_cable_m=300 --quiet
+    # OLink's frames without data (58 bytes) are below the LLR twin's 64: refused, not failed mid-run.
+    expect_bad_input "llr.impl = 'rtl': OLink's frames without data are 58 bytes" run olink-message --set llr.impl=rtl --quiet
+    expect_bad_input "llr.impl = 'rtl': OLink's frames without data are 58 bytes" run olink-latency --set llr.impl=rtl --quiet ;;
   llr_timers_below_loop)
     # An ACK comes back after 2 x 160 ns + 15.36 ns (a 1500-byte frame) + the 500.48 ns ACK timer.
     expect_bad_input "llr.replay_timer_ns = 800: must be above 835.84 ns" run link-llr --set llr.replay_timer_ns=800 --quiet

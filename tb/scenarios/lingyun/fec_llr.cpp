@@ -44,6 +44,9 @@ class LingyunFecLlr : public Testbench {
     const lingyun::PortParams base = lingyun::PortParams::declare(c, sp.vcs);
     for (const char* key : {"port.fec", "port.interleave", "port.llr"})
       c.fix(key, "lingyun-fec-llr, which runs each design's FEC and LLR (fec_llr.design picks one design)");
+    for (const char* key : {"switch.lat.rx_mac", "switch.lat.tx_mac"})
+      c.fix(key, "lingyun-fec-llr, whose composed ports model the PHY and MAC (port.*, llr.*)");
+    c.fix("switch.ports", "lingyun-fec-llr, whose topology gives each switch its ports");
     Host::Traffic traffic;
     traffic.load = c.real("traffic.load", 0.5, "fraction", 0.001, 1, "offered load of each host, fraction of its line");
     const FrameSizes sizes = FrameSizes::declare(c, {64, 1500}, 64, 9216);

@@ -47,6 +47,9 @@ class LingyunIncast : public Testbench {
     topology_ = lingyun_incast_topology(c);
     const lingyun::PortParams base = lingyun::PortParams::declare(c, sp.vcs);
     c.fix("port.fc", "lingyun-incast, which runs every flow-control mode (cbfc, pfc, none)");
+    for (const char* key : {"switch.lat.rx_mac", "switch.lat.tx_mac"})
+      c.fix(key, "lingyun-incast, whose composed ports model the PHY and MAC (port.*, llr.*)");
+    c.fix("switch.ports", "lingyun-incast, whose topology gives each switch its ports");
     period_ = sp.period();
     const auto stop = static_cast<Cycle>((warmup_us_ + measure_us_) * kUs / static_cast<double>(period_));
     for (const std::string& fc : link::fc_mode_names())

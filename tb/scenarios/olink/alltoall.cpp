@@ -30,6 +30,8 @@ class OlinkAlltoall : public Testbench {
     spec.loosely_timed = fast;
     const int gpus = static_cast<int>(spec.gpus);
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
+    fix_preset_switch_keys(c, "olink-alltoall, whose OLink presets set the switch's ports, rate, clock and latency "
+                              "(olink.<preset>.gpu_gbps, switch_ns)");
     for (const Preset& pr : kPresets) {
       Run run;
       std::function<tlm::tlm_target_socket<>&(int)> socket;

@@ -36,6 +36,8 @@ class OlinkFast : public Testbench {
     bytes_ = spec.bytes;
     const int loads = static_cast<int>(c.integer("fast.loads", 20, "loads", 1, 100000, "64-byte loads, one at a time"));
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
+    fix_preset_switch_keys(c, "olink-fast, whose OLink preset sets the switch's ports, rate, clock and latency "
+                              "(olink.<preset>.gpu_gbps, switch_ns)");
     const Preset& pr = *std::find_if(std::begin(kPresets), std::end(kPresets),
                                      [&](const Preset& p) { return preset == p.name; });
     name_ = pr.name;

@@ -35,8 +35,11 @@ class OlinkLatency : public Testbench {
     // The OLink fabrics are composed Lingyun ports and switches; the comparators stay presets.
     const lingyun::Topology topology = *lingyun::Topology::declare(c, 2);
     const lingyun::PortParams port = lingyun::PortParams::declare(c, base.vcs);
-    for (const char* key : {"port.fec", "port.interleave"})
+    for (const char* key : {"port.fec", "port.interleave", "port.none.encoder_ns", "port.none.decoder_ns"})
       c.fix(key, "olink-latency, whose OLink presets carry their FEC (olink-rs544, olink-rs272)");
+    for (const char* key : {"switch.lat.rx_mac", "switch.lat.tx_mac"})
+      c.fix(key, "olink-latency, whose composed ports model the PHY and MAC (port.*, llr.*)");
+    c.fix("switch.ports", "olink-latency, whose topology gives each switch its ports (its presets' switches, one per GPU)");
     for (const Preset& pr : kPresets) {
       Measured m;
       std::string name;

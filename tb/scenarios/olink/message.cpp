@@ -36,8 +36,11 @@ class OlinkMessage : public Testbench {
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
     const lingyun::Topology topology = *lingyun::Topology::declare(c, 2);
     const lingyun::PortParams port = lingyun::PortParams::declare(c, base.vcs);
-    for (const char* key : {"port.fec", "port.interleave"})
+    for (const char* key : {"port.fec", "port.interleave", "port.none.encoder_ns", "port.none.decoder_ns"})
       c.fix(key, "olink-message, whose OLink preset carries its FEC (message.fabric)");
+    for (const char* key : {"switch.lat.rx_mac", "switch.lat.tx_mac"})
+      c.fix(key, "olink-message, whose composed ports model the PHY and MAC (port.*, llr.*)");
+    c.fix("switch.ports", "olink-message, whose topology gives each switch its ports (its presets' switches, one per GPU)");
     const Preset& pr = *std::find_if(std::begin(kPresets), std::end(kPresets), [&](const Preset& p) { return fabric == p.name; });
     f_ = make_composed(pr, fabric.substr(6), topology, base, port, pool_, ctx);
     line_gbps_ = port.line_gbps();

@@ -69,6 +69,13 @@ Stages declare_stages(const Preset& pr, int gpus, const sw::SwitchParams& base, 
   return f;
 }
 
+void fix_preset_switch_keys(Config& c, const std::string& owner) {
+  for (const char* key : {"switch.ports", "switch.port_gbps", "switch.clock_mhz", "switch.lat.rx_mac", "switch.lat.parse",
+                          "switch.lat.lookup", "switch.lat.enqueue", "switch.lat.arbiter", "switch.lat.crossbar",
+                          "switch.lat.egress", "switch.lat.tx_mac"})
+    c.fix(key, owner);
+}
+
 std::unique_ptr<PresetFabric> make_preset_fabric(const Preset& pr, int gpus, const sw::SwitchParams& base,
                                                 PacketPool& pool, RunContext& ctx, const std::string& name, bool data) {
   auto f = std::make_unique<PresetFabric>();

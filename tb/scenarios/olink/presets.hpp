@@ -103,6 +103,11 @@ struct PresetFabric : Stages {
 // Declares a preset's parameters (olink.<preset>.*) and returns its stages for `gpus` GPUs.
 Stages declare_stages(const Preset& pr, int gpus, const sw::SwitchParams& base, Config& c);
 
+// What declare_stages takes from the preset, not from switch.*: the switch's ports, their rate, its
+// clock and its latency (olink.<preset>.switch_ns, split over the stages in a fixed ratio that no
+// figure of a run shows). A scenario whose every switch is a preset's fixes those keys.
+void fix_preset_switch_keys(Config& c, const std::string& owner);
+
 // Declares a preset's parameters and builds its cycle-level fabric of `gpus` GPUs, named after
 // the preset unless `name` is given; with `data` false the GPUs' memories keep nothing (timing only).
 std::unique_ptr<PresetFabric> make_preset_fabric(const Preset& pr, int gpus, const sw::SwitchParams& base,

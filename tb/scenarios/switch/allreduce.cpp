@@ -247,6 +247,8 @@ class SwitchAllreduce : public Testbench {
     rc.vector_bytes = packet_bytes_;
     rc.validate("reduce");
     SwitchParams p = SwitchParams::declare(c, "switch");
+    c.fix("switch.ports", "switch-allreduce, which sizes its switches to allreduce.endpoints (2N ports with the "
+                          "reduce engine's, N for the ring)");
     domain_ = std::make_unique<ClockDomain>("switch", p.period());
     Clock& clock = domain_->clock();
     auto channel = [&](const std::string& name) {

@@ -99,6 +99,7 @@ class SwitchEcmp : public Testbench {
     SwitchParams p = SwitchParams::declare(c, "switch");
     buffer_mib_ = static_cast<double>(p.buffer_cells * p.cell_bytes) / (1 << 20);
     p.ports = kFlows + kLinks;
+    c.fix("switch.ports", "switch-ecmp, whose switch has a port for each of its 32 flows and 8 uplinks");
     period_ = p.period();
     domain_ = std::make_unique<ClockDomain>("switch", p.period());
     const struct { const char* name; sw::PathChoice choice; sw::HashKind hash; } variants[] = {

@@ -156,6 +156,7 @@ class SwitchIncast : public Testbench {
                                                                        "receive buffer per link and VC, 128-byte credits")));
     cb.validate("cbfc");
     SwitchParams sp = SwitchParams::declare(c, "switch");
+    c.fix("switch.ports", "switch-incast, which sizes its three switches to incast.senders");
     sp.vcs = std::max(sp.vcs, vcs);
     const link::PfcConfig pf = link::PfcConfig::declare(c, vcs, sp.port_gbps);
     domain_ = std::make_unique<ClockDomain>("switch", sp.period());

@@ -26,6 +26,14 @@ class SwitchLatency : public Testbench {
   explicit SwitchLatency(RunContext& ctx) : stats_(ctx.stats) {
     SwitchParams base = SwitchParams::declare(ctx.config, "switch");
     base.ports = 2;  // one path is all a zero-load measurement needs
+    for (const char* key : {"switch.ports", "switch.forwarding"})
+      ctx.config.fix(key, "switch-latency, which measures both forwarding modes on one path of a 2-port switch");
+    // One packet at a time: no queue forms, so nothing buffers, arbitrates, shares VCs or marks.
+    for (const char* key : {"switch.cell_bytes", "switch.buffer_mib", "switch.arbiter", "switch.iterations",
+                            "switch.speedup", "switch.vcs", "switch.dt_alpha", "switch.when_full",
+                            "switch.dwrr_quantum_bytes", "switch.ecn.on", "switch.ecn.kmin_bytes", "switch.ecn.kmax_bytes",
+                            "switch.ecn.pmax"})
+      ctx.config.fix(key, "switch-latency, which sends one packet at a time: no queue forms");
     domain_ = std::make_unique<ClockDomain>("switch", base.period());
     const Cycle gap = 4 * (base.lat.total() + 9216 / base.port_bytes_per_cycle());
     for (bool ct : {true, false}) {

@@ -9,6 +9,12 @@
 
 namespace xy::lingyun {
 
+void fix_switch_keys_of_composed_ports(Config& c, const std::string& scenario) {
+  c.fix("switch.ports", scenario + ", whose topology gives each switch its ports");
+  for (const char* key : {"switch.lat.rx_mac", "switch.lat.tx_mac"})
+    c.fix(key, scenario + ", whose composed ports model the PHY and MAC (port.*, llr.*)");
+}
+
 PortParams link_ports(const PortParams& common, const Topology::Link& l) {
   PortParams pp = common;
   if (l.fec) pp.phy = common.phy.with_fec(*l.fec);

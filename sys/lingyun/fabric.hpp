@@ -21,6 +21,11 @@
 
 namespace xy::lingyun {
 
+// Fixes the switch.* keys a fabric of composed ports sets itself, naming `scenario` as the owner:
+// switch.ports (the topology gives each switch its ports) and switch.lat.rx_mac and tx_mac (the
+// composed ports model the PHY and MAC).
+void fix_switch_keys_of_composed_ports(Config& c, const std::string& scenario);
+
 // One link's ports: the common ones (port.*) with what the topology sets for that link.
 PortParams link_ports(const PortParams& common, const Topology::Link& link);
 

@@ -117,6 +117,12 @@ struct RegisterScenario {
   static ::xy::Scenario factory();                                               \
   static const ::xy::RegisterScenario factory##_registration{(order), factory};  \
   static ::xy::Scenario factory()
+// The usual case, a scenario that is one Testbench built from its RunContext:
+//   XY_TESTBENCH(LinkBasic, 100, "link-basic", "one channel, a generator and a sink...");
+#define XY_TESTBENCH(Class, order, name, description)                                                  \
+  XY_SCENARIO(Class##_scenario, order) {                                                               \
+    return {name, description, [](::xy::RunContext& ctx) { return std::make_unique<Class>(ctx); }}; \
+  }
 inline const char* kDefaultScenario = "olink-alltoall";  // 8 GPUs on one Lingyun switch
 
 }  // namespace xy

@@ -44,9 +44,7 @@ class LingyunFecLlr : public Testbench {
     const lingyun::PortParams base = lingyun::PortParams::declare(c, sp.vcs);
     for (const char* key : {"port.fec", "port.interleave", "port.llr"})
       c.fix(key, "lingyun-fec-llr, which runs each design's FEC and LLR (fec_llr.design picks one design)");
-    for (const char* key : {"switch.lat.rx_mac", "switch.lat.tx_mac"})
-      c.fix(key, "lingyun-fec-llr, whose composed ports model the PHY and MAC (port.*, llr.*)");
-    c.fix("switch.ports", "lingyun-fec-llr, whose topology gives each switch its ports");
+    lingyun::fix_switch_keys_of_composed_ports(c, "lingyun-fec-llr");
     Host::Traffic traffic;
     traffic.load = c.real("traffic.load", 0.5, "fraction", 0.001, 1, "offered load of each host, fraction of its line");
     const FrameSizes sizes = FrameSizes::declare(c, {64, 1500}, 64, 9216);
@@ -257,10 +255,7 @@ class LingyunFecLlr : public Testbench {
 
 }  // namespace
 
-XY_SCENARIO(lingyun_fec_llr_scenario, 600) {
-  return {"lingyun-fec-llr",
-          "claims C2+C4: KP4 without LLR vs light FEC + LLR vs no FEC + LLR on a leaf-spine path, same BER",
-          [](RunContext& ctx) { return std::make_unique<LingyunFecLlr>(ctx); }};
-}
+XY_TESTBENCH(LingyunFecLlr, 600, "lingyun-fec-llr",
+             "claims C2+C4: KP4 without LLR vs light FEC + LLR vs no FEC + LLR on a leaf-spine path, same BER")
 
 }  // namespace xy

@@ -47,9 +47,7 @@ class LingyunIncast : public Testbench {
     topology_ = lingyun_incast_topology(c);
     const lingyun::PortParams base = lingyun::PortParams::declare(c, sp.vcs);
     c.fix("port.fc", "lingyun-incast, which runs every flow-control mode (cbfc, pfc, none)");
-    for (const char* key : {"switch.lat.rx_mac", "switch.lat.tx_mac"})
-      c.fix(key, "lingyun-incast, whose composed ports model the PHY and MAC (port.*, llr.*)");
-    c.fix("switch.ports", "lingyun-incast, whose topology gives each switch its ports");
+    lingyun::fix_switch_keys_of_composed_ports(c, "lingyun-incast");
     period_ = sp.period();
     const auto stop = static_cast<Cycle>((warmup_us_ + measure_us_) * kUs / static_cast<double>(period_));
     for (const std::string& fc : link::fc_mode_names())
@@ -221,10 +219,7 @@ class LingyunIncast : public Testbench {
 
 }  // namespace
 
-XY_SCENARIO(lingyun_incast_scenario, 610) {
-  return {"lingyun-incast",
-          "claim C3: incast on a leaf-spine of composed ports, CBFC vs PFC vs none, victim on a shared or its own VC",
-          [](RunContext& ctx) { return std::make_unique<LingyunIncast>(ctx); }};
-}
+XY_TESTBENCH(LingyunIncast, 610, "lingyun-incast",
+             "claim C3: incast on a leaf-spine of composed ports, CBFC vs PFC vs none, victim on a shared or its own VC")
 
 }  // namespace xy

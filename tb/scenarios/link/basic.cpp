@@ -285,10 +285,7 @@ class LinkBasic : public Testbench {
 
 }  // namespace
 
-XY_SCENARIO(link_basic_scenario, 100) {
-  return {"link-basic",
-          "generator -> one channel (latency, width, clock, credits) -> sink with scoreboard",
-          [](RunContext& ctx) { return std::make_unique<LinkBasic>(ctx); }};
-}
+XY_TESTBENCH(LinkBasic, 100, "link-basic",
+             "generator -> one channel (latency, width, clock, credits) -> sink with scoreboard")
 
 }  // namespace xy

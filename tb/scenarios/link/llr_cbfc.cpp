@@ -628,16 +628,12 @@ class LinkCbfc : public Testbench {
 
 }  // namespace
 
-XY_SCENARIO(link_llr_scenario, 300) {
-  return {"link-llr", "two ports with LLR (Go-Back-N) over lossy lines, frames both ways; goodput, latency, replays",
-          [](RunContext& ctx) { return std::make_unique<LinkLlr>(ctx); }};
-}
+XY_TESTBENCH(LinkLlr, 300, "link-llr",
+             "two ports with LLR (Go-Back-N) over lossy lines, frames both ways; goodput, latency, replays")
 
 }  // namespace xy
 
 namespace xy {
-XY_SCENARIO(link_cbfc_scenario, 310) {
-  return {"link-cbfc", "a fast sender and a slow receiver with CBFC credits (or PFC, or none): stalls, buffers, updates",
-          [](RunContext& ctx) { return std::make_unique<LinkCbfc>(ctx); }};
-}
+XY_TESTBENCH(LinkCbfc, 310, "link-cbfc",
+             "a fast sender and a slow receiver with CBFC credits (or PFC, or none): stalls, buffers, updates")
 }  // namespace xy

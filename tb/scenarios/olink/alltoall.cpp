@@ -116,9 +116,7 @@ class OlinkAlltoall : public Testbench {
 
 }  // namespace
 
-XY_SCENARIO(olink_alltoall_scenario, 520) {
-  return {"olink-alltoall", "8 GPUs (or more) on one switch, MoE all-to-all of Stores: bandwidth per GPU per fabric (claim C11)",
-          [](RunContext& ctx) { return std::make_unique<OlinkAlltoall>(ctx); }};
-}
+XY_TESTBENCH(OlinkAlltoall, 520, "olink-alltoall",
+             "8 GPUs (or more) on one switch, MoE all-to-all of Stores: bandwidth per GPU per fabric (claim C11)")
 
 }  // namespace xy::olink_tb

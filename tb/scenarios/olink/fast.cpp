@@ -208,9 +208,7 @@ class OlinkFast : public Testbench {
 
 }  // namespace
 
-XY_SCENARIO(olink_fast_scenario, 510) {
-  return {"olink-fast", "the fast OLink fabric against the cycle-level one: latency, bandwidth, speed",
-          [](RunContext& ctx) { return std::make_unique<OlinkFast>(ctx); }};
-}
+XY_TESTBENCH(OlinkFast, 510, "olink-fast",
+             "the fast OLink fabric against the cycle-level one: latency, bandwidth, speed")
 
 }  // namespace xy::olink_tb

@@ -37,9 +37,7 @@ class OlinkLatency : public Testbench {
     const lingyun::PortParams port = lingyun::PortParams::declare(c, base.vcs);
     for (const char* key : {"port.fec", "port.interleave", "port.none.encoder_ns", "port.none.decoder_ns"})
       c.fix(key, "olink-latency, whose OLink presets carry their FEC (olink-rs544, olink-rs272)");
-    for (const char* key : {"switch.lat.rx_mac", "switch.lat.tx_mac"})
-      c.fix(key, "olink-latency, whose composed ports model the PHY and MAC (port.*, llr.*)");
-    c.fix("switch.ports", "olink-latency, whose topology gives each switch its ports (its presets' switches, one per GPU)");
+    lingyun::fix_switch_keys_of_composed_ports(c, "olink-latency");
     for (const Preset& pr : kPresets) {
       Measured m;
       std::string name;
@@ -283,9 +281,7 @@ class OlinkLatency : public Testbench {
 
 }  // namespace
 
-XY_SCENARIO(olink_latency_scenario, 500) {
-  return {"olink-latency", "GPU-to-GPU remote load through one switch, per-stage breakdown for four fabrics (claim C1)",
-          [](RunContext& ctx) { return std::make_unique<OlinkLatency>(ctx); }};
-}
+XY_TESTBENCH(OlinkLatency, 500, "olink-latency",
+             "GPU-to-GPU remote load through one switch, per-stage breakdown for four fabrics (claim C1)")
 
 }  // namespace xy::olink_tb

@@ -38,9 +38,7 @@ class OlinkMessage : public Testbench {
     const lingyun::PortParams port = lingyun::PortParams::declare(c, base.vcs);
     for (const char* key : {"port.fec", "port.interleave", "port.none.encoder_ns", "port.none.decoder_ns"})
       c.fix(key, "olink-message, whose OLink preset carries its FEC (message.fabric)");
-    for (const char* key : {"switch.lat.rx_mac", "switch.lat.tx_mac"})
-      c.fix(key, "olink-message, whose composed ports model the PHY and MAC (port.*, llr.*)");
-    c.fix("switch.ports", "olink-message, whose topology gives each switch its ports (its presets' switches, one per GPU)");
+    lingyun::fix_switch_keys_of_composed_ports(c, "olink-message");
     const Preset& pr = *std::find_if(std::begin(kPresets), std::end(kPresets), [&](const Preset& p) { return fabric == p.name; });
     f_ = make_composed(pr, fabric.substr(6), topology, base, port, pool_, ctx);
     line_gbps_ = port.line_gbps();
@@ -156,9 +154,7 @@ class OlinkMessage : public Testbench {
 
 }  // namespace
 
-XY_SCENARIO(olink_message_scenario, 530) {
-  return {"olink-message", "one message of message.bytes from GPU to GPU through composed OLink ports: network and GPU-to-GPU time",
-          [](RunContext& ctx) { return std::make_unique<OlinkMessage>(ctx); }};
-}
+XY_TESTBENCH(OlinkMessage, 530, "olink-message",
+             "one message of message.bytes from GPU to GPU through composed OLink ports: network and GPU-to-GPU time")
 
 }  // namespace xy::olink_tb

@@ -149,9 +149,7 @@ class PhyFecCurve : public Testbench {
 
 }  // namespace
 
-XY_SCENARIO(phy_fec_curve_scenario, 210) {
-  return {"phy-fec-curve", "codeword error ratio vs pre-FEC BER per FEC mode, against the binomial formula",
-          [](RunContext& ctx) { return std::make_unique<PhyFecCurve>(ctx); }};
-}
+XY_TESTBENCH(PhyFecCurve, 210, "phy-fec-curve",
+             "codeword error ratio vs pre-FEC BER per FEC mode, against the binomial formula")
 
 }  // namespace xy

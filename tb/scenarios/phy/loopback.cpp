@@ -141,9 +141,7 @@ class PhyLoopback : public Testbench {
 
 }  // namespace
 
-XY_SCENARIO(phy_loopback_scenario, 200) {
-  return {"phy-loopback", "frames through TX PCS/FEC, noisy PAM4 lanes, RX FEC/PCS; checked against the error log",
-          [](RunContext& ctx) { return std::make_unique<PhyLoopback>(ctx); }};
-}
+XY_TESTBENCH(PhyLoopback, 200, "phy-loopback",
+             "frames through TX PCS/FEC, noisy PAM4 lanes, RX FEC/PCS; checked against the error log")
 
 }  // namespace xy

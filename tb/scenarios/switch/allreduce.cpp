@@ -407,9 +407,7 @@ class SwitchAllreduce : public Testbench {
 
 }  // namespace
 
-XY_SCENARIO(switch_allreduce_scenario, 430) {
-  return {"switch-allreduce", "N endpoints AllReduce fp32 vectors: the switch's reduce engine vs a ring over the switch",
-          [](RunContext& ctx) { return std::make_unique<SwitchAllreduce>(ctx); }};
-}
+XY_TESTBENCH(SwitchAllreduce, 430, "switch-allreduce",
+             "N endpoints AllReduce fp32 vectors: the switch's reduce engine vs a ring over the switch")
 
 }  // namespace xy

@@ -256,9 +256,7 @@ class SwitchEcmp : public Testbench {
 
 }  // namespace
 
-XY_SCENARIO(switch_ecmp_scenario, 420) {
-  return {"switch-ecmp", "32 elephant flows over 8 equal-cost links: ECMP hash (CRC-32, Toeplitz) vs packet spraying",
-          [](RunContext& ctx) { return std::make_unique<SwitchEcmp>(ctx); }};
-}
+XY_TESTBENCH(SwitchEcmp, 420, "switch-ecmp",
+             "32 elephant flows over 8 equal-cost links: ECMP hash (CRC-32, Toeplitz) vs packet spraying")
 
 }  // namespace xy

@@ -407,9 +407,7 @@ class SwitchIncast : public Testbench {
 
 }  // namespace
 
-XY_SCENARIO(switch_incast_scenario, 440) {
-  return {"switch-incast", "three switches, (K+1):1 incast and a victim flow: CBFC vs PFC vs no flow control",
-          [](RunContext& ctx) { return std::make_unique<SwitchIncast>(ctx); }};
-}
+XY_TESTBENCH(SwitchIncast, 440, "switch-incast",
+             "three switches, (K+1):1 incast and a victim flow: CBFC vs PFC vs no flow control")
 
 }  // namespace xy

@@ -297,14 +297,10 @@ class SwitchUniform : public Testbench {
 
 }  // namespace
 
-XY_SCENARIO(switch_latency_scenario, 400) {
-  return {"switch-latency", "port-to-port latency at zero load, cut-through and store-and-forward, per frame size",
-          [](RunContext& ctx) { return std::make_unique<SwitchLatency>(ctx); }};
-}
+XY_TESTBENCH(SwitchLatency, 400, "switch-latency",
+             "port-to-port latency at zero load, cut-through and store-and-forward, per frame size")
 
-XY_SCENARIO(switch_uniform_scenario, 410) {
-  return {"switch-uniform", "all ports, uniform random traffic at offered loads 0.1 ... 1.0: throughput and latency",
-          [](RunContext& ctx) { return std::make_unique<SwitchUniform>(ctx); }};
-}
+XY_TESTBENCH(SwitchUniform, 410, "switch-uniform",
+             "all ports, uniform random traffic at offered loads 0.1 ... 1.0: throughput and latency")
 
 }  // namespace xy

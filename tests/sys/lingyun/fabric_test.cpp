@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/sys/lingyun/leaf_spine.hpp"
 #include "tests/test_util.hpp"
 
 namespace xy::lingyun {
@@ -18,23 +19,7 @@ namespace {
 
 using Ports = std::vector<int>;
 
-// The leaf-spine of topology_test.cpp: port p of a switch is its p-th link in file order.
-constexpr const char* kLeafSpine =
-    "switches:\n"
-    "  leaf0: {ports: 4}\n"
-    "  leaf1: {ports: 4}\n"
-    "  spine0: {ports: 2}\n"
-    "  spine1: {ports: 2}\n"
-    "endpoints: [h0, h1, h2, h3]\n"
-    "links:\n"
-    "  - {a: h0, b: leaf0, cable_m: 3}\n"
-    "  - {a: h1, b: leaf0}\n"
-    "  - {a: h2, b: leaf1, cable_m: 4}\n"
-    "  - {a: h3, b: leaf1, cable_m: 5}\n"
-    "  - {a: leaf0, b: spine0, cable_m: 10, fec: rs272, llr: false, fc: pfc}\n"
-    "  - {a: leaf0, b: spine1, cable_m: 20}\n"
-    "  - {a: spine0, b: leaf1, cable_m: 30}\n"
-    "  - {a: leaf1, b: spine1, cable_m: 40}\n";
+using testing::kLeafSpine;  // tests/sys/lingyun/leaf_spine.hpp: its ports are worked out there
 
 // The PHY clock of 8 lanes at 106.25 Gb/s, 40 bits a lane a cycle: 376.471 ps.
 constexpr Time kPhyPeriod = 376471;

@@ -84,6 +84,10 @@ class OlinkLatency : public Testbench {
     for (const auto& m : runs_) n += m.gpu->results().size();
     return n;
   }
+  // Loads answered of those the fabrics' programs ask (loads + 1 each: the first warms the path).
+  double done_fraction() const override {
+    return static_cast<double>(progress()) / (static_cast<double>(runs_.size()) * (loads_ + 1));
+  }
   void check() const override {
     for (const auto& m : runs_) {
       for (const auto& r : m.gpu->results())

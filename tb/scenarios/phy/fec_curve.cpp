@@ -63,12 +63,15 @@ class PhyFecCurve : public Testbench {
         auto link = std::make_unique<PhyLink>(name, p, domain_->clock(), stats_, ctx.seed, name, nullptr, nullptr, pool_);
         // A fixed number of codewords per point (not "until k failures"), so the binomial
         // confidence interval applies as it is.
-        link->stop_after(~0ull, static_cast<std::uint64_t>(std::ceil(failures / cer)));
+        const auto codewords = static_cast<std::uint64_t>(std::ceil(failures / cer));
+        link->stop_after(~0ull, codewords);
+        codewords_ += codewords;
         points_.push_back({mode, p.errors.ber, std::move(link)});
       }
     }
   }
 
+  double done_fraction() const override { return static_cast<double>(progress()) / static_cast<double>(codewords_); }
   bool done() const override {
     for (const auto& pt : points_)
       if (!pt.link->stopped() || pt.link->codewords() < pt.link->codewords_sent()) return false;
@@ -142,6 +145,7 @@ class PhyFecCurve : public Testbench {
     std::unique_ptr<PhyLink> link;
   };
   Stats& stats_;
+  std::uint64_t codewords_ = 0;  // every point's, as asked
   std::unique_ptr<ClockDomain> domain_;
   PacketPool pool_;
   std::vector<Point> points_;

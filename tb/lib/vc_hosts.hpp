@@ -29,7 +29,10 @@ class VcSender : public Core {
       queues_[vc].push_back(in_.pop());
     }
     held_ = false;
-    if (!to_mac_.can_push()) return;
+    if (!to_mac_.can_push()) {  // the FIFO's credit coming back wakes us
+      held_ = queued();
+      return;
+    }
     bool waiting = false;
     for (std::size_t i = 0; i < queues_.size(); ++i) {
       const int vc = static_cast<int>((next_vc_ + i) % queues_.size());
@@ -67,7 +70,7 @@ class VcSender : public Core {
   link::PortFc& fc_;
   std::vector<std::deque<Packet*>> queues_;
   int next_vc_ = 0;
-  bool held_ = false;
+  bool held_ = false;  // frames wait for flow control or the FIFO, both of which wake us
   Counter& stall_cycles_;
 };
 

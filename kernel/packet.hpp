@@ -12,36 +12,13 @@
 
 namespace xy {
 
-// The stages of a frame's path through Lingyun ports and switches (docs/lingyun.md). Each block
-// a frame passes closes the stage it was in and opens the next (Packet::advance), so a frame's
-// stage times add up to its journey from its first port on.
-enum Stage : std::uint8_t {
-  kStageSource,         // not yet in a port: not counted
-  kStageMacTx,          // MAC/LLR TX: waiting for the line, replays
-  kStageSerialize,      // PCS: into codewords until the one with its last block is sent
-  kStageFecEncode,      // encoder pipeline
-  kStagePmaCable,       // PMA TX, cable, PMA RX, deskew
-  kStageFecAccumulate,  // the RX gathering the codeword group
-  kStageFecDecode,      // decoder pipeline
-  kStageMacRx,          // FCS check, LLR, in-order delivery
-  kStageCrossing,       // async FIFOs between the PHY clock and the core clocks
-  kStageSwitch,         // switch core: pipeline, queueing, flow-control wait
-  kStages
-};
-inline const char* stage_name(Stage s) {
-  static const char* const names[kStages] = {"source",         "mac_tx",     "serialize", "fec_encode",     "pma_cable",
-                                             "fec_accumulate", "fec_decode", "mac_rx",    "clock_crossing", "switch"};
-  return names[s];
-}
-// Whether a stage's time is measured as frames pass, a configured constant (a pipeline, a
-// cable), or derived from the configuration (a codeword's bits over the lanes' rate).
-inline const char* stage_provenance(Stage s) {
-  switch (s) {
-    case kStageFecEncode: case kStagePmaCable: case kStageFecDecode: return "configured";
-    case kStageFecAccumulate: return "derived";
-    default: return "measured";
-  }
-}
+// A frame's journey, stage by stage. The system a frame crosses names its stages (Lingyun's:
+// sys/lingyun/stages.hpp) and tells each block which stage it opens; Packet::advance closes the
+// stage the frame was in and opens the next, so a frame's stage times add up to its journey.
+// Stage 0 is none: outside every stage, not counted.
+using Stage = std::uint8_t;
+constexpr Stage kNoStage = 0;
+constexpr int kStageSlots = 12;
 
 struct Packet {
   std::uint64_t id = 0;
@@ -57,12 +34,12 @@ struct Packet {
   Time created = 0;                  // when the generator made it
   Time injected = 0;                 // when its head entered the first channel
   std::vector<std::uint8_t> payload; // `bytes` long when !phantom
-  std::array<Time, kStages> stage_time{};  // per stage, summed over the hops crossed
+  std::array<Time, kStageSlots> stage_time{};  // per stage, summed over the hops crossed
   Time stage_since = 0;
-  Stage stage = kStageSource;
+  Stage stage = kNoStage;
 
   void advance(Stage next, Time now) {
-    if (stage != kStageSource) stage_time[stage] += now - stage_since;
+    if (stage != kNoStage) stage_time[stage] += now - stage_since;
     stage = next;
     stage_since = now;
   }
@@ -93,7 +70,7 @@ class PacketPool {
     p->control = false;
     p->e2e = 0;
     p->stage_time = {};
-    p->stage = kStageSource;
+    p->stage = kNoStage;
     free_.push_back(p);
   }
   std::size_t allocated() const { return store_.size(); }

@@ -82,7 +82,7 @@ bool Mac::transmit() {
   }
   if (from_core_.can_pop() && tx_->can_accept(from_core_.peek()->bytes)) {
     Packet* frame = from_core_.pop();
-    frame->advance(kStageMacTx, clock().time_of(now()));
+    frame->advance(stages_.tx, clock().time_of(now()));
     const std::uint32_t seq = config_.llr ? tx_->accept(frame, now()) : 0;  // LLR keeps it until ACKed
     ++accepted_;
     encode_data(*frame, seq, scratch_);
@@ -145,7 +145,7 @@ void Mac::eval() {
     Packet* f = deliver_.front();
     deliver_.pop_front();
     delivered_.add();
-    f->advance(kStageCrossing, clock().time_of(now()));
+    f->advance(stages_.to_core, clock().time_of(now()));
     to_core_.push(f);
   }
   if (!fc_inbox_.empty() && fc_to_core_->can_push()) {

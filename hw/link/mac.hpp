@@ -53,6 +53,12 @@ class Mac : public Core {
   // Writes every data frame this MAC hands its line (replays too) as the Ethernet frame it
   // carries, with its FCS (the LLR header, carried in the preamble on a real line, left out).
   void capture_to(PcapWriter* writer) { pcap_ = writer; }
+  // The stages a data frame opens here (Packet::advance): on its way to the line, and once
+  // delivered, in the FIFO to the core. None unless a system names them.
+  struct Stages {
+    Stage tx = kNoStage, to_core = kNoStage;
+  };
+  void set_stages(const Stages& s) { stages_ = s; }
   const LlrTransmitter& llr_tx() const { return *tx_; }  // the models or their twins
   const LlrReceiver& llr_rx() const { return *rx_; }
   std::uint64_t delivered() const { return delivered_.value(); }
@@ -84,6 +90,7 @@ class Mac : public Core {
   std::deque<FcMessage> fc_inbox_;    // received messages for the core
   std::vector<std::uint8_t> scratch_, captured_;
   PcapWriter* pcap_ = nullptr;
+  Stages stages_;
   Counter &sent_, &replayed_, &controls_, &bad_data_, &bad_control_, &lost_, &delivered_;
 };
 

@@ -163,6 +163,7 @@ struct PhyLink::Impl {
   std::uint64_t groups_sent = 0;
   bool stopped = false;
   std::uint64_t stop_failures = ~0ull, stop_codewords = ~0ull;
+  Stages stages;
   std::vector<std::unique_ptr<CodewordGroup>> group_store;
   std::vector<CodewordGroup*> free_groups;
   std::vector<std::uint64_t> lane_flips;
@@ -237,7 +238,7 @@ void PhyLink::Impl::tx_eval() {
   if (in && in->can_pop() && tx_blocks.size() < room && clock.now() >= p.cdr_lock_cycles) {
     Packet* f = in->pop();
     f->injected = clock.time_of(clock.now());
-    f->advance(kStageSerialize, f->injected);
+    f->advance(stages.serialize, f->injected);
     const std::uint64_t first = tx_block_end;
     const std::size_t before = tx_blocks.size();
     std::vector<Block66> blocks;
@@ -255,7 +256,7 @@ void PhyLink::Impl::tx_eval() {
     for (auto& f : frames)  // the frames whose last block this group carries leave the PCS now
       if (!f.sent && f.end_block <= tx_block_base) {
         f.sent = true;
-        f.packet->advance(kStageFecEncode, clock.time_of(g->sent));
+        f.packet->advance(stages.fec_encode, clock.time_of(g->sent));
       }
     g->lost = g->sent >= p.down_from && g->sent < p.down_until;
     line.push(g);
@@ -445,10 +446,10 @@ void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
     // Its last codeword group: encoded, through PMA and cable to the RX's first bit, gathered
     // there (arrived), decoded (now).
     const Cycle sent = group_sent, first_bit = sent + p.encoder_cycles() + p.path_cycles;
-    o->advance(kStagePmaCable, clock.time_of(sent + p.encoder_cycles()));
-    o->advance(kStageFecAccumulate, clock.time_of(first_bit));
-    o->advance(kStageFecDecode, clock.time_of(group_arrived));
-    o->advance(kStageMacRx, clock.time_of(clock.now()));
+    o->advance(stages.pma_cable, clock.time_of(sent + p.encoder_cycles()));
+    o->advance(stages.fec_accumulate, clock.time_of(first_bit));
+    o->advance(stages.fec_decode, clock.time_of(group_arrived));
+    o->advance(stages.to_mac, clock.time_of(clock.now()));
     rx_out.push_back(o);
   }
   // Drop the blocks no frame still needs.
@@ -510,6 +511,7 @@ std::uint64_t PhyLink::failed_codewords() const {
 const PhyParams& PhyLink::params() const { return impl_->p; }
 Core& PhyLink::tx_core() { return impl_->tx; }
 Core& PhyLink::rx_core() { return impl_->rx; }
+void PhyLink::set_stages(const Stages& s) { impl_->stages = s; }
 void PhyLink::stop_after(std::uint64_t failed_codewords, std::uint64_t codewords) {
   impl_->stop_failures = failed_codewords;
   impl_->stop_codewords = codewords;

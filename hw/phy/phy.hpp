@@ -115,6 +115,13 @@ class PhyLink {
   Core& rx_core();
   // Stop sending codewords once this many have failed or been sent (curve measurements).
   void stop_after(std::uint64_t failed_codewords, std::uint64_t codewords);
+  // The stages a frame opens here (Packet::advance), in the order it meets them; the last ends
+  // when the MAC takes the frame. None unless a system names them.
+  struct Stages {
+    Stage serialize = kNoStage, fec_encode = kNoStage, pma_cable = kNoStage, fec_accumulate = kNoStage,
+          fec_decode = kNoStage, to_mac = kNoStage;
+  };
+  void set_stages(const Stages& s);
   bool stopped() const;
 
  private:

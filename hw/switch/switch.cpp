@@ -252,7 +252,7 @@ struct Switch::Impl {
       while (in[i]->can_pop()) {
         Packet* pk = in[i]->pop();
         pk->injected = clock.time_of(now);
-        pk->advance(kStageSwitch, pk->injected);
+        pk->advance(stages.core, pk->injected);
         received.add();
         if (monitors[i]) monitors[i]->on_arrive(*pk);
         pool.push(pipelines[i], pool.add({pk, i, -1, pk->bytes, pk->vc,
@@ -417,7 +417,7 @@ struct Switch::Impl {
       latency.record(e.tx_at - e.head);
       forwarded_.add();
       pool.push(releasing[o], id);
-      e.packet->advance(kStageCrossing, clock.time_of(now));
+      e.packet->advance(stages.to_port, clock.time_of(now));
       if (out[o]) out[o]->push(e.packet);
       else dropped.push_back(e.packet);
     }
@@ -550,6 +550,7 @@ struct Switch::Impl {
   std::vector<Packet*> dropped;  // the testbench returns them to its pool
   std::vector<link::EgressGate*> gates;
   std::vector<link::IngressMonitor*> monitors;
+  Stages stages;
   std::vector<bool> ingress_waiting;  // the head packet waits for buffer space (lossless)
   bool waiting = false;  // packets in VOQs when the fabric last ran
   std::uint64_t used = 0, peak = 0;
@@ -569,6 +570,7 @@ Core& Switch::ingress_core(int port) { return *impl_->ingress.at(port); }
 Core& Switch::egress_core(int port) { return *impl_->egress.at(port); }
 void Switch::set_egress_gate(int port, link::EgressGate* gate) { impl_->gates.at(port) = gate; }
 void Switch::set_ingress_monitor(int port, link::IngressMonitor* monitor) { impl_->monitors.at(port) = monitor; }
+void Switch::set_stages(const Stages& s) { impl_->stages = s; }
 std::uint64_t Switch::buffer_cells_used() const { return impl_->used; }
 std::uint64_t Switch::peak_buffer_cells() const { return impl_->peak; }
 std::uint64_t Switch::drops() const { return impl_->drops_buffer.value() + impl_->drops_route.value(); }

@@ -89,6 +89,12 @@ class Switch {
   Core& egress_core(int port);
   void set_egress_gate(int port, link::EgressGate* gate);          // null: always free to send
   void set_ingress_monitor(int port, link::IngressMonitor* monitor);
+  // The stages a packet opens here (Packet::advance): in the core from its arrival, and from
+  // its first byte out, in the FIFO to the port. None unless a system names them.
+  struct Stages {
+    Stage core = kNoStage, to_port = kNoStage;
+  };
+  void set_stages(const Stages& s);
   std::uint64_t buffer_cells_used() const;
   // Telemetry a NIC or a notification engine can read: bytes waiting for an output port (in
   // the VOQs of every input and in its egress queues).

@@ -103,6 +103,7 @@ Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::Sw
     switches_.push_back(std::make_unique<sw::Switch>(fmt::format("{}.{}", prefix, t_.nodes[n].name), sp, core, stats,
                                                      in, out, route, seed));
     sw::Switch& s = *switches_.back();
+    s.set_stages({kStageSwitch, kStageCrossing});
     for (int p = 0; p < static_cast<int>(at_switch[n].size()); ++p) {
       auto [link, side] = at_switch[n][p];
       link->attach(side, &s.egress_core(p), &s.ingress_core(p));
@@ -121,21 +122,11 @@ Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::Sw
 
 Fabric::~Fabric() = default;
 
-Channel<Packet*>& Fabric::to_fabric(int e, int k) {
-  const End& x = endpoint_ports_[e][k];
-  return x.link->tx(x.side);
-}
-Channel<Packet*>& Fabric::from_fabric(int e, int k) {
-  const End& x = endpoint_ports_[e][k];
-  return x.link->rx(x.side);
-}
-link::PortFc& Fabric::gate(int e, int k) {
-  const End& x = endpoint_ports_[e][k];
-  return x.link->fc(x.side);
-}
-void Fabric::attach(int e, int k, Core* endpoint) {
-  const End& x = endpoint_ports_[e][k];
-  x.link->attach(x.side, endpoint, endpoint);
+link::PortAttachment Fabric::port(int e, int k) {
+  const End x = endpoint_ports_[e][k];
+  link::PortFc& fc = x.link->fc(x.side);
+  return link::PortAttachment(x.link->tx(x.side), x.link->rx(x.side), &fc, &fc,
+                              [x](Core& endpoint) { x.link->attach(x.side, &endpoint, &endpoint); });
 }
 
 void Fabric::probe(Waves& waves, Clock& core, Clock& phy) const {

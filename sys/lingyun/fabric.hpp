@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hw/link/attachment.hpp"
 #include "sys/lingyun/port.hpp"
 #include "sys/lingyun/topology.hpp"
 #include "hw/switch/switch.hpp"
@@ -38,11 +39,8 @@ class Fabric {
 
   int endpoints() const { return static_cast<int>(endpoint_ports_.size()); }
   int ports_of(int e) const { return static_cast<int>(endpoint_ports_[e].size()); }
-  // Endpoint e's port k: frames in (ask gate() first), frames out, and who feeds and takes them.
-  Channel<Packet*>& to_fabric(int e, int k);
-  Channel<Packet*>& from_fabric(int e, int k);
-  link::PortFc& gate(int e, int k);
-  void attach(int e, int k, Core* endpoint);
+  // Endpoint e's port k, for the endpoint that binds to it.
+  link::PortAttachment port(int e, int k);
 
   const Topology& topology() const { return t_; }
   const Routes& routes() const { return routes_; }

@@ -152,11 +152,14 @@ PortLink::PortLink(const std::string (&side_names)[2], const PortParams& params,
     x->mac = std::make_unique<link::Mac>(side + ".mac", link::MacConfig{p_.llr, p_.llr_params.config}, std::move(ends),
                                          *x->tx, *x->rx, x->fc_out.get(), x->fc_in.get(), *to_phy_[s], *from_phy_[1 - s], pool,
                                          stats);
+    x->mac->set_stages({kStageMacTx, kStageCrossing});
     phy_clock.attach(*x->mac);
   }
   for (int s = 0; s < 2; ++s) {
     phy_[s] = std::make_unique<phy::PhyLink>(side_names[s] + ".phy", p_.phy, phy_clock, stats, seed,
                                               side_names[s] + ".phy", to_phy_[s].get(), from_phy_[s].get(), pool);
+    phy_[s]->set_stages({kStageSerialize, kStageFecEncode, kStagePmaCable, kStageFecAccumulate, kStageFecDecode,
+                         kStageMacRx});
     to_phy_[s]->connect(sides_[s]->mac.get(), &phy_[s]->tx_core());
     from_phy_[s]->connect(&phy_[s]->rx_core(), sides_[1 - s]->mac.get());
   }

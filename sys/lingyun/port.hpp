@@ -35,6 +35,7 @@
 #include "kernel/config.hpp"
 #include "kernel/packet.hpp"
 #include "kernel/stats.hpp"
+#include "sys/lingyun/stages.hpp"
 
 namespace xy::lingyun {
 

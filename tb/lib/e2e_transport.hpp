@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "hw/link/llr.hpp"
-#include "hw/link/flow_control.hpp"
+#include "hw/link/attachment.hpp"
 #include "kernel/channel.hpp"
 #include "kernel/stats.hpp"
 
@@ -25,15 +25,13 @@ namespace xy {
 
 class E2eTransport : public Core, public link::EgressGate {
  public:
-  // `me`: this endpoint; `peers`: every endpoint. The host sends into `from_host` (asking this
-  // object as its gate) and takes from `to_host`; the fabric port is `to_port`/`from_port`,
-  // gated by `port_gate` and reporting arrivals to `port_monitor`.
+  // `me`: this endpoint; `peers`: every endpoint. The host sends into `from_host` and takes from
+  // `to_host` (host_port()); the transport sends and takes on `port`, the fabric's.
   E2eTransport(std::string name, int me, int peers, const link::LlrConfig& config, std::uint32_t width,
-               Channel<Packet*>& from_host, Channel<Packet*>& to_host, Channel<Packet*>& to_port,
-               Channel<Packet*>& from_port, link::EgressGate& port_gate, link::IngressMonitor& port_monitor,
-               PacketPool& pool, Stats& stats)
-      : Core(std::move(name)), me_(me), width_(width), from_host_(from_host), to_host_(to_host), to_port_(to_port),
-        from_port_(from_port), port_gate_(port_gate), port_monitor_(port_monitor), pool_(pool),
+               Channel<Packet*>& from_host, Channel<Packet*>& to_host, link::PortAttachment port, PacketPool& pool,
+               Stats& stats)
+      : Core(std::move(name)), me_(me), width_(width), from_host_(from_host), to_host_(to_host), port_(port),
+        pool_(pool),
         resent_(stats.counter(this->name() + ".resent", "packets", "packets sent again end to end")),
         controls_(stats.counter(this->name() + ".controls", "packets", "ACK, NACK and INIT packets sent")),
         duplicates_(stats.counter(this->name() + ".duplicates", "packets", "packets received again, dropped")),
@@ -45,8 +43,16 @@ class E2eTransport : public Core, public link::EgressGate {
       // no INIT exchange (which would hold the first packets for a round trip).
       tx_.back()->on_control({link::LlrControl::kAck, 0}, 0);
     }
+    port_.bind(*this);
   }
-  void set_host(Core* host) { host_ = host; }
+  // The host's port: into this transport, which gates it.
+  link::PortAttachment host_port() {
+    return link::PortAttachment(from_host_, to_host_, this, nullptr, [this](Core& host) {
+      from_host_.connect(&host, this);
+      to_host_.connect(this, &host);
+      host_ = &host;
+    });
+  }
 
   // The host may hand over a packet while fewer than two wait here.
   bool can_send(const Packet&) const override { return from_host_.in_flight() < 2; }
@@ -83,10 +89,8 @@ class E2eTransport : public Core, public link::EgressGate {
     return false;
   }
   void receive() {
-    while (from_port_.can_pop()) {
-      Packet* p = from_port_.pop();
-      port_monitor_.on_arrive(*p);  // the transport takes every packet at once
-      port_monitor_.on_depart(p->bytes, p->vc);
+    while (port_.can_receive()) {
+      Packet* p = port_.receive(clock().time_of(now()));  // the transport takes every packet at once
       const int peer = static_cast<int>(p->src);
       if (p->e2e) {
         const link::LlrControl c{static_cast<link::LlrControl::Kind>(p->e2e - 1), p->psn};
@@ -105,12 +109,11 @@ class E2eTransport : public Core, public link::EgressGate {
   }
   // One packet onto the line, or held (first in line next time) until flow control lets it go.
   void send(Packet* p) {
-    if (!port_gate_.can_send(*p)) {
+    if (!port_.can_send(*p)) {
       waiting_ = p;
       return;
     }
-    port_gate_.on_send(*p);
-    to_port_.push(p);
+    port_.send(p);
     line_free_ = now() + beats(p->bytes);
   }
   void transmit() {
@@ -157,10 +160,7 @@ class E2eTransport : public Core, public link::EgressGate {
   std::uint32_t width_;
   Channel<Packet*>& from_host_;
   Channel<Packet*>& to_host_;
-  Channel<Packet*>& to_port_;
-  Channel<Packet*>& from_port_;
-  link::EgressGate& port_gate_;
-  link::IngressMonitor& port_monitor_;
+  link::PortAttachment port_;
   PacketPool& pool_;
   Core* host_ = nullptr;
   std::vector<std::unique_ptr<link::LlrTransmitter>> tx_;

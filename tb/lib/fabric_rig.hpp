@@ -28,7 +28,7 @@ struct FabricRig {
   std::vector<std::unique_ptr<E2eTransport>> transports;  // with end-to-end recovery
   std::vector<std::unique_ptr<Channel<Packet*>>> channels;  // between hosts and transports
   LatencyHistogram* latency = nullptr;  // frame created -> arrived, in core cycles
-  std::array<Time, kStages> stage_time{};
+  std::array<Time, lingyun::kStages> stage_time{};
   std::uint64_t arrivals = 0, bytes_arrived = 0;
   Time links_up = 0, last_arrival = 0;  // the PHYs' CDR lock; the latest frame in
   // Latency and goodput count frames made from here on (by default the PHYs' lock; a scenario may
@@ -64,49 +64,31 @@ struct FabricRig {
     for (int e = 0; e < n; ++e)
       for (int k = 0; k < fabric->ports_of(e); ++k) {
         const std::string host = fmt::format("{}.{}.host{}", name, t.nodes[t.endpoints()[e]].name, k);
-        link::PortFc& fc = fabric->gate(e, k);
-        Channel<Packet*>* up = &fabric->to_fabric(e, k);
-        Channel<Packet*>* down = &fabric->from_fabric(e, k);
-        E2eTransport* transport = nullptr;
+        link::PortAttachment port = fabric->port(e, k);
         if (e2e) {  // host <-> transport <-> port
           const std::string tn = fmt::format("{}.{}.e2e{}", name, t.nodes[t.endpoints()[e]].name, k);
           channels.push_back(std::make_unique<Channel<Packet*>>(tn + ".from_host", clock, ChannelSpec{}));
+          Channel<Packet*>& from_host = *channels.back();
           channels.push_back(std::make_unique<Channel<Packet*>>(tn + ".to_host", clock, ChannelSpec{}));
-          transports.push_back(std::make_unique<E2eTransport>(tn, e, n, *e2e, sp.port_bytes_per_cycle(),
-                                                              *channels[channels.size() - 2], *channels.back(), *up,
-                                                              *down, fc, fc, pool, stats));
-          transport = transports.back().get();
+          Channel<Packet*>& to_host = *channels.back();
+          transports.push_back(std::make_unique<E2eTransport>(tn, e, n, *e2e, sp.port_bytes_per_cycle(), from_host,
+                                                              to_host, port, pool, stats));
+          E2eTransport* transport = transports.back().get();
           clock.attach(*transport);
-          fabric->attach(e, k, transport);
-          up = channels[channels.size() - 2].get();
-          down = channels.back().get();
+          port = transport->host_port();
         }
-        hosts.push_back(std::make_unique<Host>(host, e, n, sp.port_bytes_per_cycle(), traffic[e], ctx.rng(host), *up,
-                                               *down, pool, boards[k]));
+        hosts.push_back(std::make_unique<Host>(host, e, n, sp.port_bytes_per_cycle(), traffic[e], ctx.rng(host), port,
+                                               pool, boards[k]));
         Host& h = *hosts.back();
         clock.attach(h);
-        if (transport) {
-          transport->set_host(&h);
-          up->connect(&h, transport);
-          down->connect(transport, &h);
-          h.gate_by(transport);
-        } else {
-          fabric->attach(e, k, &h);
-          h.gate_by(&fc);
-        }
         if (traffic[e].load > 0) h.wake_at(0);
-        h.on_arrival = [this, &clock, &fc, transport](const Packet& p, Time now) {
-          if (!transport) {  // the host takes every frame at once: its receive buffer drains
-            fc.on_arrive(p);
-            fc.on_depart(p.bytes, p.vc);
-          }
+        h.on_arrival = [this, &clock](const Packet& p, Time now) {
           // Frames made before the links were up waited for them: not the fabric's latency.
           if (p.created >= measure_from) {
             latency->record((now - p.created) / clock.period());
             bytes_measured += p.bytes;
           }
-          for (int s = 0; s < kStages; ++s) stage_time[s] += p.stage_time[s];
-          stage_time[p.stage] += now - p.stage_since;  // the stage it ends in (the FIFO to the host)
+          for (int s = 0; s < lingyun::kStages; ++s) stage_time[s] += p.stage_time[s];
           ++arrivals;
           bytes_arrived += p.bytes;
           last_arrival = now;

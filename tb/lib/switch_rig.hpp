@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "hw/link/attachment.hpp"
 #include "hw/switch/switch.hpp"
 #include "tb/lib/rig_fc.hpp"
 #include "tb/lib/scenario.hpp"
@@ -30,10 +31,12 @@ class Host : public Core {
     int dst = -1;                // every packet to this port; -1 = uniform over the others
     std::uint8_t vc = 0;         // the virtual channel of every packet
   };
-  Host(std::string name, int port, int ports, std::uint32_t width, Traffic t, Rng rng, Channel<Packet*>& to_switch,
-       Channel<Packet*>& from_switch, PacketPool& pool, std::vector<std::vector<Scoreboard>>& boards)
-      : Core(std::move(name)), port_(port), ports_(ports), width_(width), t_(t), rng_(rng), to_switch_(to_switch),
-        from_switch_(from_switch), pool_(pool), boards_(boards) {
+  // `link`: its port, into a switch or a fabric (with that port's flow control, if any).
+  Host(std::string name, int port, int ports, std::uint32_t width, Traffic t, Rng rng, link::PortAttachment link,
+       PacketPool& pool, std::vector<std::vector<Scoreboard>>& boards)
+      : Core(std::move(name)), port_(port), ports_(ports), width_(width), t_(t), rng_(rng), link_(link), pool_(pool),
+        boards_(boards) {
+    link_.bind(*this);
     const double mean_beats = (beats(t.min_bytes) + beats(t.max_bytes)) / 2.0;
     start_probability_ = t.load > 0 ? 1.0 / (1.0 + mean_beats * (1.0 / t.load - 1.0)) : 0;
   }
@@ -43,8 +46,8 @@ class Host : public Core {
     wake_at(at);
   }
   void eval() override {
-    while (from_switch_.can_pop()) {
-      Packet* p = from_switch_.pop();
+    while (link_.can_receive()) {
+      Packet* p = link_.receive(clock().time_of(now()));
       if (on_arrival) on_arrival(*p, clock().time_of(now()));
       Scoreboard& board = boards_[port_][p->src];
       const std::uint64_t wrong = board.duplicated() + board.reordered() + board.corrupted();
@@ -57,7 +60,7 @@ class Host : public Core {
     }
     if (now() < line_free_) return;
     if (held_) {  // waiting for the link's flow control
-      if (!gate_->can_send(*held_)) return;
+      if (!link_.can_send(*held_)) return;
       send(held_);
       held_ = nullptr;
       return;
@@ -79,19 +82,18 @@ class Host : public Core {
   void commit() override {
     Cycle next = ~Cycle{0};
     if (held_) {  // the flow control wakes us when it may go
-      set_busy(from_switch_.ready_by(now() + 1));
+      set_busy(link_.ready_by(now() + 1));
       return;
     }
     if (!probes_.empty()) next = std::max(probes_.front().at, line_free_);
     if (t_.load > 0 && now() < t_.stop_at) next = std::min(next, std::max(resume_at_, line_free_));
     if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
-    set_busy(from_switch_.ready_by(now() + 1));
+    set_busy(link_.ready_by(now() + 1));
   }
   std::function<void(const Packet&, Time)> on_arrival;
   std::uint64_t sent() const { return sent_; }
   std::uint64_t received() const { return received_; }
   const std::string& error() const { return error_; }
-  void gate_by(link::EgressGate* gate) { gate_ = gate; }  // the flow control of the link to the switch
 
  private:
   struct Probe {
@@ -110,27 +112,24 @@ class Host : public Core {
     p->phantom = true;  // lengths and headers only: no bit of the payload matters here
     p->created = clock().time_of(now());
     boards_[dst][port_].expect(*p);
-    if (gate_ && !gate_->can_send(*p)) {
+    if (!link_.can_send(*p)) {
       held_ = p;
       return;
     }
     send(p);
   }
   void send(Packet* p) {
-    if (gate_) gate_->on_send(*p);
-    to_switch_.push(p);
+    link_.send(p);
     line_free_ = now() + beats(p->bytes);
   }
   int port_, ports_;
   std::uint32_t width_;
   Traffic t_;
   Rng rng_;
-  Channel<Packet*>& to_switch_;
-  Channel<Packet*>& from_switch_;
+  link::PortAttachment link_;
   PacketPool& pool_;
   std::vector<std::vector<Scoreboard>>& boards_;
   std::deque<Probe> probes_;
-  link::EgressGate* gate_ = nullptr;
   Packet* held_ = nullptr;  // made, waiting for flow control
   double start_probability_ = 0;
   Cycle line_free_ = 0, resume_at_ = 0;
@@ -182,17 +181,25 @@ struct Rig {
         name, p, clock, stats, in, out, [](const Packet& pk) { return static_cast<int>(pk.dst); }, ctx.seed);
     for (int i = 0; i < p.ports; ++i) {
       const std::string host = fmt::format("{}.host{}", name, i);
-      hosts.push_back(std::make_unique<Host>(host, i, p.ports, p.port_bytes_per_cycle(), traffic, ctx.rng(host), *up[i],
-                                             *down[i], pool, boards));
-      clock.attach(*hosts.back());
-      up[i]->connect(hosts.back().get(), &sw->ingress_core(i));
-      down[i]->connect(&sw->egress_core(i), hosts.back().get());
-      if (traffic.load > 0) hosts.back()->wake_at(0);
+      RigFcLink* fc_link = nullptr;
       if (fc != link::FcMode::kNone) {
         links.push_back(std::make_unique<RigFcLink>(fmt::format("{}.fc{}", name, i), fc, cbfc, pfc, clock, 1, stats));
-        hosts.back()->gate_by(&links.back()->sender(hosts.back().get()));
-        sw->set_ingress_monitor(i, &links.back()->receiver());
+        fc_link = links.back().get();
+        sw->set_ingress_monitor(i, &fc_link->receiver());
       }
+      Channel<Packet*>* to = up[i].get();
+      Channel<Packet*>* from = down[i].get();
+      const auto bind = [s = sw.get(), i, to, from, fc_link](Core& h) {
+        to->connect(&h, &s->ingress_core(i));
+        from->connect(&s->egress_core(i), &h);
+        if (fc_link) fc_link->sender(&h);  // wakes the host when credits return
+      };
+      hosts.push_back(std::make_unique<Host>(host, i, p.ports, p.port_bytes_per_cycle(), traffic, ctx.rng(host),
+                                             link::PortAttachment(*to, *from, fc_link ? &fc_link->sender() : nullptr,
+                                                                  nullptr, bind),
+                                             pool, boards));
+      clock.attach(*hosts.back());
+      if (traffic.load > 0) hosts.back()->wake_at(0);
     }
   }
   std::uint64_t sent() const { return hosts.sent(); }

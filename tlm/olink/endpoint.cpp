@@ -35,18 +35,17 @@ struct OlinkEndpoint::Nic : Core {
     std::uint32_t segment;  // of a bulk write
   };
 
-  link::EgressGate* gate = nullptr;
-  link::IngressMonitor* monitor = nullptr;
   std::function<void(const Packet&, Time)> on_arrival;
   std::function<void(Time)> on_served;
 
-  Nic(const std::string& name, std::uint32_t gpu_id, const EndpointParams& p, Clock& clock_, Channel<Packet*>& to,
-      Channel<Packet*>& from, PacketPool& pool_, Stats& stats, OlinkEndpoint& shell_)
-      : Core(name), gpu(gpu_id), params(p), to_fabric(to), from_fabric(from), pool(pool_), shell(shell_), memory(p.data),
+  Nic(const std::string& name, std::uint32_t gpu_id, const EndpointParams& p, Clock& clock_, link::PortAttachment port_,
+      PacketPool& pool_, Stats& stats, OlinkEndpoint& shell_)
+      : Core(name), gpu(gpu_id), params(p), port(port_), pool(pool_), shell(shell_), memory(p.data),
         requests(stats.counter(name + ".requests", "transactions", "transactions this GPU issued")),
         served(stats.counter(name + ".served", "transactions", "requests this GPU's memory served")),
         latency(stats.histogram(name + ".latency", clock_.period(), "transaction in to completion")) {
     clock_.attach(*this);
+    port.bind(*this);
   }
 
   // --- from the shell, at SystemC time `t` ---
@@ -67,12 +66,8 @@ struct OlinkEndpoint::Nic : Core {
 
   void eval() override {
     const Cycle now_c = now();
-    while (from_fabric.can_pop()) {  // the frame is taken once its last byte (and FCS) is in
-      Packet* p = from_fabric.pop();
-      if (monitor) {
-        monitor->on_arrive(*p);
-        monitor->on_depart(p->bytes, p->vc);
-      }
+    while (port.can_receive()) {  // the frame is taken once its last byte (and FCS) is in
+      Packet* p = port.receive(clock().time_of(now_c));
       if (on_arrival) on_arrival(*p, clock().time_of(now_c));
       inbox.push_back({now_c + (p->bytes + params.width - 1) / params.width - 1 + params.ingress, spare_buffer()});
       inbox.back().frame.swap(p->payload);  // the bytes change hands, the packet keeps a buffer
@@ -97,7 +92,7 @@ struct OlinkEndpoint::Nic : Core {
     const bool answer = !answers.empty() && answers.front().at <= now_c;
     const bool request = !outbox.empty() && outbox.front().at <= now_c;
     const bool send_answer = answer && (!request || !answered_last);
-    if ((send_answer || request) && line_bytes < (now_c + 1) * params.width && to_fabric.can_push() &&
+    if ((send_answer || request) && line_bytes < (now_c + 1) * params.width &&
         allowed(send_answer ? answers.front().frame : next_request())) {
       Packet* p = pool.acquire();
       if (send_answer) {
@@ -115,8 +110,7 @@ struct OlinkEndpoint::Nic : Core {
       p->dst = decode(p->payload)->dst;
       p->src = gpu;
       p->created = clock().time_of(now_c);
-      if (gate) gate->on_send(*p);
-      to_fabric.push(p);
+      port.send(p);
       line_bytes = std::max<std::uint64_t>(line_bytes, now_c * params.width) + p->bytes + kPreambleGapBytes;
     }
   }
@@ -141,12 +135,11 @@ struct OlinkEndpoint::Nic : Core {
     b.clear();
     return b;
   }
-  // May a frame of these bytes (and its FCS) go on a flow-controlled port now?
+  // May a frame of these bytes (and its FCS) go on the port now?
   bool allowed(const std::vector<std::uint8_t>& frame) const {
-    if (!gate) return true;
     Packet probe;
     probe.bytes = static_cast<std::uint32_t>(frame.size()) + kFcsBytes;
-    return gate->can_send(probe);
+    return port.can_send(probe);
   }
   void commit() override {
     Cycle next = ~Cycle{0};
@@ -156,7 +149,7 @@ struct OlinkEndpoint::Nic : Core {
     if (!outbox.empty()) next = std::min(next, std::max(outbox.front().at, line_free));
     if (!answers.empty()) next = std::min(next, std::max(answers.front().at, line_free));
     if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
-    set_busy(from_fabric.ready_by(now() + 1));
+    set_busy(port.ready_by(now() + 1));
   }
 
   // A request for this GPU's memory.
@@ -201,8 +194,7 @@ struct OlinkEndpoint::Nic : Core {
 
   std::uint32_t gpu;
   EndpointParams params;
-  Channel<Packet*>& to_fabric;
-  Channel<Packet*>& from_fabric;
+  link::PortAttachment port;
   PacketPool& pool;
   OlinkEndpoint& shell;
   std::unordered_map<std::uint32_t, Pending> table;  // by the id of its first frame
@@ -223,21 +215,17 @@ struct OlinkEndpoint::Nic : Core {
 };
 
 OlinkEndpoint::OlinkEndpoint(const sc_core::sc_module_name& name, std::uint32_t gpu, const EndpointParams& params,
-                             Clock& clock, Channel<Packet*>& to_fabric, Channel<Packet*>& from_fabric, PacketPool& pool,
-                             Stats& stats)
+                             Clock& clock, link::PortAttachment port, PacketPool& pool, Stats& stats)
     : sc_core::sc_module(name), socket("socket"), responses_("responses", socket), params_(params) {
-  nic_ = std::make_unique<Nic>(this->name(), gpu, params, clock, to_fabric, from_fabric, pool, stats, *this);
+  nic_ = std::make_unique<Nic>(this->name(), gpu, params, clock, std::move(port), pool, stats, *this);
   socket.register_b_transport(this, &OlinkEndpoint::b_transport);
   socket.register_nb_transport_fw(this, &OlinkEndpoint::nb_transport_fw);
 }
 OlinkEndpoint::~OlinkEndpoint() = default;
 
 Core& OlinkEndpoint::core() { return *nic_; }
-void OlinkEndpoint::attach_port(link::EgressGate* gate, link::IngressMonitor* monitor,
-                                std::function<void(const Packet&, Time)> on_arrival) {
-  nic_->gate = gate;
-  nic_->monitor = monitor;
-  nic_->on_arrival = std::move(on_arrival);
+void OlinkEndpoint::on_arrival(std::function<void(const Packet&, Time)> arrived) {
+  nic_->on_arrival = std::move(arrived);
 }
 void OlinkEndpoint::on_served(std::function<void(Time)> served) { nic_->on_served = std::move(served); }
 void OlinkEndpoint::poke(std::uint64_t offset, const std::uint8_t* data, std::uint32_t bytes) { nic_->memory.write(offset, data, bytes); }

@@ -33,7 +33,7 @@
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "hw/link/flow_control.hpp"
+#include "hw/link/attachment.hpp"
 #include "tlm/olink/memory.hpp"
 #include "tlm/olink/olink.hpp"
 #include "tlm/olink/response_queue.hpp"
@@ -67,15 +67,14 @@ class OlinkEndpoint : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<OlinkEndpoint> socket;
 
+  // `port`: the fabric's port for this GPU's NIC (the NIC's receive buffer drains at once).
   OlinkEndpoint(const sc_core::sc_module_name& name, std::uint32_t gpu, const EndpointParams& params, Clock& clock,
-                Channel<Packet*>& to_fabric, Channel<Packet*>& from_fabric, PacketPool& pool, Stats& stats);
+                link::PortAttachment port, PacketPool& pool, Stats& stats);
   ~OlinkEndpoint() override;
   Core& core();
-  // On a flow-controlled port (a Lingyun port): frames go only when `gate` allows, and every
-  // frame taken in is reported to `monitor` (the NIC's receive buffer drains at once) and to
-  // `on_arrival` (with its arrival time), before the NIC takes it apart.
-  void attach_port(link::EgressGate* gate, link::IngressMonitor* monitor,
-                   std::function<void(const Packet&, Time)> on_arrival);
+  // Called with every frame the NIC takes from its port and its arrival time, before the NIC
+  // takes it apart.
+  void on_arrival(std::function<void(const Packet&, Time)> arrived);
 
   // Called with the time this GPU's NIC hands a request for its memory over to it (a Store's
   // data is written then), for testbenches that time deliveries.

@@ -175,11 +175,11 @@ class LingyunFecLlr : public Testbench {
       };
       // A delivered frame's path, stage by stage, mean over the frames (four hops).
       nlohmann::json stages = nlohmann::json::object(), provenance = nlohmann::json::object();
-      for (int st = kStageMacTx; st < kStages; ++st) {
-        const std::string key = std::string(stage_name(static_cast<Stage>(st))) + "_ns";
+      for (int st = lingyun::kStageMacTx; st < lingyun::kStages; ++st) {
+        const std::string key = std::string(lingyun::stage_name(static_cast<Stage>(st))) + "_ns";
         stages[key] = g.arrivals ? nlohmann::json(to_ns(g.stage_time[st]) / static_cast<double>(g.arrivals))
                                  : nlohmann::json();
-        provenance[key] = stage_provenance(static_cast<Stage>(st));
+        provenance[key] = lingyun::stage_provenance(static_cast<Stage>(st));
       }
       s[r.design->name]["path"] = stages;
       s[r.design->name]["provenance"] = provenance;

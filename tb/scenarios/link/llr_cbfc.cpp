@@ -183,6 +183,7 @@ class LinkLlr : public Testbench {
       link::LlrEnds ends{rtl::llr_transmitter(p_.rtl, p_.llr_config, clock), rtl::llr_receiver(p_.rtl, p_.llr_config)};
       macs_[s] = std::make_unique<Mac>(n + ".mac", mac, std::move(ends), *dirs_[s].from_host, *dirs_[1 - s].to_host,
                                        nullptr, nullptr, *to_line_[s], *from_line_[s], pool_, ctx.stats);
+      macs_[s]->set_stages({1, 2});  // this link's two: in the MACs, then handed on to the host
       lines_[s] = std::make_unique<SerialLine>(n + ".line", p_.width, p_.latency, p_.control_delay, p_.faults,
                                                ctx.rng(n + ".line"), *to_line_[s], *from_line_[1 - s], pool_, ctx.stats);
       lines_[s]->capture_to(ctx.capture.for_link(n));

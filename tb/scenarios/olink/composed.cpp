@@ -44,20 +44,16 @@ std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::strin
   offer_fabric(ctx, *f->fabric, clock, f->phy->clock());
   for (std::uint32_t g = 0; g < f->ep.gpus; ++g) {
     f->endpoints.push_back(std::make_unique<OlinkEndpoint>(fmt::format("{}_gpu{}", f->name, g).c_str(), g, f->ep, clock,
-                                                           f->fabric->to_fabric(g, 0), f->fabric->from_fabric(g, 0),
-                                                           pool, ctx.stats));
-    f->fabric->attach(static_cast<int>(g), 0, &f->endpoints.back()->core());
+                                                           f->fabric->port(static_cast<int>(g), 0), pool, ctx.stats));
     ComposedFabric* fp = f.get();
-    link::PortFc& fc = f->fabric->gate(static_cast<int>(g), 0);
-    f->endpoints.back()->attach_port(&fc, &fc, [fp, g](const Packet& p, Time now) {
+    f->endpoints.back()->on_arrival([fp, g](const Packet& p, Time now) {
       const int dir = g == 0 ? 1 : 0;  // GPU 0 issues the loads, GPU 1 answers them
       fp->arrivals[dir].emplace_back(p.created, now);
       if (fp->unmeasured[dir]) {
         --fp->unmeasured[dir];
         return;
       }
-      for (int s = 0; s < kStages; ++s) fp->path[dir][s] += p.stage_time[s];
-      fp->path[dir][p.stage] += now - p.stage_since;  // the FIFO into the NIC
+      for (int s = 0; s < lingyun::kStages; ++s) fp->path[dir][s] += p.stage_time[s];
       ++fp->frames[dir];
     });
   }

@@ -24,7 +24,7 @@ struct ComposedFabric {
   std::unique_ptr<ClockDomain> core, phy;
   std::unique_ptr<lingyun::Fabric> fabric;
   std::vector<std::unique_ptr<olink::OlinkEndpoint>> endpoints;
-  std::array<Time, kStages> path[2]{};  // 0: request, 1: response
+  std::array<Time, lingyun::kStages> path[2]{};  // 0: request, 1: response
   std::uint64_t frames[2]{};
   std::uint64_t unmeasured[2]{};  // frames each way left out of path and frames (the bring-up's)
   std::vector<std::pair<Time, Time>> arrivals[2];  // every frame: onto the sender's line, off the receiver's

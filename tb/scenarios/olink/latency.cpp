@@ -206,7 +206,7 @@ class OlinkLatency : public Testbench {
   }
   static double sum_path(const ComposedFabric& f, int dir) {
     double sum = 0;
-    for (int st = kStageMacTx; st < kStages; ++st) sum += path_ns(f, dir, st);
+    for (int st = lingyun::kStageMacTx; st < lingyun::kStages; ++st) sum += path_ns(f, dir, st);
     return sum;
   }
   // The stages of a load, in order, in ns.
@@ -222,15 +222,15 @@ class OlinkLatency : public Testbench {
         sum += v;
       };
       add("gpu_egress", f.ep.egress * ns, "configured");
-      for (int st = kStageMacTx; st < kStages; ++st)
-        add(std::string("request.") + stage_name(static_cast<Stage>(st)), path_ns(f, 0, st),
-            stage_provenance(static_cast<Stage>(st)));
+      for (int st = lingyun::kStageMacTx; st < lingyun::kStages; ++st)
+        add(std::string("request.") + lingyun::stage_name(static_cast<Stage>(st)), path_ns(f, 0, st),
+            lingyun::stage_provenance(static_cast<Stage>(st)));
       add("gpu_ingress_target", f.ep.ingress * ns, "configured");
       add("memory", (f.ep.memory + data) * ns, "configured");
       add("gpu_egress_target", f.ep.egress * ns, "configured");
-      for (int st = kStageMacTx; st < kStages; ++st)
-        add(std::string("response.") + stage_name(static_cast<Stage>(st)), path_ns(f, 1, st),
-            stage_provenance(static_cast<Stage>(st)));
+      for (int st = lingyun::kStageMacTx; st < lingyun::kStages; ++st)
+        add(std::string("response.") + lingyun::stage_name(static_cast<Stage>(st)), path_ns(f, 1, st),
+            lingyun::stage_provenance(static_cast<Stage>(st)));
       add("gpu_ingress", f.ep.ingress * ns, "configured");
       // The rest: the clock edge a load starts on, and the NICs waiting for a frame's tail.
       out.push_back({"endpoint_other", measured(m) == 0 ? 0.0 : mean_load(m) - sum, "measured"});

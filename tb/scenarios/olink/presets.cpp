@@ -123,10 +123,15 @@ std::unique_ptr<PresetFabric> make_preset_fabric(const Preset& pr, int gpus, con
     down = f->sw.get();
   }
   for (int g = 0; g < gpus; ++g) {
+    Channel<Packet*>* to = in[g];
+    Channel<Packet*>* from = out[g];
+    const auto bind = [to, from, up = f->sw.get(), down, g](Core& nic) {
+      to->connect(&nic, &up->ingress_core(g));
+      from->connect(&down->egress_core(g), &nic);
+    };
     f->endpoints.push_back(std::make_unique<OlinkEndpoint>(fmt::format("{}_gpu{}", f->name, g).c_str(), g, ep, clock,
-                                                           *in[g], *out[g], pool, ctx.stats));
-    in[g]->connect(&f->endpoints.back()->core(), &f->sw->ingress_core(g));
-    out[g]->connect(&down->egress_core(g), &f->endpoints.back()->core());
+                                                           link::PortAttachment(*to, *from, nullptr, nullptr, bind),
+                                                           pool, ctx.stats));
   }
   return f;
 }

@@ -141,8 +141,8 @@ TEST(LingyunFabric, AnEndpointOnTwoSwitchesHasAPortOnEach) {
   EXPECT_EQ(f->links()[1]->side_name(0), "top.x.port1");
   EXPECT_EQ(f->links()[1]->side_name(1), "top.b.port0");
   EXPECT_EQ(f->links()[3]->side_name(1), "top.b.port1");
-  EXPECT_EQ(&f->to_fabric(0, 1), &f->links()[1]->tx(0));  // x's port 1 is the link to b
-  EXPECT_EQ(&f->from_fabric(1, 0), &f->links()[2]->rx(0));
+  EXPECT_EQ(f->port(0, 1).to_port_name(), "top.x.port1.tx_fifo");  // x's port 1 is the link to b
+  EXPECT_EQ(f->port(1, 0).from_port_name(), "top.y.port0.rx_fifo");
 }
 
 TEST(LingyunFabric, SwitchesSlowerOrFasterThanThePortsAreRefused) {

@@ -52,10 +52,15 @@ struct System {
     sw = std::make_unique<sw::Switch>("sw", p, domain.clock(), stats, in, out,
                                       [](const Packet& pk) { return static_cast<int>(pk.dst); });
     for (int g = 0; g < gpus; ++g) {
+      Channel<Packet*>* to = in[g];
+      Channel<Packet*>* from = out[g];
+      const auto bind = [to, from, s = sw.get(), g](Core& nic) {
+        to->connect(&nic, &s->ingress_core(g));
+        from->connect(&s->egress_core(g), &nic);
+      };
       endpoints.push_back(std::make_unique<OlinkEndpoint>((name + "_gpu" + std::to_string(g)).c_str(), g, ep, domain.clock(),
-                                                          *in[g], *out[g], pool, stats));
-      in[g]->connect(&endpoints.back()->core(), &sw->ingress_core(g));
-      out[g]->connect(&sw->egress_core(g), &endpoints.back()->core());
+                                                          link::PortAttachment(*to, *from, nullptr, nullptr, bind),
+                                                          pool, stats));
     }
   }
 };

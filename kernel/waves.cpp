@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -248,7 +249,8 @@ Waves::~Waves() {
   }
 }
 
-void Waves::probe(const std::string& name, unsigned width, std::function<std::uint64_t()> read) {
+void Waves::probe(const std::string& name, unsigned width, std::function<std::uint64_t()> read,
+                  std::vector<std::string> value_names) {
   if (!enabled()) return;
   scopes_.insert(name.substr(0, name.rfind('.')));
   if (name.compare(0, options_.scope.size(), options_.scope) != 0) return;
@@ -260,7 +262,15 @@ void Waves::probe(const std::string& name, unsigned width, std::function<std::ui
              name.find("..") != std::string::npos;
   for (char c : name) bad |= std::isspace(static_cast<unsigned char>(c)) != 0;
   if (bad) throw std::invalid_argument("waves: bad probe name '" + name + "'");
-  probes_.push_back(Probe{name, width, std::move(read), 0, 0});
+  if (!value_names.empty() && width < 2)
+    throw std::invalid_argument("waves: probe '" + name + "' has value names but one bit; gtkwave names only vectors");
+  if (width < 64 && value_names.size() > (std::uint64_t{1} << width))
+    throw std::invalid_argument("waves: probe '" + name + "' has " + std::to_string(value_names.size()) +
+                                " value names for " + std::to_string(width) + " bits");
+  for (const std::string& v : value_names)
+    if (trim(v).empty() || v.find_first_of("\r\n") != std::string::npos)
+      throw std::invalid_argument("waves: probe '" + name + "' has a value name that is blank or not one line");
+  probes_.push_back(Probe{name, width, std::move(read), 0, 0, std::move(value_names)});
 }
 
 void Waves::watch(Clock& clock) {
@@ -340,6 +350,9 @@ void Waves::sample(Time now) {
     if (v == p.last) continue;
     if (!stamped) writer_->time(now);  // no time stamp for a step where nothing changed
     stamped = true;
+    if (!changed_) first_change_ = now;
+    changed_ = true;
+    last_change_ = now;
     writer_->change(p.handle, p.width, v);
     p.last = v;
   }
@@ -357,7 +370,33 @@ void Waves::finish(Time end) {
   std::unique_ptr<WaveWriter> writer = std::move(writer_);
   writer->close();
 
-  // gtkwave save file: the probes grouped by block, in registration order.
+  write_gtkw(first, last);
+}
+
+// gtkwave's trace flags (analyzer.h, TraceEntFlagBits): what each trace line's "@" sets.
+constexpr unsigned kTrDec = 1u << 2, kTrBin = 1u << 3, kTrRjustify = 1u << 5, kTrBlank = 1u << 9,
+                   kTrFtranslated = 1u << 13, kTrGrpBegin = 1u << 23, kTrGrpEnd = 1u << 24;
+
+void Waves::write_gtkw(Time first, Time last) const {
+  namespace fs = std::filesystem;
+  auto absolute = [](const std::string& p) { return fs::absolute(p).lexically_normal().string(); };
+  const std::string gtkw = gtkw_path();
+
+  // One translate file per distinct list of value names, named after its first probe. gtkwave
+  // matches the value as it displays it, and decimal shows it without leading zeros.
+  std::map<std::vector<std::string>, std::pair<int, std::string>> translate;  // number, path
+  for (const Probe& p : probes_) {
+    if (p.value_names.empty() || translate.count(p.value_names)) continue;
+    const std::string path = fs::path(options_.path).replace_extension("").string() + "." + p.name + ".txt";
+    std::ofstream out(path);
+    out << "# gtkwave translate filter: the value names of " << p.name << "\n";
+    for (std::size_t v = 0; v < p.value_names.size(); ++v) out << v << " " << p.value_names[v] << "\n";
+    out.close();
+    if (!out) throw std::runtime_error("error writing gtkwave translate file '" + path + "'");
+    translate.emplace(p.value_names, std::make_pair(static_cast<int>(translate.size()) + 1, absolute(path)));
+  }
+
+  // The probes grouped by block, in registration order.
   std::vector<std::string> blocks;
   std::unordered_map<std::string, std::vector<const Probe*>> members;
   for (const Probe& p : probes_) {
@@ -367,33 +406,60 @@ void Waves::finish(Time end) {
     if (list.empty()) blocks.push_back(block);
     list.push_back(&p);
   }
-  std::string gtkw = gtkw_path();
+
+  // Open on where the values change (a long run's short busy period), with a tenth of it as a
+  // margin either side; on the recorded span when nothing changed.
+  Time view_begin = first, view_end = last;
+  if (changed_) {
+    const Time busy = last_change_ - first_change_;
+    const Time margin = busy > 0 ? busy / 10 : (last - first) / 200;
+    view_begin = first_change_ - std::min(margin, first_change_ - first);
+    view_end = last_change_ + std::min(margin, last - last_change_);
+  }
+  // gtkwave shows 2^-zoom time units per 200 pixels; the wave pane of a 1200-pixel-wide window
+  // is 620 pixels. It ignores a [timestart] that leaves less than a pane before the end, so
+  // leave a little more (it reads the zoom as a float).
+  const double width = static_cast<double>(view_end - view_begin);
+  const double room = std::min(static_cast<double>(last - first), width * 630.0 / 620.0);
+  const Time start = std::min(view_begin, last - static_cast<Time>(room));
+
   std::ofstream out(gtkw);
   if (!out) throw std::runtime_error("cannot open gtkwave save file '" + gtkw + "'");
-  namespace fs = std::filesystem;
   out << "[*] Xingyun waves\n";
-  out << "[dumpfile] \"" << fs::absolute(options_.path).lexically_normal().string() << "\"\n";
-  out << "[savefile] \"" << fs::absolute(gtkw).lexically_normal().string() << "\"\n";
-  out << "[timestart] " << first << "\n";
+  out << "[dumpfile] \"" << absolute(options_.path) << "\"\n";
+  out << "[savefile] \"" << absolute(gtkw) << "\"\n";
+  out << "[timestart] " << start << "\n";
   out << "[size] 1200 700\n";
   out << "[sst_width] 220\n[signals_width] 280\n[sst_expanded] 1\n";
-  // Zoom to fit the recorded span: gtkwave shows 2^-zoom time units per 200 pixels, and the
-  // wave pane of a 1200-pixel-wide window is about 620 pixels.
-  if (last > first) {
-    double zoom = -std::log2(static_cast<double>(last - first) * 200.0 / 620.0);
-    char line[64];
-    std::snprintf(line, sizeof line, "*%f -1\n", zoom);
+  if (width > 0) {
+    // The marker (the values column) on the first change.
+    char line[96];
+    std::snprintf(line, sizeof line, "*%f %lld\n", -std::log2(width * 200.0 / 620.0),
+                  changed_ ? static_cast<long long>(first_change_) : -1LL);
     out << line;
   }
+  // gtkwave reads the "@" flags in hex.
+  auto flags = [](unsigned f) {
+    char text[16];
+    std::snprintf(text, sizeof text, "@%x\n", f);
+    return std::string(text);
+  };
   for (const std::string& block : blocks) {
-    if (!block.empty()) out << "@800200\n-" << block << "\n";
+    if (!block.empty()) out << flags(kTrGrpBegin | kTrBlank) << "-" << block << "\n";
     for (const Probe* p : members[block]) {
-      if (p->width == 1)
-        out << "@28\n" << p->name << "\n";
-      else
-        out << "@22\n" << p->name << range_of(p->width) << "\n";
+      if (p->width == 1) {
+        out << flags(kTrBin | kTrRjustify) << p->name << "\n";
+        continue;
+      }
+      if (p->value_names.empty()) {
+        out << flags(kTrDec | kTrRjustify);
+      } else {
+        const auto& [number, file] = translate.at(p->value_names);
+        out << flags(kTrFtranslated | kTrDec | kTrRjustify) << "^" << number << " " << file << "\n";
+      }
+      out << p->name << range_of(p->width) << "\n";
     }
-    if (!block.empty()) out << "@1000200\n-" << block << "\n";
+    if (!block.empty()) out << flags(kTrGrpEnd | kTrBlank) << "-" << block << "\n";
   }
   out.close();
   if (!out) throw std::runtime_error("error writing gtkwave save file '" + gtkw + "'");

@@ -2,7 +2,8 @@
 // function that reads the value); the Waves recorder samples them after every clock step and
 // writes value changes to a VCD or FST file (chosen by the file's extension), limited to a
 // scope (name prefix) and a time window. Beside the dump it writes a gtkwave save file (.gtkw)
-// with the probes grouped by block.
+// with the probes grouped by block, zoomed to where the values change; a probe with value names
+// gets a gtkwave translate file beside it, so states show as names.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -35,8 +36,10 @@ class Waves {
   bool enabled() const { return !options_.path.empty(); }
 
   // `name` is hierarchical with dots: "top.link.sink.occupancy". Ignored when disabled or
-  // outside the scope. Must be called before start().
-  void probe(const std::string& name, unsigned width, std::function<std::uint64_t()> read);
+  // outside the scope. Must be called before start(). `value_names[v]` is what gtkwave shows
+  // for value v (a state's name); needs a width of 2 or more, as gtkwave draws single bits as lines.
+  void probe(const std::string& name, unsigned width, std::function<std::uint64_t()> read,
+             std::vector<std::string> value_names = {});
   // Samples after each step of `clock`.
   void watch(Clock& clock);
 
@@ -57,13 +60,17 @@ class Waves {
     std::function<std::uint64_t()> read;
     std::uint64_t last;
     std::uint32_t handle;
+    std::vector<std::string> value_names;
   };
+  void write_gtkw(Time first, Time last) const;
   WavesOptions options_;
   std::vector<Probe> probes_;
   std::set<std::string> scopes_;  // of every probe offered, in the scope or not
   std::unique_ptr<WaveWriter> writer_;
   bool started_ = false, primed_ = false;
   Time last_time_ = 0;
+  bool changed_ = false;  // since the initial values; then the first and last change's times
+  Time first_change_ = 0, last_change_ = 0;
 };
 
 }  // namespace xy

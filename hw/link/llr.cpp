@@ -85,6 +85,15 @@ const char* to_string(LlrRxState s) {
   return "?";
 }
 
+std::vector<std::string> llr_tx_state_names() {
+  return {to_string(LlrTxState::kInit), to_string(LlrTxState::kAdvance), to_string(LlrTxState::kReplay),
+          to_string(LlrTxState::kFlush)};
+}
+
+std::vector<std::string> llr_rx_state_names() {
+  return {to_string(LlrRxState::kSendAcks), to_string(LlrRxState::kSendNack), to_string(LlrRxState::kNackSent)};
+}
+
 // ---------------------------------------------------------------------------------------------
 // TX
 

@@ -21,6 +21,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kernel/config.hpp"
 #include "kernel/packet.hpp"
@@ -70,6 +71,10 @@ enum class LlrTxState { kInit, kAdvance, kReplay, kFlush };
 enum class LlrRxState { kSendAcks, kSendNack, kNackSent };
 const char* to_string(LlrTxState s);
 const char* to_string(LlrRxState s);
+// Every state's name by its value, for a waves probe's value names (the model's and the RTL
+// twin's states are the same numbers).
+std::vector<std::string> llr_tx_state_names();
+std::vector<std::string> llr_rx_state_names();
 
 // The two ends as a port sees them. Two implementations each: the C++ models below, and their
 // RTL twins (rtl/link/), which a scenario drops in in their place.

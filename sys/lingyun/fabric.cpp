@@ -136,7 +136,8 @@ void Fabric::probe(Waves& waves, Clock& core, Clock& phy) const {
       const link::Mac* mac = &l->mac(s);
       const link::PortFc* fc = &l->fc(s);
       const phy::PhyLink* line = &l->phy(s);
-      waves.probe(n + ".mac.llr_tx_state", 2, [mac] { return static_cast<std::uint64_t>(mac->llr_tx().state()); });
+      waves.probe(n + ".mac.llr_tx_state", 2, [mac] { return static_cast<std::uint64_t>(mac->llr_tx().state()); },
+                  link::llr_tx_state_names());
       waves.probe(n + ".mac.llr_kept", 32, [mac] { return mac->llr_tx().kept(); });
       waves.probe(n + ".mac.llr_replays", 32, [mac] { return mac->llr_tx().replays(); });
       waves.probe(n + ".phy.codewords_sent", 32, [line] { return line->codewords_sent(); });

@@ -126,6 +126,23 @@ case "$case_name" in
     for scope in cbfc_rtl cbfc; do grep -q "scope module $scope " "$work/w.vcd" || fail "no $scope scope"; done
     grep -q 'top.a.cbfc_rtl.vc0.consumed' "$work/w.gtkw" || fail "the .gtkw lacks the twin's signals"
     echo "ok: twin and model signals in one FST" ;;
+  llr_gtkwave_names)
+    # gtkwave (headless) opens the .gtkw from another directory and shows the LLR states by name
+    # through the translate files, and counters as decimal numbers.
+    "$xysim" run link-llr --waves "$work/w/llr.fst" --quiet >/dev/null || fail "run"
+    command -v xvfb-run >/dev/null && command -v gtkwave >/dev/null || fail "gtkwave or xvfb-run is not installed (scripts/bootstrap installs them)"
+    cat >"$work/check.tcl" <<'TCL'
+puts "tx=[gtkwave::getTraceValueAtMarkerFromName {top.a.llr.tx_state[1:0]}]"
+puts "rx=[gtkwave::getTraceValueAtMarkerFromName {top.b.llr.rx_state[1:0]}]"
+puts "kept=[gtkwave::getTraceValueAtMarkerFromName {top.a.llr.kept[31:0]}]"
+gtkwave::/File/Quit
+TCL
+    mkdir -p "$work/elsewhere"
+    out=$(cd "$work/elsewhere" && timeout 120 xvfb-run -a gtkwave -S ../check.tcl ../w/llr.gtkw 2>&1)
+    echo "$out" | grep -qE '^tx=(INIT|ADVANCE|REPLAY|FLUSH)$' || fail "tx_state not shown by name: $out"
+    echo "$out" | grep -qE '^rx=(SEND_ACKS|SEND_NACK|NACK_SENT)$' || fail "rx_state not shown by name: $out"
+    echo "$out" | grep -qE '^kept=[0-9]+$' || fail "kept not shown in decimal: $out"
+    echo "ok: $(echo "$out" | grep -E '^(tx|rx|kept)=' | tr '\n' ' ')" ;;
   llr_rtl_dropin_identical)
     # Both ports' LLR ends as RTL twins, over lossy lines, and through a link flap that flushes.
     for run in "3 --set link.frame_error=1e-3 --set link.control_loss=0.01" \

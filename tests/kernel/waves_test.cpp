@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -298,14 +300,215 @@ TEST(Waves, GtkwGroupsProbesByBlock) {
   // Registration order: top.link, then top.link.sink, then top.other.
   const std::string link = "@800200\n-top.link\n@28\ntop.link.valid\n@1000200\n-top.link\n";
   const std::string sink =
-      "@800200\n-top.link.sink\n@22\ntop.link.sink.count[15:0]\n@1000200\n-top.link.sink\n";
-  const std::string other = "@800200\n-top.other\n@22\ntop.other.x[7:0]\n@1000200\n-top.other\n";
+      "@800200\n-top.link.sink\n@24\ntop.link.sink.count[15:0]\n@1000200\n-top.link.sink\n";
+  const std::string other = "@800200\n-top.other\n@24\ntop.other.x[7:0]\n@1000200\n-top.other\n";
   const auto at_link = text.find(link), at_sink = text.find(sink), at_other = text.find(other);
   ASSERT_NE(at_link, std::string::npos) << text;
   ASSERT_NE(at_sink, std::string::npos) << text;
   ASSERT_NE(at_other, std::string::npos) << text;
   EXPECT_LT(at_link, at_sink);
   EXPECT_LT(at_sink, at_other);
+}
+
+// gtkwave's trace flag bits (analyzer.h, enum TraceEntFlagBits).
+constexpr std::uint64_t kTrHex = 1 << 1, kTrDec = 1 << 2, kTrBin = 1 << 3, kTrRjustify = 1 << 5,
+                        kTrFtranslated = 1 << 13;
+
+// A .gtkw read as gtkwave reads it (savefile.c): "@<hex>" sets the flags of the traces after
+// it, "^<n> <file>" their translate filter file (n 0: none), "-<text>" is a comment trace,
+// "*<zoom> <marker> ..." the zoom and primary marker (-1: none), "[key] value" a setting, and
+// any other line a trace. A trace takes the last filter only if its flags say translated
+// (analyzer.c).
+struct Gtkw {
+  struct Trace {
+    std::string name;
+    std::uint64_t flags;
+    std::string filter;
+  };
+  std::vector<Trace> traces;
+  std::map<std::string, std::string> settings;
+  bool zoomed = false;
+  double zoom = 0;
+  long long marker = -1;
+  const Trace& trace(const std::string& name) const {
+    for (const Trace& t : traces)
+      if (t.name == name) return t;
+    throw std::runtime_error("no trace " + name);
+  }
+};
+
+Gtkw parse_gtkw(const std::string& text) {
+  Gtkw g;
+  std::istringstream in(text);
+  std::string line, filter;
+  std::uint64_t flags = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '-') continue;
+    if (line[0] == '@') {
+      flags = std::stoull(line.substr(1), nullptr, 16);
+    } else if (line[0] == '^') {
+      std::istringstream f(line.substr(1));
+      int n = 0;
+      f >> n >> std::ws;
+      std::getline(f, filter);
+      if (n == 0) filter.clear();
+    } else if (line[0] == '*') {
+      std::istringstream z(line.substr(1));
+      z >> g.zoom >> g.marker;
+      g.zoomed = true;
+    } else if (line[0] == '[') {
+      const auto close = line.find(']');
+      g.settings[line.substr(1, close - 1)] = line.size() > close + 2 ? line.substr(close + 2) : "";
+    } else {
+      g.traces.push_back({line, flags, flags & kTrFtranslated ? filter : ""});
+    }
+  }
+  return g;
+}
+
+// A translate filter file as gtkwave loads it (translate.c, load_file_filter): per line, after
+// leading blanks, '#' starts a comment; else the first word is the value as displayed and the
+// rest, blanks trimmed, the text shown instead.
+std::map<std::string, std::string> read_filter(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open filter " + path);
+  std::map<std::string, std::string> names;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream l(line);
+    std::string value, name;
+    if (!(l >> value) || value[0] == '#') continue;
+    std::getline(l >> std::ws, name);
+    while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
+    if (!name.empty()) names[value] = name;
+  }
+  return names;
+}
+
+TEST(Waves, GtkwShowsCountersInDecimalAndBitsInBinary) {
+  TempDir tmp;
+  Design d;
+  Waves w(to(tmp.file("f.vcd")));
+  d.attach(w);
+  w.start();
+  w.sample(100);
+  w.finish(200);
+  const Gtkw g = parse_gtkw(read_text(w.gtkw_path()));
+  const auto count = g.trace("top.link.sink.count[15:0]").flags;
+  EXPECT_TRUE(count & kTrDec) << count;
+  EXPECT_FALSE(count & (kTrHex | kTrBin | kTrFtranslated)) << count;
+  EXPECT_TRUE(count & kTrRjustify) << count;
+  const auto valid = g.trace("top.link.valid").flags;
+  EXPECT_TRUE(valid & kTrBin) << valid;
+  EXPECT_FALSE(valid & (kTrDec | kTrFtranslated)) << valid;
+}
+
+TEST(Waves, GtkwNamesStatesThroughATranslateFile) {
+  TempDir tmp;
+  const std::vector<std::string> tx = {"INIT", "ADVANCE", "REPLAY", "FLUSH"};
+  const std::vector<std::string> rx = {"SEND_ACKS", "SEND_NACK", "NACK_SENT"};
+  std::uint64_t state = 0;
+  Waves w(to(tmp.file("s.fst")));
+  w.probe("top.a.llr.tx_state", 2, [&] { return state; }, tx);
+  w.probe("top.b.llr.tx_state", 2, [&] { return state; }, tx);
+  w.probe("top.a.llr.rx_state", 2, [&] { return state; }, rx);
+  w.probe("top.a.llr.kept", 32, [&] { return state; });
+  w.start();
+  w.sample(100);
+  state = 2;
+  w.sample(200);
+  w.finish(300);
+  const Gtkw g = parse_gtkw(read_text(w.gtkw_path()));
+
+  const Gtkw::Trace& a = g.trace("top.a.llr.tx_state[1:0]");
+  const Gtkw::Trace& b = g.trace("top.b.llr.tx_state[1:0]");
+  const Gtkw::Trace& r = g.trace("top.a.llr.rx_state[1:0]");
+  for (const Gtkw::Trace* t : {&a, &b, &r}) {
+    EXPECT_TRUE(t->flags & kTrFtranslated) << t->name << " " << t->flags;
+    // The filter's left side is the value as gtkwave displays it: decimal, no leading zeros.
+    EXPECT_TRUE(t->flags & kTrDec) << t->name << " " << t->flags;
+    // Absolute, so the save file works when gtkwave is started elsewhere.
+    EXPECT_TRUE(fs::path(t->filter).is_absolute()) << t->filter;
+  }
+  EXPECT_EQ(a.filter, b.filter);  // one file per list of names
+  EXPECT_NE(a.filter, r.filter);
+  EXPECT_EQ(read_filter(a.filter), (std::map<std::string, std::string>{
+                                       {"0", "INIT"}, {"1", "ADVANCE"}, {"2", "REPLAY"}, {"3", "FLUSH"}}));
+  EXPECT_EQ(read_filter(r.filter), (std::map<std::string, std::string>{
+                                       {"0", "SEND_ACKS"}, {"1", "SEND_NACK"}, {"2", "NACK_SENT"}}));
+  EXPECT_TRUE(g.trace("top.a.llr.kept[31:0]").filter.empty());
+  EXPECT_FALSE(g.trace("top.a.llr.kept[31:0]").flags & kTrFtranslated);
+}
+
+TEST(Waves, RejectsValueNamesGtkwaveCannotShow) {
+  TempDir tmp;
+  Waves w(to(tmp.file("n.vcd")));
+  auto zero = [] { return std::uint64_t{0}; };
+  EXPECT_THROW(w.probe("top.bit", 1, zero, {"OFF", "ON"}), std::invalid_argument);  // not a vector
+  EXPECT_THROW(w.probe("top.few", 2, zero, {"A", "B", "C", "D", "E"}), std::invalid_argument);
+  EXPECT_THROW(w.probe("top.blank", 2, zero, {"A", " "}), std::invalid_argument);
+  EXPECT_THROW(w.probe("top.lines", 2, zero, {"A", "B\nC"}), std::invalid_argument);
+  w.probe("top.ok", 2, zero, {"A", "B", "C", "D"});
+  EXPECT_EQ(w.probe_count(), 1u);
+}
+
+// gtkwave shows 2^-zoom time units per 200 pixels (wavewindow.c, calczoom): the time a wave
+// pane `pixels` wide shows.
+double shown(const Gtkw& g, double pixels) { return std::pow(2.0, -g.zoom) * pixels / 200.0; }
+
+TEST(Waves, GtkwOpensOnTheBusyPeriodOfALongRun) {
+  TempDir tmp;
+  std::uint64_t v = 0;
+  Waves w(to(tmp.file("z.vcd")));
+  w.probe("top.v", 8, [&] { return v; });
+  w.start();
+  for (Time t = 0; t <= 100 * kUs; t += kUs / 4) {
+    if (t >= 10 * kUs && t <= 12 * kUs) v = t / (kUs / 4);  // busy from 10 to 12 us only
+    w.sample(t);
+  }
+  w.finish(100 * kUs);
+  const Gtkw g = parse_gtkw(read_text(w.gtkw_path()));
+  ASSERT_TRUE(g.zoomed);
+  const double start = std::stod(g.settings.at("timestart"));
+  // The wave pane of the 1200-pixel window is 620 pixels wide (gtkwave 3.3 under xvfb).
+  EXPECT_LE(start, 10.0 * kUs);
+  EXPECT_GE(start, 9.0 * kUs);
+  EXPECT_GE(start + shown(g, 620), 12.0 * kUs);
+  EXPECT_LE(shown(g, 620), 3.0 * kUs);  // the busy period fills the pane, not the run
+  EXPECT_EQ(g.marker, static_cast<long long>(10 * kUs));
+}
+
+TEST(Waves, GtkwTimestartLeavesAPaneBeforeTheEnd) {
+  // gtkwave ignores a [timestart] later than the dump's end less the pane (gw-wave-view.c).
+  TempDir tmp;
+  std::uint64_t v = 0;
+  Waves w(to(tmp.file("e.vcd")));
+  w.probe("top.v", 8, [&] { return v; });
+  w.start();
+  for (Time t = 0; t <= 100 * kUs; t += kUs) {
+    if (t >= 95 * kUs) v = t / kUs;
+    w.sample(t);
+  }
+  w.finish(100 * kUs);
+  const Gtkw g = parse_gtkw(read_text(w.gtkw_path()));
+  const double start = std::stod(g.settings.at("timestart"));
+  EXPECT_LE(start + shown(g, 620), 100.0 * kUs);
+  EXPECT_LE(start, 95.0 * kUs);
+  EXPECT_GE(start + shown(g, 620), 99.0 * kUs);
+  EXPECT_LE(shown(g, 620), 10.0 * kUs);
+}
+
+TEST(Waves, GtkwWithoutChangesFitsTheRecordedSpan) {
+  TempDir tmp;
+  Waves w(to(tmp.file("q.vcd")));
+  w.probe("top.v", 8, [] { return std::uint64_t{7}; });
+  w.start();
+  w.sample(1000);
+  w.finish(5000);
+  const Gtkw g = parse_gtkw(read_text(w.gtkw_path()));
+  EXPECT_EQ(g.settings.at("timestart"), "1000");
+  EXPECT_EQ(g.marker, -1);
+  EXPECT_NEAR(shown(g, 620), 4000.0, 1.0);
 }
 
 TEST(Waves, UnknownExtensionThrowsNamingThePath) {

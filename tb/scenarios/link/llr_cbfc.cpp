@@ -212,8 +212,10 @@ class LinkLlr : public Testbench {
     for (int s = 0; s < 2; ++s) {
       const Mac* mac = macs_[s].get();
       const std::string n = names[s];
-      w.probe(n + ".llr.tx_state", 2, [mac] { return static_cast<std::uint64_t>(mac->llr_tx().state()); });
-      w.probe(n + ".llr.rx_state", 2, [mac] { return static_cast<std::uint64_t>(mac->llr_rx().state()); });
+      w.probe(n + ".llr.tx_state", 2, [mac] { return static_cast<std::uint64_t>(mac->llr_tx().state()); },
+              link::llr_tx_state_names());
+      w.probe(n + ".llr.rx_state", 2, [mac] { return static_cast<std::uint64_t>(mac->llr_rx().state()); },
+              link::llr_rx_state_names());
       w.probe(n + ".llr.kept", 32, [mac] { return mac->llr_tx().kept(); });
       w.probe(n + ".llr.expected", 32, [mac] { return mac->llr_rx().expected(); });
       w.probe(n + ".llr.replays", 32, [mac] { return mac->llr_tx().replays(); });

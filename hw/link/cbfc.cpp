@@ -255,4 +255,24 @@ std::string cbfc_overflow(const std::string& port, const CbfcReceiver& r, int vc
                      c.buffer_credits[vc], beyond);
 }
 
+void CreditSender::probe(Waves& waves, const std::string& prefix) const {
+  const unsigned bits = config().counter_bits;
+  for (int vc = 0; vc < config().vcs; ++vc) {
+    const std::string n = fmt::format("{}.vc{}", prefix, vc);
+    waves.probe(n + ".credits", 32, [this, vc] { return credits_available(vc); });
+    waves.probe(n + ".consumed", bits, [this, vc] { return consumed(vc); });
+    waves.probe(n + ".freed", bits, [this, vc] { return freed(vc); });
+  }
+}
+
+void CbfcReceiver::probe(Waves& waves, const std::string& prefix) const {
+  const unsigned bits = config_.counter_bits;
+  for (int vc = 0; vc < config_.vcs; ++vc) {
+    const std::string n = fmt::format("{}.vc{}", prefix, vc);
+    waves.probe(n + ".occupancy", 32, [this, vc] { return occupancy(vc); });
+    waves.probe(n + ".consumed", bits, [this, vc] { return consumed(vc); });
+    waves.probe(n + ".freed", bits, [this, vc] { return freed(vc); });
+  }
+}
+
 }  // namespace xy::link

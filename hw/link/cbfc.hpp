@@ -37,6 +37,7 @@
 
 #include "kernel/config.hpp"
 #include "kernel/units.hpp"
+#include "kernel/waves.hpp"
 
 namespace xy::link {
 
@@ -104,6 +105,9 @@ class CreditSender {
   virtual const CbfcConfig& config() const = 0;
   std::uint32_t in_use(int vc) const { return (consumed(vc) - freed(vc)) & config().counter_mask(); }
   std::uint32_t credits_available(int vc) const { return config().buffer_credits[vc] - in_use(vc); }
+  // Offers per VC `prefix`.vcN.credits (available), .consumed (S_CC) and .freed (S_CF); a twin
+  // adds its RTL ports under `prefix`.rtl.
+  virtual void probe(Waves& waves, const std::string& prefix) const;
 };
 
 class CbfcSender final : public CreditSender {
@@ -150,6 +154,8 @@ class CbfcReceiver {
   std::uint32_t unreported(int vc) const { return (freed_[vc] - reported_[vc]) & mask_; }
   std::uint32_t consumed(int vc) const { return consumed_[vc]; }  // R_CC
   std::uint32_t freed(int vc) const { return freed_[vc]; }        // R_CF
+  // Per VC `prefix`.vcN.occupancy, .consumed (R_CC) and .freed (R_CF).
+  void probe(Waves& waves, const std::string& prefix) const;
   const CbfcConfig& config() const { return config_; }
 
  private:

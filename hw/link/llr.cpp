@@ -90,6 +90,18 @@ std::vector<std::string> llr_tx_state_names() {
           to_string(LlrTxState::kFlush)};
 }
 
+void LlrTransmitter::probe(Waves& waves, const std::string& prefix) const {
+  waves.probe(prefix + ".state", 2, [this] { return static_cast<std::uint64_t>(state()); }, llr_tx_state_names());
+  waves.probe(prefix + ".kept", 32, [this] { return kept(); });
+  waves.probe(prefix + ".replays", 32, [this] { return replays(); });
+}
+
+void LlrReceiver::probe(Waves& waves, const std::string& prefix) const {
+  waves.probe(prefix + ".state", 2, [this] { return static_cast<std::uint64_t>(state()); }, llr_rx_state_names());
+  waves.probe(prefix + ".expected", 32, [this] { return expected(); });
+  waves.probe(prefix + ".nacks", 32, [this] { return nacks(); });
+}
+
 std::vector<std::string> llr_rx_state_names() {
   return {to_string(LlrRxState::kSendAcks), to_string(LlrRxState::kSendNack), to_string(LlrRxState::kNackSent)};
 }

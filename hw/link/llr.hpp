@@ -26,6 +26,7 @@
 #include "kernel/config.hpp"
 #include "kernel/packet.hpp"
 #include "kernel/units.hpp"
+#include "kernel/waves.hpp"
 
 namespace xy::link {
 
@@ -103,6 +104,9 @@ class LlrTransmitter {
   virtual std::uint64_t kept_bytes() const = 0;
   // Frames released by ACKs (or a FLUSH) since the last call (the shell returns them to their pool).
   virtual std::deque<Packet*>& released() = 0;
+  // Offers its state to the waves: `prefix`.state (by name), .kept, .replays; a twin adds its
+  // RTL ports under `prefix`.rtl.
+  virtual void probe(Waves& waves, const std::string& prefix) const;
 };
 
 class LlrReceiver {
@@ -119,6 +123,8 @@ class LlrReceiver {
   virtual LlrRxState state() const = 0;
   virtual std::uint32_t expected() const = 0;
   virtual std::uint64_t nacks() const = 0;
+  // `prefix`.state (by name), .expected, .nacks; a twin adds its RTL ports under `prefix`.rtl.
+  virtual void probe(Waves& waves, const std::string& prefix) const;
 };
 
 class LlrTx final : public LlrTransmitter {

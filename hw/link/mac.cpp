@@ -162,6 +162,14 @@ void Mac::commit() {
   set_busy(!deliver_.empty() || !fc_inbox_.empty() || more);
 }
 
+void Mac::probe(Waves& waves) const {
+  if (config_.llr) {
+    tx_->probe(waves, name() + ".llr_tx");
+    rx_->probe(waves, name() + ".llr_rx");
+  }
+  waves.probe(name() + ".delivered", 32, [this] { return delivered(); });
+}
+
 bool Mac::idle() const {
   return tx_->kept() == 0 && deliver_.empty() && fc_inbox_.empty() && !held_cc_ && !from_core_.in_flight() &&
          !from_line_.in_flight();

@@ -26,6 +26,7 @@
 #include "kernel/channel.hpp"
 #include "kernel/packet.hpp"
 #include "kernel/stats.hpp"
+#include "kernel/waves.hpp"
 
 namespace xy::link {
 
@@ -65,6 +66,9 @@ class Mac : public Core {
   std::uint64_t frames_lost() const { return lost_.value(); }  // bad FCS without LLR
   // Nothing kept for replay, nothing waiting for the core or the line.
   bool idle() const;
+  // Offers its state to the waves under its name: the LLR ends' (.llr_tx, .llr_rx, the models'
+  // or their twins') and .delivered.
+  void probe(Waves& waves) const;
 
  private:
   void receive();

@@ -97,6 +97,22 @@ std::string PortFc::counted_beyond(const PortFc& far) const {
   return "";
 }
 
+void PortFc::probe(Waves& waves) const {
+  if (mode_ == FcMode::kCbfc) {
+    if (options_.sends) cbfc_tx_->probe(waves, name() + ".cbfc_tx");
+    if (options_.receives) cbfc_rx_.probe(waves, name() + ".cbfc_rx");
+  } else if (mode_ == FcMode::kPfc) {
+    for (int prio = 0; prio < vcs(); ++prio) {
+      if (options_.sends)
+        waves.probe(fmt::format("{}.pfc_tx.prio{}.paused", name(), prio), 1,
+                    [this, prio] { return pfc_tx_.paused(prio, now()); });
+      if (options_.receives)
+        waves.probe(fmt::format("{}.pfc_rx.prio{}.occupancy", name(), prio), 32,
+                    [this, prio] { return pfc_rx_.occupancy(prio); });
+    }
+  }
+}
+
 std::string PortFc::held_back(int vc, std::uint32_t bytes) const {
   if (mode_ == FcMode::kCbfc && !cbfc_tx_->can_send(vc, bytes))
     return fmt::format("{} VC {}: a {} B frame needs {} credits, {} of {} available ({} in use)", name(), vc, bytes,

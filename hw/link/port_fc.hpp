@@ -80,6 +80,9 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
   std::uint64_t pause_frames() const { return pause_frames_; }  // XOFF and XON
   // Why a frame of `bytes` on `vc` may not go now (credits short, paused), in words; or "".
   std::string held_back(int vc, std::uint32_t bytes) const;
+  // Offers the halves it runs to the waves under its name: CBFC's .cbfc_tx (the model or its
+  // twin) and .cbfc_rx, or PFC's .pfc_tx.prioN.paused and .pfc_rx.prioN.occupancy.
+  void probe(Waves& waves) const;
   const CreditSender& cbfc_sender() const { return *cbfc_tx_; }  // the model or its twin
   const CbfcReceiver& cbfc_receiver() const { return cbfc_rx_; }
   const PfcReceiver& pfc_receiver() const { return pfc_rx_; }

@@ -512,6 +512,12 @@ const PhyParams& PhyLink::params() const { return impl_->p; }
 Core& PhyLink::tx_core() { return impl_->tx; }
 Core& PhyLink::rx_core() { return impl_->rx; }
 void PhyLink::set_stages(const Stages& s) { impl_->stages = s; }
+void PhyLink::probe(Waves& waves) const {
+  const std::string& n = impl_->name;
+  waves.probe(n + ".codewords_sent", 32, [this] { return codewords_sent(); });
+  waves.probe(n + ".uncorrectable", 32, [this] { return uncorrectable(); });
+  waves.probe(n + ".frames_in", 32, [this] { return frames_in(); });
+}
 void PhyLink::stop_after(std::uint64_t failed_codewords, std::uint64_t codewords) {
   impl_->stop_failures = failed_codewords;
   impl_->stop_codewords = codewords;

@@ -27,6 +27,7 @@
 #include "kernel/config.hpp"
 #include "kernel/packet.hpp"
 #include "kernel/stats.hpp"
+#include "kernel/waves.hpp"
 
 namespace xy::phy {
 
@@ -122,6 +123,8 @@ class PhyLink {
           fec_decode = kNoStage, to_mac = kNoStage;
   };
   void set_stages(const Stages& s);
+  // Offers .codewords_sent, .uncorrectable and .frames_in to the waves under its name.
+  void probe(Waves& waves) const;
   bool stopped() const;
 
  private:

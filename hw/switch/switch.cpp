@@ -571,6 +571,9 @@ Core& Switch::egress_core(int port) { return *impl_->egress.at(port); }
 void Switch::set_egress_gate(int port, link::EgressGate* gate) { impl_->gates.at(port) = gate; }
 void Switch::set_ingress_monitor(int port, link::IngressMonitor* monitor) { impl_->monitors.at(port) = monitor; }
 void Switch::set_stages(const Stages& s) { impl_->stages = s; }
+void Switch::probe(Waves& waves) const {
+  waves.probe(impl_->name + ".buffer_cells", 32, [this] { return buffer_cells_used(); });
+}
 std::uint64_t Switch::buffer_cells_used() const { return impl_->used; }
 std::uint64_t Switch::peak_buffer_cells() const { return impl_->peak; }
 std::uint64_t Switch::drops() const { return impl_->drops_buffer.value() + impl_->drops_route.value(); }

@@ -42,6 +42,7 @@
 #include "kernel/packet.hpp"
 #include "kernel/rng.hpp"
 #include "kernel/stats.hpp"
+#include "kernel/waves.hpp"
 
 namespace xy::sw {
 
@@ -95,6 +96,8 @@ class Switch {
     Stage core = kNoStage, to_port = kNoStage;
   };
   void set_stages(const Stages& s);
+  // Offers .buffer_cells (the shared buffer's cells in use) to the waves under its name.
+  void probe(Waves& waves) const;
   std::uint64_t buffer_cells_used() const;
   // Telemetry a NIC or a notification engine can read: bytes waiting for an output port (in
   // the VOQs of every input and in its egress queues).

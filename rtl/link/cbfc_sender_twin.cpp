@@ -116,6 +116,16 @@ std::optional<link::CreditUpdate> CbfcSenderTwin::poll(Cycle now) {
 
 Cycle CbfcSenderTwin::next_timer() const { return rtl_->top.cc_next; }
 
+void CbfcSenderTwin::probe(Waves& waves, const std::string& prefix) const {
+  CreditSender::probe(waves, prefix);
+  const auto& top = rtl_->top;
+  const std::string n = prefix + ".rtl.";
+  waves.probe(n + "can_send", 1, [&top] { return top.can_send; });
+  waves.probe(n + "cf_accepted", 1, [&top] { return top.cf_accepted; });
+  waves.probe(n + "cc_due", 1, [&top] { return top.cc_due; });
+  waves.probe(n + "cc_next", XY_CBFC_TWIN_TIMER_BITS, [&top] { return top.cc_next; });
+}
+
 std::uint32_t CbfcSenderTwin::consumed(int vc) const {
   check_vc(vc);
   rtl_->top.probe_vc = static_cast<std::uint8_t>(vc);

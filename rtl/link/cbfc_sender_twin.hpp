@@ -35,6 +35,7 @@ class CbfcSenderTwin final : public link::CreditSender {
   std::uint32_t consumed(int vc) const override;  // the twin's registers, through its probe port
   std::uint32_t freed(int vc) const override;
   const link::CbfcConfig& config() const override { return config_; }
+  void probe(Waves& waves, const std::string& prefix) const override;  // the model's, and its ports
 
  private:
   struct Rtl;

@@ -139,6 +139,26 @@ std::uint64_t LlrTxTwin::timer_replays() const { return rtl_->top.timer_replays;
 std::size_t LlrTxTwin::kept() const { return rtl_->top.kept; }
 std::uint64_t LlrTxTwin::kept_bytes() const { return rtl_->top.kept_bytes; }
 
+// The Verilated outputs as they stand after the last edge (or the last input a query set).
+void LlrTxTwin::probe(Waves& waves, const std::string& prefix) const {
+  LlrTransmitter::probe(waves, prefix);
+  const auto& top = rtl_->top;
+  const std::string n = prefix + ".rtl.";
+  waves.probe(n + "state", 2, [&top] { return top.state; }, link::llr_tx_state_names());
+  waves.probe(n + "kept", XY_LLR_TWIN_SLOT_BITS + 1, [&top] { return top.kept; });
+  waves.probe(n + "kept_bytes", XY_LLR_TWIN_BYTES_BITS, [&top] { return top.kept_bytes; });
+  waves.probe(n + "next_timer", XY_LLR_TWIN_TIME_BITS, [&top] { return top.next_timer; });
+  waves.probe(n + "can_accept", 1, [&top] { return top.can_accept; });
+  waves.probe(n + "frame_seq", kSeqBits, [&top] { return top.frame_seq; });
+  waves.probe(n + "replay_valid", 1, [&top] { return top.replay_valid; });
+  waves.probe(n + "replay_seq", kSeqBits, [&top] { return top.replay_seq; });
+  waves.probe(n + "init_valid", 1, [&top] { return top.init_valid; });
+  waves.probe(n + "replays", 32, [&top] { return top.replays; });
+  waves.probe(n + "replayed_frames", 32, [&top] { return top.replayed_frames; });
+  waves.probe(n + "flushed_frames", 32, [&top] { return top.flushed_frames; });
+  waves.probe(n + "timer_replays", 32, [&top] { return top.timer_replays; });
+}
+
 // --- receiver ---
 
 struct LlrRxTwin::Rtl {
@@ -204,5 +224,19 @@ Cycle LlrRxTwin::next_timer() const {
 link::LlrRxState LlrRxTwin::state() const { return static_cast<link::LlrRxState>(rtl_->top.state); }
 std::uint32_t LlrRxTwin::expected() const { return rtl_->top.expected; }
 std::uint64_t LlrRxTwin::nacks() const { return rtl_->top.nacks; }
+
+void LlrRxTwin::probe(Waves& waves, const std::string& prefix) const {
+  LlrReceiver::probe(waves, prefix);
+  const auto& top = rtl_->top;
+  const std::string n = prefix + ".rtl.";
+  waves.probe(n + "state", 2, [&top] { return top.state; }, link::llr_rx_state_names());
+  waves.probe(n + "expected", kSeqBits, [&top] { return top.expected; });
+  waves.probe(n + "verdict", 2, [&top] { return top.verdict; });
+  waves.probe(n + "ctl_valid", 1, [&top] { return top.ctl_valid; });
+  waves.probe(n + "ctl_kind", 2, [&top] { return top.ctl_kind; });
+  waves.probe(n + "ctl_seq", kSeqBits, [&top] { return top.ctl_seq; });
+  waves.probe(n + "next_timer", 64, [&top] { return top.next_timer; });
+  waves.probe(n + "nacks", 32, [&top] { return top.nacks; });
+}
 
 }  // namespace xy::rtl

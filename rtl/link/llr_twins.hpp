@@ -44,6 +44,7 @@ class LlrTxTwin final : public link::LlrTransmitter {
   std::size_t kept() const override;
   std::uint64_t kept_bytes() const override;
   std::deque<Packet*>& released() override { return released_; }
+  void probe(Waves& waves, const std::string& prefix) const override;  // the model's, and its ports
 
  private:
   struct Rtl;
@@ -68,6 +69,7 @@ class LlrRxTwin final : public link::LlrReceiver {
   link::LlrRxState state() const override;
   std::uint32_t expected() const override;
   std::uint64_t nacks() const override;
+  void probe(Waves& waves, const std::string& prefix) const override;  // the model's, and its ports
 
  private:
   struct Rtl;

@@ -130,29 +130,8 @@ link::PortAttachment Fabric::port(int e, int k) {
 }
 
 void Fabric::probe(Waves& waves, Clock& core, Clock& phy) const {
-  for (const auto& l : links_)
-    for (int s = 0; s < 2; ++s) {
-      const std::string n = l->side_name(s);
-      const link::Mac* mac = &l->mac(s);
-      const link::PortFc* fc = &l->fc(s);
-      const phy::PhyLink* line = &l->phy(s);
-      waves.probe(n + ".mac.llr_tx_state", 2, [mac] { return static_cast<std::uint64_t>(mac->llr_tx().state()); },
-                  link::llr_tx_state_names());
-      waves.probe(n + ".mac.llr_kept", 32, [mac] { return mac->llr_tx().kept(); });
-      waves.probe(n + ".mac.llr_replays", 32, [mac] { return mac->llr_tx().replays(); });
-      waves.probe(n + ".phy.codewords_sent", 32, [line] { return line->codewords_sent(); });
-      waves.probe(n + ".phy.uncorrectable", 32, [line] { return line->uncorrectable(); });
-      waves.probe(n + ".phy.frames_in", 32, [line] { return line->frames_in(); });
-      for (int vc = 0; vc < l->params().cbfc.config.vcs; ++vc)
-        waves.probe(fmt::format("{}.fc.credits_vc{}", n, vc), 32,
-                    [fc, vc] { return fc->cbfc_sender().credits_available(vc); });
-    }
-  const std::vector<int> nodes = t_.switches();
-  for (std::size_t i = 0; i < switches_.size(); ++i) {
-    const sw::Switch* s = switches_[i].get();
-    waves.probe(fmt::format("{}.{}.buffer_cells", prefix_, t_.nodes[nodes[i]].name), 32,
-                [s] { return s->buffer_cells_used(); });
-  }
+  for (const auto& l : links_) l->probe(waves);
+  for (const auto& s : switches_) s->probe(waves);
   waves.watch(core);
   waves.watch(phy);
 }

@@ -46,9 +46,9 @@ class Fabric {
   const Routes& routes() const { return routes_; }
   const std::vector<std::unique_ptr<PortLink>>& links() const { return links_; }
   const std::vector<std::unique_ptr<sw::Switch>>& switches() const { return switches_; }
-  // Offers every port's and switch's state to the waves (top.leaf0.port3.mac.llr_tx_state,
-  // .phy.uncorrectable, .fc.credits_vc0, top.leaf0.buffer_cells ...) and samples them on the
-  // fabric's clocks.
+  // Offers every port's and switch's state to the waves, each block's under its own name
+  // (top.leaf0.port3.mac.llr_tx.state, .phy.uncorrectable, .fc.cbfc_tx.vc0.credits,
+  // top.leaf0.buffer_cells ...), and samples them on the fabric's clocks.
   void probe(Waves& waves, Clock& core, Clock& phy) const;
   // Hands every port's MAC the capture `writer_for` gives for its name (top.leaf0.port3; null:
   // none), which then writes each data frame the port sends.

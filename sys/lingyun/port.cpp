@@ -172,6 +172,14 @@ PortLink::PortLink(const std::string (&side_names)[2], const PortParams& params,
 
 PortLink::~PortLink() = default;
 
+void PortLink::probe(Waves& waves) const {
+  for (int s = 0; s < 2; ++s) {
+    sides_[s]->mac->probe(waves);
+    sides_[s]->fc->probe(waves);
+    phy_[s]->probe(waves);
+  }
+}
+
 void PortLink::attach(int side, Core* feeder, Core* taker) {
   Side& x = *sides_[side];
   x.tx->connect(feeder, x.mac.get());

@@ -94,6 +94,9 @@ class PortLink {
   const std::string& name() const { return name_; }
   const std::string& side_name(int side) const { return side_names_[side]; }
   const PortParams& params() const { return p_; }
+  // Offers each side's MAC (with its LLR ends, the twins' RTL ports too), flow control and
+  // transmit PHY to the waves, under their names (top.leaf0.port3.mac.llr_tx.state, ...).
+  void probe(Waves& waves) const;
 
  private:
   std::string name_, side_names_[2];

@@ -123,8 +123,8 @@ case "$case_name" in
     "$xysim" run link-cbfc --set cbfc.impl=rtl --set traffic.frames=2000 --waves "$work/w.fst" --quiet >/dev/null || fail "run"
     command -v fst2vcd >/dev/null || fail "fst2vcd is not installed (scripts/bootstrap installs gtkwave)"
     fst2vcd "$work/w.fst" >"$work/w.vcd" 2>/dev/null || fail "fst2vcd"
-    for scope in cbfc_rtl cbfc; do grep -q "scope module $scope " "$work/w.vcd" || fail "no $scope scope"; done
-    grep -q 'top.a.cbfc_rtl.vc0.consumed' "$work/w.gtkw" || fail "the .gtkw lacks the twin's signals"
+    for scope in cbfc_tx rtl cbfc_rx; do grep -q "scope module $scope " "$work/w.vcd" || fail "no $scope scope"; done
+    grep -q 'top.a.fc.cbfc_tx.rtl.cc_due' "$work/w.gtkw" || fail "the .gtkw lacks the twin's signals"
     echo "ok: twin and model signals in one FST" ;;
   llr_gtkwave_names)
     # gtkwave (headless) opens the .gtkw from another directory and shows the LLR states by name
@@ -132,9 +132,9 @@ case "$case_name" in
     "$xysim" run link-llr --waves "$work/w/llr.fst" --quiet >/dev/null || fail "run"
     command -v xvfb-run >/dev/null && command -v gtkwave >/dev/null || fail "gtkwave or xvfb-run is not installed (scripts/bootstrap installs them)"
     cat >"$work/check.tcl" <<'TCL'
-puts "tx=[gtkwave::getTraceValueAtMarkerFromName {top.a.llr.tx_state[1:0]}]"
-puts "rx=[gtkwave::getTraceValueAtMarkerFromName {top.b.llr.rx_state[1:0]}]"
-puts "kept=[gtkwave::getTraceValueAtMarkerFromName {top.a.llr.kept[31:0]}]"
+puts "tx=[gtkwave::getTraceValueAtMarkerFromName {top.a.mac.llr_tx.state[1:0]}]"
+puts "rx=[gtkwave::getTraceValueAtMarkerFromName {top.b.mac.llr_rx.state[1:0]}]"
+puts "kept=[gtkwave::getTraceValueAtMarkerFromName {top.a.mac.llr_tx.kept[31:0]}]"
 gtkwave::/File/Quit
 TCL
     mkdir -p "$work/elsewhere"
@@ -151,12 +151,13 @@ TCL
       for impl in model rtl; do
         "$xysim" run link-llr --seed ${run} --set llr.impl=$impl --out "$work/$seed-$impl" \
           --waves "$work/$seed-$impl.fst" --quiet >/dev/null || fail "run $seed $impl"
-        fst2vcd "$work/$seed-$impl.fst" 2>/dev/null | sed '1,/enddefinitions/d' >"$work/$seed-$impl.changes"
+        fst2vcd "$work/$seed-$impl.fst" >"$work/$seed-$impl.vcd" 2>/dev/null || fail "fst2vcd $seed $impl"
       done
       cmp "$work/$seed-model/results.json" "$work/$seed-rtl/results.json" || fail "seed $seed: the twins' results differ"
-      # The probes read the twins' registers: every value change the same as the models'.
-      [ -s "$work/$seed-rtl.changes" ] || fail "seed $seed: no waves"
-      cmp -s "$work/$seed-model.changes" "$work/$seed-rtl.changes" || fail "seed $seed: the twins' waves differ"
+      # The probes read the twins' registers: every value change the same as the models', and the
+      # twins' own ports beside them, under .rtl.
+      python3 "$(dirname "$0")/vcd_signals.py" same "$work/$seed-model.vcd" "$work/$seed-rtl.vcd" --extra-under rtl \
+        || fail "seed $seed: the twins' waves differ"
     done
     grep -q '"llr.impl": "rtl"' "$work/3-rtl/run.json" || fail "run.json does not say the twins ran"
     echo "ok: results.json and waves identical with replays (seed 3) and with flushes (seed 5)" ;;
@@ -515,12 +516,22 @@ PY
     "$xysim" run lingyun-fec-llr --set traffic.us=2 --out "$work/B" --waves "$work/w.vcd" \
       --waves-scope top.rs272_llr.leaf0.port1 --quiet >/dev/null || fail "run with waves"
     cmp -s "$work/A/results.json" "$work/B/results.json" || fail "results.json differs with waves on"
-    for probe in mac.llr_tx_state phy.uncorrectable fc.credits_vc0; do
-      grep -q " ${probe##*.} " "$work/w.vcd" || fail "no $probe in the waves"
+    fc_probe=fc.cbfc_tx.vc0.credits
+    for probe in mac.llr_tx.state phy.uncorrectable $fc_probe; do
+      grep -q "top.rs272_llr.leaf0.port1.$probe" "$work/w.gtkw" || fail "no $probe in the waves"
     done
     grep -q 'scope module leaf0' "$work/w.vcd" || fail "no leaf0 scope"
     grep -q 'scope module spine0' "$work/w.vcd" && fail "the scope let spine0 in"
-    echo "ok: waves of top.rs272_llr.leaf0.port1" ;;
+    grep -q 'scope module rtl' "$work/w.vcd" && fail "RTL signals without a twin"
+    # With the twins dropped into every port, their own ports show beside the models' names, and
+    # the models' names change as without them.
+    "$xysim" run lingyun-fec-llr --set traffic.us=2 --set llr.impl=rtl --set cbfc.impl=rtl --out "$work/C" \
+      --waves "$work/r.vcd" --waves-scope top.rs272_llr.leaf0.port1 --quiet >/dev/null || fail "run with the twins"
+    for probe in mac.llr_tx.rtl.next_timer mac.llr_rx.rtl.verdict fc.cbfc_tx.rtl.cc_next; do
+      grep -q "top.rs272_llr.leaf0.port1.$probe" "$work/r.gtkw" || fail "no $probe in the twins' waves"
+    done
+    python3 "$(dirname "$0")/vcd_signals.py" same "$work/w.vcd" "$work/r.vcd" --extra-under rtl || fail "the twins' waves"
+    echo "ok: waves of top.rs272_llr.leaf0.port1, with and without the twins" ;;
   bad_topology)
     # A topology that cannot be built is refused before the run, naming the file and line.
     printf 'switches:\n  sw0: {ports: 4}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0}\n  - {a: e1, b: sw9}\n' >"$work/t.yaml"

@@ -208,19 +208,8 @@ class LinkLlr : public Testbench {
         last_delivery_ = clk.now();
       });
     if (!p_.warning.empty()) std::cerr << "warning: " << p_.warning << "\n";
-    Waves& w = ctx.waves;
-    for (int s = 0; s < 2; ++s) {
-      const Mac* mac = macs_[s].get();
-      const std::string n = names[s];
-      w.probe(n + ".llr.tx_state", 2, [mac] { return static_cast<std::uint64_t>(mac->llr_tx().state()); },
-              link::llr_tx_state_names());
-      w.probe(n + ".llr.rx_state", 2, [mac] { return static_cast<std::uint64_t>(mac->llr_rx().state()); },
-              link::llr_rx_state_names());
-      w.probe(n + ".llr.kept", 32, [mac] { return mac->llr_tx().kept(); });
-      w.probe(n + ".llr.expected", 32, [mac] { return mac->llr_rx().expected(); });
-      w.probe(n + ".llr.replays", 32, [mac] { return mac->llr_tx().replays(); });
-    }
-    w.watch(clock);
+    for (const auto& mac : macs_) mac->probe(ctx.waves);
+    ctx.waves.watch(clock);
   }
 
   // Done when every frame was made and nothing is left anywhere on the way.
@@ -493,21 +482,10 @@ class LinkCbfc : public Testbench {
       x.to_line->connect(x.mac.get(), x.line.get());
       sides_[1 - s].from_line->connect(x.line.get(), sides_[1 - s].mac.get());
     }
-    const link::CreditSender& credits = a.fc->cbfc_sender();
-    const link::CbfcReceiver& counted = b.fc->cbfc_receiver();
-    Waves& w = ctx.waves;
-    for (int vc = 0; vc < vcs; ++vc) {
-      w.probe(fmt::format("top.a.cbfc.vc{}.in_use", vc), 32, [&credits, vc] { return credits.in_use(vc); });
-      w.probe(fmt::format("top.b.cbfc.vc{}.occupancy", vc), 32, [&counted, vc] { return counted.occupancy(vc); });
-      // Both ends' counters: with cbfc.impl=rtl the sender's are the twin's registers, beside the
-      // receiver model's in one file.
-      const std::string n = rtl ? "top.a.cbfc_rtl" : "top.a.cbfc";
-      w.probe(fmt::format("{}.vc{}.consumed", n, vc), cb.counter_bits, [&credits, vc] { return credits.consumed(vc); });
-      w.probe(fmt::format("{}.vc{}.freed", n, vc), cb.counter_bits, [&credits, vc] { return credits.freed(vc); });
-      w.probe(fmt::format("top.b.cbfc.vc{}.consumed", vc), cb.counter_bits, [&counted, vc] { return counted.consumed(vc); });
-      w.probe(fmt::format("top.b.cbfc.vc{}.freed", vc), cb.counter_bits, [&counted, vc] { return counted.freed(vc); });
-    }
-    w.watch(clock);
+    // Both ends' counters: with cbfc.impl=rtl the sender's are the twin's registers (and its
+    // ports under top.a.fc.cbfc_tx.rtl), beside the receiver model's in one file.
+    for (const Side& x : sides_) x.fc->probe(ctx.waves);
+    ctx.waves.watch(clock);
   }
 
   // Done when every frame is in or lost, and (CBFC) every credit is back where it started.

@@ -672,9 +672,10 @@ PY
     expect_bad_input "$work/other.json: not a results.json of xysim run (no 'scenario' and 'summary') (or a sweep's" \
       export nccl-tests "$work/other.json"
     "$xysim" run link-basic --set traffic.packets=100 --out "$work/L" --quiet >/dev/null || fail "link-basic"
-    expect_bad_input "$work/L/results.json: scenario 'link-basic': astra-sim needs olink-message runs" export astra-sim "$work/L"
+    expect_bad_input "$work/L/results.json: summary.message_bytes missing or not a number: astra-sim needs runs that report a message's size and latency (summary.message_bytes, transfer_ns, delivered_ns, gpus), such as those of scripts/sweeps/olink-message-size.yaml" \
+      export astra-sim "$work/L"
     "$xysim" run olink-message --set message.count=1 --out "$work/M" --quiet >/dev/null || fail "olink-message"
-    expect_bad_input "1 message size of olink-message, astra-sim needs at least 2" export astra-sim "$work/M"
+    expect_bad_input "1 message size, astra-sim needs at least 2" export astra-sim "$work/M"
     "$xysim" run olink-message --set message.count=1 --set message.fabric=olink-rs272 --set message.bytes=4096 \
       --out "$work/N" --quiet >/dev/null || fail "olink-message rs272"
     expect_bad_input "one system at a time" export astra-sim "$work/M" "$work/N"

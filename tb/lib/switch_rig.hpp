@@ -190,7 +190,8 @@ struct Rig {
       if (traffic.load > 0) hosts.back()->wake_at(0);
       if (fc != link::FcMode::kNone) {
         links.push_back(std::make_unique<RigFcLink>(fmt::format("{}.fc{}", name, i), fc, cbfc, pfc, clock, 1, stats));
-        hosts.back()->gate_by(&links.back()->sender(hosts.back().get()));
+        links.back()->wake_feeder(hosts.back().get());
+        hosts.back()->gate_by(&links.back()->sender());
         sw->set_ingress_monitor(i, &links.back()->receiver());
       }
     }

@@ -75,9 +75,8 @@ class VcSender : public Core {
 };
 
 // Cycle contract: takes every frame the MAC hands it into its VC's buffer (on_arrive) and drains
-// them to `out` at `drain_bytes_per_cycle` (a token bucket, filled once a cycle while frames
-// wait), one frame a cycle, VCs in round robin (on_depart). While frames wait it sleeps until the
-// bucket covers the head frame; the cycles it slept fill the bucket when it wakes.
+// them to `out` at `drain_bytes_per_cycle` (a token bucket), one frame a cycle, VCs in round
+// robin (on_depart).
 class DrainingReceiver : public Core {
  public:
   DrainingReceiver(std::string name, int vcs, double drain_bytes_per_cycle, Channel<Packet*>& from_mac,
@@ -85,9 +84,6 @@ class DrainingReceiver : public Core {
       : Core(std::move(name)), drain_per_cycle_(drain_bytes_per_cycle), from_mac_(from_mac), out_(out), fc_(fc),
         queues_(static_cast<std::size_t>(vcs)), occupancy_(queues_.size(), 0), peak_(queues_.size(), 0) {}
   void eval() override {
-    if (!idle())
-      for (Cycle c = last_tick_ + 1; c < now(); ++c) tokens_ = filled(tokens_);  // the cycles slept
-    last_tick_ = now();
     while (from_mac_.can_pop()) {
       Packet* f = from_mac_.pop();
       const int vc = f->vc % static_cast<int>(queues_.size());
@@ -96,52 +92,28 @@ class DrainingReceiver : public Core {
       peak_[vc] = std::max(peak_[vc], occupancy_[vc]);
       queues_[vc].push_back(f);
     }
-    tokens_ = filled(tokens_);
-    const int vc = head_vc();
-    if (vc < 0) return;
-    Packet* f = queues_[vc].front();
-    if (tokens_ < f->bytes || !out_.can_push()) return;
-    tokens_ -= f->bytes;
-    queues_[vc].pop_front();
-    occupancy_[vc] -= f->bytes;
-    fc_.on_depart(f->bytes, static_cast<std::uint8_t>(vc));
-    out_.push(f);
-    next_vc_ = (vc + 1) % static_cast<int>(queues_.size());
-  }
-  // Sleeps until the cycle before the fill covers the head frame, then is busy through the cycle
-  // it goes: a busy core is ticked ahead of those woken, as this one was when busy every cycle,
-  // so the port's flow control sees the freed credits that same cycle. Each cycle once the bucket
-  // is full: a frame larger than it never goes, as before. An arriving frame wakes it.
-  void commit() override {
-    const int vc = head_vc();
-    Cycle at = now();  // the cycle the head frame goes
-    if (vc >= 0) {
-      const double bytes = queues_[vc].front()->bytes;
-      double t = tokens_;
-      do {
-        t = filled(t);
-        ++at;
-      } while (t < bytes && t < kFull + drain_per_cycle_);
+    tokens_ = std::min(tokens_ + drain_per_cycle_, drain_per_cycle_ + 16384.0);
+    for (std::size_t i = 0; i < queues_.size(); ++i) {
+      const int vc = static_cast<int>((next_vc_ + i) % queues_.size());
+      if (queues_[vc].empty()) continue;
+      Packet* f = queues_[vc].front();
+      if (tokens_ < f->bytes || !out_.can_push()) break;
+      tokens_ -= f->bytes;
+      queues_[vc].pop_front();
+      occupancy_[vc] -= f->bytes;
+      fc_.on_depart(f->bytes, static_cast<std::uint8_t>(vc));
+      out_.push(f);
+      next_vc_ = (vc + 1) % static_cast<int>(queues_.size());
+      break;
     }
-    set_busy(at == now() + 1);
-    if (at > now() + 1) wake_at(at - 1);
   }
+  void commit() override { set_busy(!idle()); }
   bool idle() const {
     return std::all_of(queues_.begin(), queues_.end(), [](const auto& q) { return q.empty(); });
   }
   std::uint64_t peak_occupancy_bytes(int vc) const { return peak_[vc]; }
 
  private:
-  static constexpr double kFull = 16384.0;  // the bucket holds a cycle's fill and this much
-  double filled(double tokens) const { return std::min(tokens + drain_per_cycle_, drain_per_cycle_ + kFull); }
-  // The VC whose head frame goes next: the first with frames from next_vc_ on; -1 if none.
-  int head_vc() const {
-    for (std::size_t i = 0; i < queues_.size(); ++i) {
-      const int vc = static_cast<int>((next_vc_ + i) % queues_.size());
-      if (!queues_[vc].empty()) return vc;
-    }
-    return -1;
-  }
   double drain_per_cycle_, tokens_ = 0;
   Channel<Packet*>& from_mac_;
   Channel<Packet*>& out_;
@@ -149,7 +121,6 @@ class DrainingReceiver : public Core {
   std::vector<std::deque<Packet*>> queues_;
   std::vector<std::uint64_t> occupancy_, peak_;
   int next_vc_ = 0;
-  Cycle last_tick_ = 0;
 };
 
 }  // namespace xy

@@ -102,6 +102,10 @@ Topology Topology::load(const std::string& path) {
     if (!switches || !switches.IsMap()) throw ConfigError(fmt::format("{}: 'switches' missing: a map name -> {{ports: N}}", path));
     for (const auto& kv : switches) {
       only(path, kv.second, {"ports"});
+      // yaml-cpp's missing key has no mark: name the switch's own line.
+      if (!kv.second["ports"])
+        throw ConfigError(fmt::format("{}: switch {} without 'ports': a count 1..1024", yaml_at(path, kv.first),
+                                      kv.first.as<std::string>()));
       const int ports = kv.second["ports"].as<int>();
       if (ports < 1 || ports > 1024)
         throw ConfigError(fmt::format("{}: switch {} ports = {}: allowed 1..1024", yaml_at(path, kv.second), kv.first.as<std::string>(), ports));

@@ -2,9 +2,9 @@
 // bytes between two NPUs of a dimension as hops x latency + size / bandwidth, with a Switch
 // dimension counting 2 hops (src -> switch -> dest) and bandwidth in GB/s of 2^30 bytes
 // (congestion_unaware/BasicTopology.cpp, Switch.cpp, common/NetworkFunction.cpp). The fit:
-// least squares of T(size) = a + size / b over the measured network times of an olink-message
-// size sweep; latency = a / 2, bandwidth = b in 2^30-byte GB/s. The file states the sizes it holds
-// for (those fitted) and how close ASTRA-sim's time from its written values comes to each
+// least squares of T(size) = a + size / b over the measured network times of a message-size
+// sweep (olink-message's); latency = a / 2, bandwidth = b in 2^30-byte GB/s. The file states the
+// sizes it holds for (those fitted) and how close ASTRA-sim's time from its written values comes to each
 // measured one there: a message below them is not measured, and one that fits no segment barely
 // gets faster with its size (the line overstates it).
 #include <algorithm>
@@ -78,7 +78,7 @@ std::vector<File> astra_sim(const std::vector<Input>& inputs) {
   File network{"network.yml", ""};
   network.text = fmt::format(
       "# ASTRA-sim analytical network (congestion_unaware), written by xysim export astra-sim.\n"
-      "# Measured: olink-message on {fabric}, {gpus} GPUs ({topology}), from {inputs}.\n"
+      "# Measured: {scenarios} on {fabric}, {gpus} GPUs ({topology}), from {inputs}.\n"
       "# Fit: least squares of T(size) = a + size/b over {n} points, {k} sizes ({sizes} bytes), T = transfer_ns\n"
       "#   (first frame onto the sender's line to last frame off the receiver's, measured):\n"
       "#   a = {a:.3f} ns, b = {b:.6f} B/ns; largest residual {worst:+.3f} ns ({rel:.3f} %).\n"
@@ -92,7 +92,7 @@ std::vector<File> astra_sim(const std::vector<Input>& inputs) {
       "npus_count: [ {gpus} ]  # the measured system's GPUs\n"
       "bandwidth: [ {bw} ]  # GB/s (2^30 B/s), fitted\n"
       "latency: [ {lat} ]  # ns per hop, fitted\n",
-      fmt::arg("fabric", s.fabric), fmt::arg("gpus", s.gpus), fmt::arg("topology", s.topology), fmt::arg("inputs", s.inputs),
+      fmt::arg("scenarios", s.scenarios), fmt::arg("fabric", s.fabric), fmt::arg("gpus", s.gpus), fmt::arg("topology", s.topology), fmt::arg("inputs", s.inputs),
       fmt::arg("n", s.messages.size()), fmt::arg("k", sizes.size()), fmt::arg("sizes", size_list),
       fmt::arg("a", fit.latency_ns), fmt::arg("b", fit.bytes_per_ns), fmt::arg("worst", fit.worst_ns),
       fmt::arg("rel", 100 * fit.worst_relative), fmt::arg("smallest", sizes.front()), fmt::arg("largest", sizes.back()),

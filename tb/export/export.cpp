@@ -19,9 +19,9 @@ namespace fs = std::filesystem;
 
 const std::vector<Exporter>& exporters() {
   static const std::vector<Exporter> all = {
-      {"astra-sim", "ASTRA-sim analytical network.yml (Switch) and system.json, fitted to an olink-message size sweep",
+      {"astra-sim", "ASTRA-sim analytical network.yml (Switch) and system.json, fitted to a message-size sweep (such as olink-message's)",
        astra_sim},
-      {"nccl-tests", "nccl-tests columns size, time, algbw, busbw (CSV) of an olink-message size sweep", nccl_tests},
+      {"nccl-tests", "nccl-tests columns size, time, algbw, busbw (CSV) of a message-size sweep (such as olink-message's)", nccl_tests},
       {"htsim", "htsim fat-tree .topo of each two-tier leaf-spine fabric of composed ports a run built", htsim_topo},
       {"ns3", "ns-3 HPCC topology.txt and config.txt (scratch/third.cc) of each fabric of composed ports a run built",
        ns3_config},
@@ -82,20 +82,23 @@ MessageSweep message_sweep(const std::vector<Input>& inputs, std::size_t sizes, 
   MessageSweep sweep;
   std::set<double> distinct;
   for (const Input& in : inputs) sweep.inputs += (sweep.inputs.empty() ? "" : ", ") + in.path;
+  std::set<std::string> scenarios;
   for (const Point& p : points_of(inputs)) {
-    if (p.scenario != "olink-message")
-      throw ConfigError(fmt::format("{}: scenario '{}': {} needs olink-message runs (scripts/sweeps/olink-message-size.yaml)",
-                                    p.origin, p.scenario, format));
+    // What a run reports decides, not its scenario's name: any run with these summary keys will do.
     const auto number = [&](const char* key) {
       const auto it = p.summary.find(key);
       if (it == p.summary.end() || !it->is_number())
-        throw ConfigError(fmt::format("{}: summary.{} missing or not a number: {} needs it", p.origin, key, format));
+        throw ConfigError(fmt::format("{}: summary.{} missing or not a number: {} needs runs that report a message's "
+                                      "size and latency (summary.message_bytes, transfer_ns, delivered_ns, gpus), "
+                                      "such as those of scripts/sweeps/olink-message-size.yaml",
+                                      p.origin, key, format));
       return it->get<double>();
     };
     const auto text = [&](const char* key) {
       const auto it = p.summary.find(key);
       return it != p.summary.end() && it->is_string() ? it->get<std::string>() : std::string();
     };
+    const Message m{p.origin, number("message_bytes"), number("transfer_ns"), number("delivered_ns")};
     const int gpus = static_cast<int>(number("gpus"));
     if (sweep.messages.empty()) {
       sweep.fabric = text("fabric");
@@ -106,12 +109,13 @@ MessageSweep message_sweep(const std::vector<Input>& inputs, std::size_t sizes, 
                                     p.origin, text("fabric"), text("topology"), gpus, sweep.messages.front().origin,
                                     sweep.fabric, sweep.topology, sweep.gpus));
     }
-    sweep.messages.push_back({p.origin, number("message_bytes"), number("transfer_ns"), number("delivered_ns")});
-    distinct.insert(sweep.messages.back().bytes);
+    sweep.messages.push_back(m);
+    distinct.insert(m.bytes);
+    if (scenarios.insert(p.scenario).second) sweep.scenarios += (sweep.scenarios.empty() ? "" : ", ") + p.scenario;
   }
   if (distinct.size() < sizes)
-    throw ConfigError(fmt::format("{}: {} message size{} of olink-message, {} needs at least {} (sweep message.bytes)",
-                                  sweep.inputs, distinct.size(), distinct.size() == 1 ? "" : "s", format, sizes));
+    throw ConfigError(fmt::format("{}: {} message size{}, {} needs at least {} (sweep message.bytes)", sweep.inputs,
+                                  distinct.size(), distinct.size() == 1 ? "" : "s", format, sizes));
   return sweep;
 }
 

@@ -19,18 +19,21 @@ struct Point {
 // Every point of the inputs; ConfigError naming a point that did not pass.
 std::vector<Point> points_of(const std::vector<Input>& inputs);
 
-// What olink-message measured at one message size (summary keys, docs/exports.md).
+// What a run measured at one message size (its summary's message_bytes, transfer_ns, delivered_ns;
+// olink-message reports them, docs/exports.md).
 struct Message {
   std::string origin;
   double bytes, transfer_ns, delivered_ns;
 };
-// The olink-message points of the inputs, all of one system (fabric, topology, GPUs): ConfigError
-// naming the input otherwise, or if fewer than `sizes` message sizes are there.
+// The points of the inputs, each reporting a message (Message) and all of one system (fabric,
+// topology, GPUs): ConfigError naming the point and the field otherwise, or if fewer than `sizes`
+// message sizes are there.
 struct MessageSweep {
   std::string fabric, topology;
   int gpus = 0;
   std::vector<Message> messages;  // in the inputs' order
   std::string inputs;             // the paths, for provenance
+  std::string scenarios;          // the runs' scenarios, for provenance
 };
 MessageSweep message_sweep(const std::vector<Input>& inputs, std::size_t sizes, const std::string& format);
 

@@ -133,6 +133,7 @@ class StoreStreamer : public sc_core::sc_module {
   bool done() const { return completed_ == count_ && sc_core::sc_time_stamp() >= finished_; }
   const sc_core::sc_event& done_event() const { return done_event_; }  // notified when done
   std::uint64_t bytes_moved() const { return static_cast<std::uint64_t>(completed_) * bytes_; }
+  std::uint64_t bytes_to_move() const { return static_cast<std::uint64_t>(count_) * bytes_; }  // all its writes
   sc_core::sc_time started_at() const { return started_; }
   sc_core::sc_time finished_at() const { return finished_; }
   std::uint32_t errors() const { return errors_; }

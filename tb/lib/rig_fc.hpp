@@ -25,12 +25,9 @@ class RigFcLink {
     down_.connect(&tx_, &rx_);
     up_.connect(&rx_, &tx_);
   }
-  // The sending end, which the core feeding the link asks (it wakes `feeder`).
-  link::PortFc& sender(Core* feeder) {
-    tx_.set_upstream(feeder);
-    return tx_;
-  }
-  link::PortFc& sender() { return tx_; }
+  // The core feeding the link, which the sending end wakes when credit returns or a pause ends.
+  void wake_feeder(Core* feeder) { tx_.set_upstream(feeder); }
+  link::PortFc& sender() { return tx_; }  // the sending end, which the feeding core asks
   const link::PortFc& sender() const { return tx_; }
   link::PortFc& receiver() { return rx_; }  // the ingress monitor of the switch port it feeds
   const link::PortFc& receiver() const { return rx_; }

@@ -192,7 +192,7 @@ struct Rig {
       const auto bind = [s = sw.get(), i, to, from, fc_link](Core& h) {
         to->connect(&h, &s->ingress_core(i));
         from->connect(&s->egress_core(i), &h);
-        if (fc_link) fc_link->sender(&h);  // wakes the host when credits return
+        if (fc_link) fc_link->wake_feeder(&h);
       };
       hosts.push_back(std::make_unique<Host>(host, i, p.ports, p.port_bytes_per_cycle(), traffic, ctx.rng(host),
                                              link::PortAttachment(*to, *from, fc_link ? &fc_link->sender() : nullptr,

@@ -700,9 +700,10 @@ PY
     expect_bad_input "$work/other.json: not a results.json of xysim run (no 'scenario' and 'summary') (or a sweep's" \
       export nccl-tests "$work/other.json"
     "$xysim" run link-basic --set traffic.packets=100 --out "$work/L" --quiet >/dev/null || fail "link-basic"
-    expect_bad_input "$work/L/results.json: scenario 'link-basic': astra-sim needs olink-message runs" export astra-sim "$work/L"
+    expect_bad_input "$work/L/results.json: summary.message_bytes missing or not a number: astra-sim needs runs that report a message's size and latency (summary.message_bytes, transfer_ns, delivered_ns, gpus), such as those of scripts/sweeps/olink-message-size.yaml" \
+      export astra-sim "$work/L"
     "$xysim" run olink-message --set message.count=1 --out "$work/M" --quiet >/dev/null || fail "olink-message"
-    expect_bad_input "1 message size of olink-message, astra-sim needs at least 2" export astra-sim "$work/M"
+    expect_bad_input "1 message size, astra-sim needs at least 2" export astra-sim "$work/M"
     "$xysim" run olink-message --set message.count=1 --set message.fabric=olink-rs272 --set message.bytes=4096 \
       --out "$work/N" --quiet >/dev/null || fail "olink-message rs272"
     expect_bad_input "one system at a time" export astra-sim "$work/M" "$work/N"
@@ -712,29 +713,47 @@ PY
     expect_bad_input "$work/failed.json: the run did not pass" export nccl-tests "$work/failed.json" ;;
   progress_eta)
     # Progress lines count the scenario's traffic, not sim.max_time_us: the share done never falls
-    # and stays below 100 %, and once the packets are all made the line says what the run waits for,
-    # naming the packets the test asked for.
-    "$xysim" run link-basic --set traffic.packets=40000 --progress-every 0 >/dev/null 2>"$work/err" \
-      || fail "link-basic: $(tail -1 "$work/err")"
-    python3 - "$work/err" <<'PY' || fail "progress lines: $(head -5 "$work/err")"
+    # and stays below 100 % (reaching it only on the last line, printed once the traffic is in),
+    # and once the traffic has all been sent the line says what the run waits for, naming the
+    # total the test asked for: link-basic's packets, switch-ecmp's 3 variants x 32 flows x 2000
+    # packets, switch-allreduce's bytes received (each of 8 endpoints its 4 MiB vector in-network,
+    # 2 x 7/8 of it in the ring: 22 x 4 MiB). olink-alltoall's and olink-fast's GPUs post their
+    # writes as soon as they have room in flight: no such line, the share reaches 100 %.
+    check_progress() {  # TOTAL (or none) SCENARIO [--set ...]
+      local total=$1; shift
+      "$xysim" run "$@" --progress-every 0 >/dev/null 2>"$work/err" || fail "$1: $(tail -1 "$work/err")"
+      python3 - "$work/err" "$total" <<'PY' || fail "$1: progress lines: $(head -5 "$work/err")"
 import re, sys
-lines = [l for l in open(sys.argv[1]) if l.startswith("[xysim] ")]
+total = None if sys.argv[2] == "none" else int(sys.argv[2])
+lines = [l.rstrip("\n") for l in open(sys.argv[1]) if l.startswith("[xysim] ")]
 assert len(lines) >= 3, lines
 shares, ended = [], False
-for line in lines:
-    assert "max_time" not in line, line
-    waiting = re.search(r", traffic ended, waiting for the last (\d+) of (\d+) packets in flight$", line)
+for i, line in enumerate(lines):
+    assert "max_time" not in line and "does not tell" not in line, line
+    waiting = re.search(r", traffic ended, waiting for the last (\d+) of (\d+) \w+ [a-z ]+$", line)
     eta = re.search(r", ([0-9.]+) % of the traffic done, ETA (\d+) s$", line)
-    assert waiting or eta, line
+    none_yet = line.endswith(", 0 % of the traffic done, no ETA yet")
+    assert waiting or eta or none_yet, line
     if waiting:
         ended = True
-        assert int(waiting.group(2)) == 40000 and int(waiting.group(1)) <= 40000, line
+        assert total is not None and int(waiting.group(2)) == total and int(waiting.group(1)) <= total, line
     else:
         assert not ended, "an ETA after the traffic ended: " + line
-        shares.append(float(eta.group(1)))
-assert shares and shares == sorted(shares) and all(0 <= s < 100 for s in shares), shares
-assert ended, "no line said the traffic had ended"
+        shares.append(0.0 if none_yet else float(eta.group(1)))
+        assert shares[-1] < 100 or i == len(lines) - 1, line
+assert shares and shares == sorted(shares) and shares[0] < 100, shares
+if total is None:
+    assert not ended and shares[-1] == 100, shares
+else:
+    assert ended, "no line said the traffic had ended"
 PY
+      echo "ok: progress_eta $1"
+    }
+    check_progress 40000 link-basic --set traffic.packets=40000
+    check_progress 192000 switch-ecmp
+    check_progress $((22 * 4194304)) switch-allreduce --set allreduce.bytes=4194304
+    check_progress none olink-alltoall
+    check_progress none olink-fast
     echo "ok: progress_eta" ;;
   params_json)
     # --json lists what the table does, typed; a filter is a glob (or a part of the key), matched

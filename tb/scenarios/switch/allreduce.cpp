@@ -44,7 +44,7 @@ class VectorEndpoint : public Core {
                  PacketPool& pool)
       : Core(std::move(name)), index_(index), width_(width), out_(out), in_(in), pool_(pool) {}
   std::vector<std::uint8_t> data;  // this endpoint's vector; the result when done
-  std::uint64_t bytes_sent = 0;
+  std::uint64_t bytes_sent = 0, bytes_received = 0;
   Time done_at = 0;
 
  protected:
@@ -98,6 +98,7 @@ class SharpEndpoint : public VectorEndpoint {
     while (in_.can_pop()) {
       Packet* p = in_.pop();
       std::copy(p->payload.begin(), p->payload.end(), data.begin() + static_cast<std::ptrdiff_t>((p->id - 1) * packet_bytes_));
+      bytes_received += p->bytes;
       if (++received_ == chunks_) done_at = clock().time_of(now());
       pool_.release(p);
     }
@@ -195,6 +196,7 @@ class RingEndpoint : public VectorEndpoint {
         std::copy(theirs, theirs + count, mine);  // all-gather: take the reduced segment
       }
       received_in_step_ += p->bytes;
+      bytes_received += p->bytes;
       pool_.release(p);
       if (received_in_step_ == segment) {
         received_in_step_ = 0;
@@ -314,6 +316,8 @@ class SwitchAllreduce : public Testbench {
         ring_.back()->wake_at(0);
       }
     }
+    // Each endpoint receives what it sends: its vector (in-network), 2(N-1) segments of it (ring).
+    to_receive_ = static_cast<std::uint64_t>(n_) * bytes + 2 * static_cast<std::uint64_t>(n_ - 1) * bytes;
     // The exact sum, for reference.
     reference_.assign(bytes / 4, 0.0);
     for (const auto& v : vectors)
@@ -332,6 +336,16 @@ class SwitchAllreduce : public Testbench {
     return true;
   }
   std::uint64_t progress() const override { return innet_->forwarded() + ring_sw_->forwarded(); }
+  // Bytes the endpoints have received of those both AllReduces bring them.
+  double done_fraction() const override {
+    return static_cast<double>(total(&VectorEndpoint::bytes_received)) / static_cast<double>(to_receive_);
+  }
+  // Once every endpoint has sent its share (the ring's last step too), what is left is arriving.
+  std::string waiting_for() const override {
+    if (total(&VectorEndpoint::bytes_sent) < to_receive_) return "";
+    return fmt::format("the last {} of {} bytes the endpoints receive", to_receive_ - total(&VectorEndpoint::bytes_received),
+                       to_receive_);
+  }
   void check() const override {
     innet_->check_buffer_accounting();
     ring_sw_->check_buffer_accounting();
@@ -403,6 +417,15 @@ class SwitchAllreduce : public Testbench {
   std::vector<std::unique_ptr<SharpEndpoint>> sharp_;
   std::vector<std::unique_ptr<RingEndpoint>> ring_;
   std::vector<double> reference_;
+  std::uint64_t to_receive_ = 0;  // by all endpoints of both AllReduces
+
+  // A byte count summed over both AllReduces' endpoints.
+  std::uint64_t total(std::uint64_t VectorEndpoint::*bytes) const {
+    std::uint64_t n = 0;
+    for (const auto& e : sharp_) n += (*e).*bytes;
+    for (const auto& e : ring_) n += (*e).*bytes;
+    return n;
+  }
 };
 
 }  // namespace

@@ -38,6 +38,7 @@ class FlowSender : public Core {
     out_.push(p);
     if (sent_ < packets_) wake_at(now() + gap_);
   }
+  std::uint64_t sent() const { return sent_; }
 
  private:
   int flow_, dst_;
@@ -73,6 +74,7 @@ class FlowReceiver : public Core {
   }
   void commit() override { set_busy(in_.ready_by(now() + 1)); }
   bool done() const { return received_ == packets_; }
+  std::uint64_t received() const { return received_; }
   Time done_at() const { return done_at_; }
   std::uint64_t out_of_order() const { return out_of_order_; }
   std::uint64_t peak_held() const { return peak_held_; }
@@ -92,7 +94,7 @@ class SwitchEcmp : public Testbench {
  public:
   explicit SwitchEcmp(RunContext& ctx) : stats_(ctx.stats) {
     Config& c = ctx.config;
-    const auto packets = static_cast<std::uint64_t>(c.integer("ecmp.packets", 2000, "packets", 1, 1ll << 30, "packets per flow"));
+    packets_ = static_cast<std::uint64_t>(c.integer("ecmp.packets", 2000, "packets", 1, 1ll << 30, "packets per flow"));
     const auto bytes = static_cast<std::uint32_t>(c.integer("ecmp.bytes", 1024, "bytes", 64, 9216, "packet size"));
     const double rate = c.real("ecmp.rate", 0.25, "fraction", 0.001, 1,
                                "each flow's rate; 32 flows x 0.25 fill the 8 uplinks exactly");
@@ -107,7 +109,7 @@ class SwitchEcmp : public Testbench {
         {"ecmp-toeplitz", sw::PathChoice::kEcmpHash, sw::HashKind::kToeplitz},
         {"spray", sw::PathChoice::kSprayRoundRobin, sw::HashKind::kCrc32}};
     for (const auto& v : variants)
-      variants_.push_back(std::make_unique<Variant>(v.name, v.choice, v.hash, p, packets, bytes, rate, *this, ctx));
+      variants_.push_back(std::make_unique<Variant>(v.name, v.choice, v.hash, p, packets_, bytes, rate, *this, ctx));
   }
 
   // Also done at the first drop: with no retransmission here, a dropped packet's flow never ends.
@@ -123,6 +125,14 @@ class SwitchEcmp : public Testbench {
     std::uint64_t n = 0;
     for (const auto& v : variants_) n += v->a->forwarded() + v->b->forwarded();
     return n;
+  }
+  // Packets arrived of those every variant's flows send.
+  double done_fraction() const override {
+    return static_cast<double>(received()) / static_cast<double>(variants_.size() * kFlows * packets_);
+  }
+  std::string waiting_for() const override {
+    if (sent() < variants_.size() * kFlows * packets_) return "";
+    return fmt::format("the last {} of {} packets in flight", sent() - received(), sent());
   }
   void check() const override {
     for (const auto& v : variants_) {
@@ -246,7 +256,21 @@ class SwitchEcmp : public Testbench {
     t.protocol = sw::kIpProtoUdp;
     return t;
   }
+  // Packets sent and received by every variant's flows.
+  std::uint64_t sent() const {
+    std::uint64_t n = 0;
+    for (const auto& v : variants_)
+      for (const auto& f : v->senders) n += f->sent();
+    return n;
+  }
+  std::uint64_t received() const {
+    std::uint64_t n = 0;
+    for (const auto& v : variants_)
+      for (const auto& r : v->receivers) n += r->received();
+    return n;
+  }
   Stats& stats_;
+  std::uint64_t packets_ = 0;  // per flow
   double buffer_mib_ = 0;
   Time period_ = 0;
   std::unique_ptr<ClockDomain> domain_;

@@ -360,7 +360,7 @@ class SwitchIncast : public Testbench {
         senders.push_back(std::make_unique<PacedSender>(fmt::format("top.{}.{}", name, who), src, dst, vc, bytes, width,
                                                         stop, *up, f->sender(), tb.pool_));
         clock.attach(*senders.back());
-        f->sender(senders.back().get());
+        f->wake_feeder(senders.back().get());
         sw.set_ingress_monitor(port, &f->receiver());
         up->connect(senders.back().get(), &sw.ingress_core(port));
         senders.back()->wake_at(0);
@@ -372,7 +372,8 @@ class SwitchIncast : public Testbench {
       // Switch to switch: the upstream egress asks, the downstream ingress reports.
       auto hop = [&](Switch& up, int up_port, Switch& down, int down_port, int down_index, const std::string& key) {
         RigFcLink* f = fc(fmt::format("s{}.in{}", down_index, down_port), key, down_index);
-        up.set_egress_gate(up_port, &f->sender(&up.egress_core(up_port)));
+        f->wake_feeder(&up.egress_core(up_port));
+        up.set_egress_gate(up_port, &f->sender());
         down.set_ingress_monitor(down_port, &f->receiver());
       };
       hop(*s1, 2, *s2, 0, 2, "s1_to_s2");

@@ -107,6 +107,12 @@ PortParams PortParams::for_link(double cable_m) const {
   return p;
 }
 
+void PortParams::check_frame(std::uint32_t bytes, const std::string& what) const {
+  if (bytes > max_frame_bytes)
+    throw ConfigError(fmt::format("port.max_frame_bytes = {}: below {}, {} bytes; allowed: at least {}",
+                                  max_frame_bytes, what, bytes, bytes));
+}
+
 // --- PortLink ---
 
 struct PortLink::Side {

@@ -69,6 +69,9 @@ struct PortParams {
   // These parameters for one link: its cable, and its LLR replay buffer and CBFC buffers sized
   // by the rule (line rate x loop time, and a largest frame or two).
   PortParams for_link(double cable_m) const;
+  // Refuses (ConfigError naming port.max_frame_bytes) traffic whose largest frame, `bytes` with
+  // its headers and FCS, is larger than the ports carry; `what` says which frame that is.
+  void check_frame(std::uint32_t bytes, const std::string& what) const;
 };
 
 // A link between side 0 and side 1: two PHY directions, a MAC and a PortFc at each end. Each

@@ -102,7 +102,27 @@ case "$case_name" in
     "$xysim" params lingyun-fec-llr >"$work/params" || fail "xysim params lingyun-fec-llr failed"
     grep -q '^port\.lanes ' "$work/params" || fail "params lists no port.lanes"
     ! grep -qE '^port\.(fec|interleave|llr|cable_m) ' "$work/params" || fail "params lists a fixed or per-link key"
-    echo "ok: params leaves out port.fec, port.interleave, port.llr and port.cable_m" ;;
+    echo "ok: params leaves out port.fec, port.interleave, port.llr and port.cable_m"
+    # Keys a scenario's design leaves nothing to act on (issue 21) are its own too.
+    expect_bad_input "switch.arbiter = 'round-robin' (--set): set by olink-latency, which sends one load at a time" \
+      run olink-latency --set switch.arbiter=round-robin --quiet
+    expect_bad_input "reduce.order = 'member' (--set): set by switch-allreduce" run switch-allreduce --set reduce.order=member --quiet
+    "$xysim" params olink-latency >"$work/params" || fail "xysim params olink-latency failed"
+    ! grep -qE '^(switch\.arbiter|llr\.window|cbfc\.credit_bytes) ' "$work/params" || fail "params lists a fixed key"
+    echo "ok: params olink-latency leaves out switch.arbiter, llr.window and cbfc.credit_bytes" ;;
+  frames_above_max_frame_bytes)
+    # A frame larger than the ports carry is refused before the run; one at the limit runs.
+    expect_bad_input "port.max_frame_bytes = 121: below a load's response frame (olink.bytes = 64 and 58 bytes of headers and FCS), 122 bytes; allowed: at least 122" \
+      run olink-latency --set port.max_frame_bytes=121 --quiet
+    "$xysim" run olink-latency --set port.max_frame_bytes=122 --set olink.loads=2 --out "$work/at" --quiet >/dev/null \
+      || fail "olink-latency with frames at port.max_frame_bytes did not run"
+    expect_bad_input "port.max_frame_bytes = 1499: below the hosts' largest frame (traffic.max_bytes, FCS included), 1500 bytes; allowed: at least 1500" \
+      run lingyun-fec-llr --set port.max_frame_bytes=1499 --quiet
+    expect_bad_input "port.max_frame_bytes = 4000: below the hosts' largest frame (traffic.max_bytes, FCS included), 9216 bytes" \
+      run lingyun-fec-llr --set port.max_frame_bytes=4000 --set traffic.max_bytes=9216 --quiet
+    "$xysim" run lingyun-fec-llr --set port.max_frame_bytes=1500 --set traffic.us=2 --set traffic.warmup_us=1 --out "$work/at" \
+      --quiet >/dev/null || fail "lingyun-fec-llr with frames at port.max_frame_bytes did not run"
+    echo "ok: frames at port.max_frame_bytes run" ;;
   cbfc_300km)
     expect_bad_input "CBFC is per hop and short reach" run link-cbfc --set link.cable_m=300000 --quiet ;;
   cbfc_rtl_counter_bits)

@@ -26,8 +26,7 @@ Implementation choices (IMPLEMENTATIONS) are the exception: the C++ model or its
 fast or exact codec, must give byte-identical results.json (the codecs but for the counter of the
 codec's own work), or be refused; the test asserts that instead.
 
-OPEN lists the keys still inert, each with why: bugs of issue 21 not fixed yet. They are printed,
-not failed; a key of OPEN that moves its run, and a row of any table that matches no key, fail.
+A row of any table that matches no key fails.
 
 Runs go --jobs at a time (default 2). Every inert key is printed with the two commands that
 show it; the exit status is 1 when any key is inert or any rule is broken.
@@ -93,13 +92,14 @@ VALUE = [
     ("*", "switch.ecn.pmax", 1.0),
     # Room enough for all: at the other end, one at a time.
     ("*", "*.outstanding", 1),
-    ("*", "reduce.slots", 1),
     ("switch-*", "cbfc.buffer_credits", 16),
     ("*", "cbfc.credit_bytes", 4096),
     ("*", "port.max_frame_bytes", 64),
     ("*", "switch.ports", 2),
     ("*", "switch.iterations", 1),
     ("link-llr", "e2e.rto_us", 16),
+    # lingyun-incast runs max(switch.vcs, 2) VCs: 2 is what it runs by default.
+    ("lingyun-incast", "switch.vcs", 4),
 ]
 
 # (scenario glob, key glob) -> keys set in both runs, so that the key matters. The first match wins.
@@ -133,7 +133,8 @@ PAIRING = [
     ("link-llr", "llr.replay_limit", {"link.burst_start": 0.01, "link.burst_frames": 2000}),
     ("link-llr", "llr.data_age_us", {"link.burst_start": 0.01, "link.burst_frames": 2000}),
     ("link-llr", "link.burst_frames", {"link.burst_start": 0.01}),
-    ("link-llr", "e2e.rto_us", {"link.recovery": "e2e", "link.frame_error": 0.2}),
+    # NACKs repair every loss they hear of: the timeout fires when a NACK is lost too.
+    ("link-llr", "e2e.rto_us", {"link.recovery": "e2e", "link.frame_error": 0.01, "link.control_loss": 0.2}),
     ("link-llr", "e2e.*", {"link.recovery": "e2e", "link.frame_error": 0.01}),
     # On composed ports: frames the FEC cannot correct (no FEC, or RS(272) near its 1 % point).
     # On composed ports the timers and limits act when the link goes dark for longer than the
@@ -146,7 +147,26 @@ PAIRING = [
     ("lingyun-fec-llr", "e2e.*", {"fec_llr.design": "rs544", "port.errors.ber": 1.5e-3}),
     # Credits a lost frame took come back by the CC_Update.
     ("link-cbfc", "cbfc.resync_us", {"link.frame_loss": 0.01}),
-    ("link-basic", "link.credit_latency_cycles", {"link.credits": 16}),
+    # A sink buffer short of the credit loop (8 + 1 cycles), so the credits' latency shows.
+    ("link-basic", "link.credit_latency_cycles", {"link.credits": 8}),
+    # ACKs batched beyond a message's frames: the last of them waits for the ACK timer.
+    ("olink-message", "llr.ack_timer_ns", {"llr.ack_every": 64}),
+    # An all-to-all's contention at the switch with random destinations (round robin over the
+    # others never sends two GPUs to one at once), and its buffer's with a buffer that fills
+    # (which, OLink having no retransmission, waits rather than drops).
+    ("olink-alltoall", "switch.arbiter", {"alltoall.pattern": "random"}),
+    ("olink-alltoall", "switch.iterations", {"alltoall.pattern": "random"}),
+    ("olink-alltoall", "switch.when_full", {"alltoall.pattern": "random", "switch.buffer_mib": 0.01}),
+    ("olink-alltoall", "switch.cell_bytes", {"alltoall.pattern": "random", "switch.buffer_mib": 0.01, "switch.when_full": "wait"}),
+    ("olink-alltoall", "switch.dt_alpha", {"alltoall.pattern": "random", "switch.buffer_mib": 0.01, "switch.when_full": "wait"}),
+    ("olink-fast", "switch.arbiter", {"fast.pattern": "random"}),
+    ("olink-fast", "switch.iterations", {"fast.pattern": "random"}),
+    ("olink-fast", "switch.speedup", {"fast.pattern": "random"}),
+    ("olink-fast", "switch.ecn.on", {"fast.pattern": "random", "switch.ecn.kmin_bytes": 0}),
+    ("olink-fast", "switch.ecn.kmin_bytes", {"fast.pattern": "random", "switch.ecn.on": True}),
+    ("olink-fast", "switch.when_full", {"fast.pattern": "random", "switch.buffer_mib": 0.01}),
+    ("olink-fast", "switch.cell_bytes", {"fast.pattern": "random", "switch.buffer_mib": 0.01, "switch.when_full": "wait"}),
+    ("olink-fast", "switch.dt_alpha", {"fast.pattern": "random", "switch.buffer_mib": 0.01, "switch.when_full": "wait"}),
     # RED/ECN's thresholds and probability with marking on and queues above its start.
     ("*", "switch.ecn.on", {"switch.ecn.kmin_bytes": 0}),
     ("*", "switch.ecn.kmin_bytes", {"switch.ecn.on": True}),
@@ -154,6 +174,11 @@ PAIRING = [
     # Admission with a buffer small enough to refuse packets.
     ("switch-*", "switch.when_full", {"switch.buffer_mib": 0.01}),
     ("switch-*", "switch.dt_alpha", {"switch.buffer_mib": 0.1}),
+    ("lingyun-incast", "switch.when_full", {"switch.buffer_mib": 0.01}),
+    ("lingyun-incast", "switch.dt_alpha", {"switch.buffer_mib": 0.1}),
+    ("olink-message", "switch.when_full", {"switch.buffer_mib": 0.01}),
+    # Cells count in a buffer that fills with packets smaller than a cell.
+    ("switch-incast", "switch.cell_bytes", {"switch.buffer_mib": 0.01, "incast.bytes": 64}),
     # The VC scheduler and its quantum with two VCs that carry traffic.
     ("switch-incast", "switch.egress_scheduler", {"incast.victim_vc": "own"}),
     ("switch-incast", "switch.dwrr_quantum_bytes", {"incast.victim_vc": "own", "switch.egress_scheduler": "dwrr"}),
@@ -163,62 +188,6 @@ PAIRING = [
 # Implementation choices (xysim params --json marks them "implementation"; results.json leaves them
 # out of `config`): results.json must be byte-identical with the other value. Each is listed here
 # with why, and a key marked so that is not listed fails the test.
-# Keys still inert, each a bug of issue 21 not fixed yet (a key to fix or refuse in that scenario,
-# or a pairing that makes it act still to be found): printed, not failed, so that the rest is held
-# now. A key listed here that moves its run fails the test, as does a row that matches no key:
-# the list only shrinks.
-_QUEUE = ("no queue forms at the switch in this scenario's traffic (one VC, too little contention), so "
-          "this key of its buffer, admission, arbitration, VC scheduling or ECN never acts: fix it, as "
-          "switch-latency does, or find a load that queues")
-_ONE_LOAD = ("one load at a time: one frame in flight each way, so LLR's window, sequence numbers, ACK "
-             "batching and replay buffer, and CBFC's credits and updates, never bind (nor does the NACK "
-             "timer in a flap)")
-
-
-def _rows(scenario, keys, why):
-    return [(scenario, key, why) for key in keys.split()]
-
-
-OPEN = (
-    _rows("olink-latency", "switch.arbiter switch.buffer_mib switch.cell_bytes switch.dt_alpha "
-          "switch.dwrr_quantum_bytes switch.ecn.kmax_bytes switch.ecn.kmin_bytes switch.ecn.on switch.ecn.pmax "
-          "switch.egress_scheduler switch.iterations switch.speedup switch.when_full", _QUEUE)
-    + _rows("olink-message", "switch.arbiter switch.cell_bytes switch.dt_alpha switch.dwrr_quantum_bytes "
-            "switch.ecn.kmin_bytes switch.ecn.on switch.iterations switch.speedup switch.when_full", _QUEUE)
-    + _rows("olink-fast", "switch.arbiter switch.cell_bytes switch.dt_alpha switch.dwrr_quantum_bytes "
-            "switch.ecn.kmin_bytes switch.ecn.on switch.iterations switch.speedup switch.vcs switch.when_full", _QUEUE)
-    + _rows("olink-alltoall", "switch.arbiter switch.cell_bytes switch.dt_alpha switch.dwrr_quantum_bytes "
-            "switch.egress_scheduler switch.iterations switch.vcs switch.when_full", _QUEUE)
-    + _rows("lingyun-fec-llr", "switch.arbiter switch.cell_bytes switch.dt_alpha switch.dwrr_quantum_bytes "
-            "switch.iterations switch.when_full", _QUEUE)
-    + _rows("lingyun-incast", "switch.dt_alpha switch.when_full",
-            "the incast backs up into the ports' flow-controlled buffers, not the switch's shared one")
-    + _rows("lingyun-incast", "switch.vcs", "the scenario runs max(switch.vcs, 2) VCs and its traffic uses two")
-    + _rows("switch-allreduce", "switch.arbiter switch.cell_bytes switch.dwrr_quantum_bytes switch.iterations "
-            "switch.speedup switch.vcs", _QUEUE)
-    + _rows("switch-ecmp", "switch.arbiter switch.cell_bytes switch.dwrr_quantum_bytes switch.egress_scheduler "
-            "switch.iterations switch.speedup switch.vcs", _QUEUE)
-    + _rows("switch-incast", "switch.arbiter switch.cell_bytes switch.iterations switch.vcs switch.when_full",
-            _QUEUE + " (the incast backs up into the CBFC or PFC links)")
-    + _rows("switch-uniform", "switch.vcs switch.egress_scheduler switch.dwrr_quantum_bytes",
-            "its hosts send on VC 0 only: the other VCs carry nothing, there is nothing to schedule between")
-    + _rows("switch-allreduce", "reduce.order", "every endpoint's packets reach the engine in member order, so "
-            "adding in member order adds the same way")
-    + _rows("switch-allreduce", "reduce.slots", "even one slot does not hold the engine up in this all-reduce")
-    + _rows("olink-latency", "llr.ack_every llr.nack_timer_ns llr.replay_buffer_bytes llr.seq_bits llr.window "
-            "cbfc.credit_bytes cbfc.update_spacing_bytes cbfc.update_timer_ns", _ONE_LOAD)
-    + _rows("olink-latency", "port.max_frame_bytes", "frames above it are carried all the same: it should refuse "
-            "OLink frames larger than it")
-    + _rows("lingyun-fec-llr", "port.max_frame_bytes", "frames above it are carried all the same: it should refuse "
-            "a traffic.max_bytes above it")
-    + _rows("olink-message", "llr.ack_timer_ns", "the receiver ACKs every llr.ack_every frames of the message "
-            "before the timer would")
-    + _rows("link-basic", "link.credit_latency_cycles", "with 16 credits the loop of 8 + 2 cycles still fits: "
-            "fewer credits (or a longer latency) would show it")
-    + _rows("link-llr", "e2e.rto_us", "NACKs repair every loss, even at link.frame_error 0.2: the timeout never "
-            "fires")
-)
-
 IMPLEMENTATIONS = {
     "phy.codec": "the RS codec: every codeword encoded and decoded, or only those the channel touched",
     "port.codec": "the RS codec of every port: every codeword, or only those the channel touched",
@@ -382,11 +351,10 @@ def main():
                 continue
             var = dict(ref)
             var[key] = value
-            first_match(OPEN, s, key)  # marks the row used
             plans.append((s, p, ref, var))
 
     if not args.only and args.key == "*":
-        for name, table in (("VALUE", VALUE), ("PAIRING", PAIRING), ("OPEN", OPEN)):
+        for name, table in (("VALUE", VALUE), ("PAIRING", PAIRING)):
             for scenario_glob, key_glob, _ in table:
                 if (id(table), scenario_glob, key_glob) not in USED:
                     problems.append(f"{name} row ({scenario_glob!r}, {key_glob!r}) matches no key of any scenario")
@@ -402,7 +370,7 @@ def main():
             if rk not in refs:
                 refs[rk] = pool.submit(runner.run, s, ref, f"ref{len(refs)}")
             jobs.append((s, p, refs[rk], pool.submit(runner.run, s, var, f"var{i}"), var[p["key"]]))
-        inert, still_open = [], []
+        inert = []
         for s, p, ref_f, var_f, value in jobs:
             key = p["key"]
             ref, var = ref_f.result(), var_f.result()
@@ -436,18 +404,11 @@ def main():
             if var["results"] is None:
                 problems.append(f"{what}: exit {var['rc']} without results.json\n    {command(var)}")
                 continue
-            why_open = first_match(OPEN, s, key)
             if measured(var["results"]) == measured(ref["results"]):
                 a, b = json.loads(var["results"]), json.loads(ref["results"])
                 a.pop("config"), b.pop("config")
                 moved = "only configured or derived figures move" if a != b else "nothing moves"
-                if why_open:
-                    still_open.append(f"{what}: {why_open}")
-                else:
-                    inert.append(f"{what}: {moved}\n    {command(ref)}\n    {command(var)}")
-            elif why_open:
-                problems.append(f"{what}: listed in OPEN but it moves its run now: take it off the list\n"
-                                f"    {command(ref)}\n    {command(var)}")
+                inert.append(f"{what}: {moved}\n    {command(ref)}\n    {command(var)}")
             elif args.verbose:
                 print(f"ok: {what}")
     shutil.rmtree(root, ignore_errors=True)
@@ -455,15 +416,12 @@ def main():
     runs = [f.result() for f in refs.values()] + [j[3].result() for j in jobs]
     for r in sorted(runs, key=lambda r: -r["wall"])[:5]:
         print(f"slowest: {r['wall']:.1f} s  {command(r)}")
-    for line in still_open:
-        print(f"open (issue 21, OPEN) {line}")
     for line in inert:
         print(f"INERT {line}")
     for line in problems:
         print(f"FAIL {line}")
     print(f"{len(plans)} keys over {len(scenarios)} scenarios, {len(plans) + len(refs)} runs in {wall:.0f} s "
-          f"({args.jobs} at a time): {len(inert)} inert, {len(still_open)} inert and listed in OPEN, "
-          f"{len(problems)} other failures")
+          f"({args.jobs} at a time): {len(inert)} inert, {len(problems)} other failures")
     return 1 if inert or problems else 0
 
 

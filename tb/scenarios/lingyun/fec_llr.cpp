@@ -45,11 +45,16 @@ class LingyunFecLlr : public Testbench {
     for (const char* key : {"port.fec", "port.interleave", "port.llr"})
       c.fix(key, "lingyun-fec-llr, which runs each design's FEC and LLR (fec_llr.design picks one design)");
     lingyun::fix_switch_keys_of_composed_ports(c, "lingyun-fec-llr");
+    // Two hosts, one path: no two flows meet at a switch's output, so no queue forms.
+    for (const char* key : {"switch.arbiter", "switch.cell_bytes", "switch.dt_alpha", "switch.dwrr_quantum_bytes",
+                            "switch.iterations", "switch.when_full"})
+      c.fix(key, "lingyun-fec-llr, whose two hosts send to each other over one path: no queue forms");
     Host::Traffic traffic;
     traffic.load = c.real("traffic.load", 0.5, "fraction", 0.001, 1, "offered load of each host, fraction of its line");
     const FrameSizes sizes = FrameSizes::declare(c, {64, 1500}, 64, 9216);
     traffic.min_bytes = sizes.min_bytes;
     traffic.max_bytes = sizes.max_bytes;
+    base.check_frame(sizes.max_bytes, "the hosts' largest frame (traffic.max_bytes, FCS included)");
     load_ = traffic.load;
     ber_ = base.phy.errors.ber;
     traffic_us_ = c.real("traffic.us", 200, "us", 0.01, 1e6, "how long the hosts send (200 us: about 23,000 frames, enough for a steady p99.9)");

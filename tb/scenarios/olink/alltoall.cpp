@@ -32,6 +32,8 @@ class OlinkAlltoall : public Testbench {
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
     fix_preset_switch_keys(c, "olink-alltoall, whose OLink presets set the switch's ports, rate, clock and latency "
                               "(olink.<preset>.gpu_gbps, switch_ns)");
+    for (const char* key : {"switch.vcs", "switch.egress_scheduler", "switch.dwrr_quantum_bytes"})
+      c.fix(key, "olink-alltoall, whose GPUs send on VC 0 only: there is nothing to schedule between VCs");
     for (const Preset& pr : kPresets) {
       Run run;
       std::function<tlm::tlm_target_socket<>&(int)> socket;

@@ -38,6 +38,8 @@ class OlinkFast : public Testbench {
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
     fix_preset_switch_keys(c, "olink-fast, whose OLink preset sets the switch's ports, rate, clock and latency "
                               "(olink.<preset>.gpu_gbps, switch_ns)");
+    for (const char* key : {"switch.vcs", "switch.dwrr_quantum_bytes"})
+      c.fix(key, "olink-fast, whose GPUs send on VC 0 only: there is nothing to schedule between VCs");
     const Preset& pr = *std::find_if(std::begin(kPresets), std::end(kPresets),
                                      [&](const Preset& p) { return preset == p.name; });
     name_ = pr.name;

@@ -38,6 +38,19 @@ class OlinkLatency : public Testbench {
     for (const char* key : {"port.fec", "port.interleave", "port.none.encoder_ns", "port.none.decoder_ns"})
       c.fix(key, "olink-latency, whose OLink presets carry their FEC (olink-rs544, olink-rs272)");
     lingyun::fix_switch_keys_of_composed_ports(c, "olink-latency");
+    // One load at a time: no queue forms at a switch, and one frame is in flight each way, so
+    // neither LLR's window and ACK batching nor CBFC's credits ever bind.
+    for (const char* key : {"switch.arbiter", "switch.buffer_mib", "switch.cell_bytes", "switch.dt_alpha",
+                            "switch.dwrr_quantum_bytes", "switch.ecn.kmax_bytes", "switch.ecn.kmin_bytes", "switch.ecn.on",
+                            "switch.ecn.pmax", "switch.egress_scheduler", "switch.iterations", "switch.speedup",
+                            "switch.when_full"})
+      c.fix(key, "olink-latency, which sends one load at a time: no queue forms");
+    for (const char* key : {"llr.ack_every", "llr.nack_timer_ns", "llr.replay_buffer_bytes", "llr.seq_bits", "llr.window",
+                            "cbfc.credit_bytes", "cbfc.update_spacing_bytes", "cbfc.update_timer_ns"})
+      c.fix(key, "olink-latency, which sends one load at a time: one frame in flight each way");
+    port.check_frame(olink::kEthernetHeaderBytes + olink::kHeaderBytes + bytes_ + olink::kFcsBytes,
+                     fmt::format("a load's response frame (olink.bytes = {} and {} bytes of headers and FCS)", bytes_,
+                                 olink::kEthernetHeaderBytes + olink::kHeaderBytes + olink::kFcsBytes));
     for (const Preset& pr : kPresets) {
       Measured m;
       std::string name;

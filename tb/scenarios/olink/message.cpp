@@ -39,6 +39,12 @@ class OlinkMessage : public Testbench {
     for (const char* key : {"port.fec", "port.interleave", "port.none.encoder_ns", "port.none.decoder_ns"})
       c.fix(key, "olink-message, whose OLink preset carries its FEC (message.fabric)");
     lingyun::fix_switch_keys_of_composed_ports(c, "olink-message");
+    // One message at a time from one GPU: a switch's output takes one flow at its line rate, so no
+    // queue forms for an arbiter, a faster crossbar, the buffer's sharing or ECN to act on.
+    for (const char* key : {"switch.arbiter", "switch.iterations", "switch.speedup", "switch.cell_bytes",
+                            "switch.dt_alpha", "switch.dwrr_quantum_bytes", "switch.ecn.on", "switch.ecn.kmin_bytes",
+                            "switch.ecn.kmax_bytes", "switch.ecn.pmax"})
+      c.fix(key, "olink-message, which sends one message at a time from one GPU: no queue forms");
     const Preset& pr = *std::find_if(std::begin(kPresets), std::end(kPresets), [&](const Preset& p) { return fabric == p.name; });
     f_ = make_composed(pr, fabric.substr(6), topology, base, port, pool_, ctx);
     line_gbps_ = port.line_gbps();

@@ -251,6 +251,16 @@ class SwitchAllreduce : public Testbench {
     SwitchParams p = SwitchParams::declare(c, "switch");
     c.fix("switch.ports", "switch-allreduce, which sizes its switches to allreduce.endpoints (2N ports with the "
                           "reduce engine's, N for the ring)");
+    // The GPUs send in lockstep, each on its own path (to its ALU port, or the next on the ring):
+    // no two packets want one output, and every chunk's contributions reach the engine together,
+    // in member order, and are reduced before the next chunk's arrive.
+    for (const char* key : {"switch.arbiter", "switch.iterations", "switch.speedup", "switch.cell_bytes", "switch.vcs",
+                            "switch.dwrr_quantum_bytes"})
+      c.fix(key, "switch-allreduce, whose every GPU sends on VC 0 on a path of its own: no queue forms");
+    c.fix("reduce.order", "switch-allreduce, whose GPUs' contributions to a chunk reach the engine in member order: "
+                          "both orders add alike");
+    c.fix("reduce.slots", "switch-allreduce, whose GPUs send in lockstep: a chunk is reduced before the next one "
+                          "takes a slot, so one is enough");
     domain_ = std::make_unique<ClockDomain>("switch", p.period());
     Clock& clock = domain_->clock();
     auto channel = [&](const std::string& name) {

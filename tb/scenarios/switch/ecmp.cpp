@@ -102,6 +102,14 @@ class SwitchEcmp : public Testbench {
     buffer_mib_ = static_cast<double>(p.buffer_cells * p.cell_bytes) / (1 << 20);
     p.ports = kFlows + kLinks;
     c.fix("switch.ports", "switch-ecmp, whose switch has a port for each of its 32 flows and 8 uplinks");
+    // Each input carries one flow, to one output, on VC 0: no arbiter finds another match, no VC
+    // scheduler has a choice, a faster crossbar only moves where a packet waits.
+    for (const char* key : {"switch.arbiter", "switch.iterations", "switch.speedup", "switch.vcs",
+                            "switch.egress_scheduler", "switch.dwrr_quantum_bytes"})
+      c.fix(key, "switch-ecmp, whose every input carries one flow on VC 0 to one output: each uplink's line rate "
+                 "alone decides when a packet leaves");
+    c.fix("switch.cell_bytes", "switch-ecmp, whose buffer must never fill (a drop ends its flows): the cell size "
+                               "only counts when it does");
     period_ = p.period();
     domain_ = std::make_unique<ClockDomain>("switch", p.period());
     const struct { const char* name; sw::PathChoice choice; sw::HashKind hash; } variants[] = {

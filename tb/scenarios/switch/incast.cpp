@@ -157,6 +157,12 @@ class SwitchIncast : public Testbench {
     cb.validate("cbfc");
     SwitchParams sp = SwitchParams::declare(c, "switch");
     c.fix("switch.ports", "switch-incast, which sizes its three switches to incast.senders");
+    for (const char* key : {"switch.arbiter", "switch.iterations"})
+      c.fix(key, "switch-incast, whose flows meet at one output only (the congested hop), which takes its inputs "
+                 "in turn under any arbiter");
+    c.fix("switch.vcs", "switch-incast, whose VCs are incast.victim_vc's: one shared, or two with the victim on its own");
+    c.fix("switch.when_full", "switch-incast, whose lossless chains (CBFC, PFC) wait and whose chain without flow "
+                              "control drops");
     sp.vcs = std::max(sp.vcs, vcs);
     const link::PfcConfig pf = link::PfcConfig::declare(c, vcs, sp.port_gbps);
     domain_ = std::make_unique<ClockDomain>("switch", sp.period());

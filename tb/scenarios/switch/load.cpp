@@ -127,6 +127,8 @@ class SwitchUniform : public Testbench {
     measure_ = static_cast<Cycle>(c.integer("uniform.measure_cycles", 20000, "cycles", 1, 1ll << 40, "measured"));
     const auto [min_bytes, max_bytes] = FrameSizes::declare(c, {64, 1500}, 64, 9216, "packet");
     const SwitchParams p = SwitchParams::declare(c, "switch");
+    for (const char* key : {"switch.vcs", "switch.egress_scheduler", "switch.dwrr_quantum_bytes"})
+      c.fix(key, "switch-uniform, whose hosts send on VC 0 only: there is nothing to schedule between VCs");
     // bare: today's switch core with hosts on constant-delay channels; otherwise a fabric of
     // composed Lingyun ports (sys/lingyun) on the topology, a host on every endpoint port.
     const std::optional<lingyun::Topology> topology = lingyun::Topology::declare(c, 16, true);
@@ -135,6 +137,7 @@ class SwitchUniform : public Testbench {
     link::CbfcConfig cb;
     if (topology) {
       port = lingyun::PortParams::declare(c, p.vcs);
+      port->check_frame(max_bytes, "the hosts' largest packet (traffic.max_bytes, FCS included)");
     } else {
       fc = link::declare_fc_mode(c, "uniform.flow_control", "cbfc",
                                  "flow control on the host-to-switch links of the bare switch (lossless with CBFC); with a "

@@ -65,6 +65,10 @@ SHORT = {
     "lingyun-incast": {"incast.warmup_us": 1, "incast.measure_us": 2},
 }
 
+# Scenarios whose listing changes with a key (a topology brings its ports' keys): each variant's
+# listing is checked too, under the name scenario@key=value, with that key set in every run.
+VARIANTS = {"switch-uniform": [{"topology": "leaf-spine"}]}
+
 # (scenario glob, key glob) -> the second value of the key, where the generic rule does not give
 # one that matters. The first match wins.
 VALUE = [
@@ -110,6 +114,10 @@ PAIRING = [
     ("olink-message", "port.rs272.*", {"message.fabric": "olink-rs272"}),
     ("lingyun-incast", "port.rs272.*", {"port.fec": "rs272"}),
     ("lingyun-incast", "port.none.*", {"port.fec": "none"}),
+    ("switch-uniform@*", "port.rs272.*", {"port.fec": "rs272"}),
+    # The exact RS codec encodes every codeword of 16 ports: one short load.
+    ("switch-uniform@*", "port.codec", {"uniform.points": 1, "uniform.measure_cycles": 500}),
+    ("switch-uniform@*", "port.none.*", {"port.fec": "none"}),
     # A flap's start with a flap; alignment markers' period with markers that take time, and
     # their time with markers often enough to fall in a short run.
     ("*", "phy.link_down_at_us", {"phy.link_down_us": 3}),
@@ -328,9 +336,16 @@ def main():
         scenarios = [s for s in scenarios if s in args.only.split(",")]
 
     plans = []  # (scenario, param, reference sets, variant sets)
+    listings = []  # (name, scenario, sets of every run)
     for s in scenarios:
-        params = json.loads(subprocess.run([xysim, "params", s, "--json"], capture_output=True, text=True,
-                                           check=True).stdout)
+        listings.append((s, s, {}))
+        for v in VARIANTS.get(s, []):
+            listings.append((s + "@" + ",".join(f"{k}={as_text(x)}" for k, x in v.items()), s, v))
+    for name, s, fixed in listings:
+        argv = [xysim, "params", s, "--json"]
+        for k, v in fixed.items():
+            argv += ["--set", f"{k}={as_text(v)}"]
+        params = json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
         for p in params:
             key = p["key"]
             if not fnmatch.fnmatchcase(key, args.key):
@@ -338,20 +353,21 @@ def main():
             if p.get("implementation") and key not in IMPLEMENTATIONS:
                 problems.append(f"{s}: {key} is an implementation choice not in IMPLEMENTATIONS")
             ref = dict(SHORT.get(s, {}))
-            ref.update(first_match(PAIRING, s, key) or {})
+            ref.update(fixed)
+            ref.update(first_match(PAIRING, name, key) or {})
             ref_value = ref.get(key, p["default"])
-            value = first_match(VALUE, s, key)
+            value = first_match(VALUE, name, key)
             if value is None:
                 value = second_value(p, ref_value)
             if value is None:
-                problems.append(f"{s}: {key}: no second value (type {p['type']}, allowed {p['allowed']})")
+                problems.append(f"{name}: {key}: no second value (type {p['type']}, allowed {p['allowed']})")
                 continue
             if value == ref_value:
-                problems.append(f"{s}: {key}: its second value {value!r} is the reference run's")
+                problems.append(f"{name}: {key}: its second value {value!r} is the reference run's")
                 continue
             var = dict(ref)
             var[key] = value
-            plans.append((s, p, ref, var))
+            plans.append((name, s, p, ref, var))
 
     if not args.only and args.key == "*":
         for name, table in (("VALUE", VALUE), ("PAIRING", PAIRING)):
@@ -365,11 +381,11 @@ def main():
     start = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         jobs = []
-        for i, (s, p, ref, var) in enumerate(plans):
+        for i, (name, s, p, ref, var) in enumerate(plans):
             rk = (s, tuple(sorted((k, as_text(v)) for k, v in ref.items())))
             if rk not in refs:
                 refs[rk] = pool.submit(runner.run, s, ref, f"ref{len(refs)}")
-            jobs.append((s, p, refs[rk], pool.submit(runner.run, s, var, f"var{i}"), var[p["key"]]))
+            jobs.append((name, p, refs[rk], pool.submit(runner.run, s, var, f"var{i}"), var[p["key"]]))
         inert = []
         for s, p, ref_f, var_f, value in jobs:
             key = p["key"]

@@ -136,6 +136,7 @@ class SwitchUniform : public Testbench {
     link::FcMode fc = link::FcMode::kNone;
     link::CbfcConfig cb;
     if (topology) {
+      lingyun::fix_switch_keys_of_composed_ports(c, "switch-uniform on a topology");
       port = lingyun::PortParams::declare(c, p.vcs);
       port->check_frame(max_bytes, "the hosts' largest packet (traffic.max_bytes, FCS included)");
     } else {

@@ -20,7 +20,10 @@ PortParams link_ports(const PortParams& common, const Topology::Link& l) {
   if (l.fec) pp.phy = common.phy.with_fec(*l.fec);
   if (l.llr) pp.llr = *l.llr;
   if (l.fc) pp.fc = link::fc_mode(*l.fc);
-  if (pp.fc == link::FcMode::kPfc) pp.pfc.validate("pfc");
+  if (pp.fc == link::FcMode::kPfc) {
+    pp.pfc.validate("pfc");
+    pp.pfc.check_holds_frame(pp.max_frame_bytes, "port.max_frame_bytes");
+  }
   return pp;
 }
 

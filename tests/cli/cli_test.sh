@@ -662,6 +662,14 @@ PY
   ecmp_buffer_too_small)
     expect_failed_run "packets dropped for want of switch buffer (switch.buffer_mib = 3)" \
       run switch-ecmp --set switch.buffer_mib=3 --quiet ;;
+  switch_buffer_below_one_frame)
+    # Issue 22, defect 8: a 1500 B frame takes 12 credits of 128 B, so 11 never send it; the PFC
+    # buffer of 1024 B holds no 9216 B frame (port.max_frame_bytes): refused as link-cbfc does.
+    expect_bad_input "cbfc.buffer_credits = 11: less than one largest frame (traffic.max_bytes = 1500 takes 12 credits" \
+      run switch-uniform --set cbfc.buffer_credits=11 --quiet
+    expect_bad_input "pfc.buffer_bytes = 1024: less than one largest frame (port.max_frame_bytes = 9216 B)" \
+      run lingyun-incast --set pfc.buffer_bytes=1024 --set pfc.headroom_bytes=512 --set pfc.xoff_bytes=256 \
+      --set pfc.xon_bytes=128 --quiet ;;
   llr_link_down_named)
     # A line dark for good: both ends flush, then wait for an answer to INIT that never comes.
     expect_failed_run "link down at top.a (its LLR TX in INIT" \

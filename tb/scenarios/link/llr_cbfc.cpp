@@ -403,11 +403,7 @@ class LinkCbfc : public Testbench {
     const std::uint64_t needed = link::required_buffer_credits(cb, line_.gbps(), round_trip, max_bytes);
     const std::uint32_t buffer = cbfc.sized_for(needed);
     cb.buffer_credits.assign(vcs, buffer);
-    if (fc_ == link::FcMode::kCbfc && buffer < cb.credits_for(max_bytes))
-      throw ConfigError(fmt::format("cbfc.buffer_credits = {}: less than one largest frame (traffic.max_bytes = {} "
-                                    "takes {} credits of {} B); allowed: at least {}",
-                                    buffer, max_bytes, cb.credits_for(max_bytes), cb.credit_bytes,
-                                    cb.credits_for(max_bytes)));
+    if (fc_ == link::FcMode::kCbfc) cb.check_holds_frame(max_bytes, "traffic.max_bytes");
     if (fc_ == link::FcMode::kCbfc) {
       // A buffer the counters cannot even track is not a configuration, it is the wrong tool.
       if (needed > (cb.counter_mask() + std::uint64_t{1}) / 2)

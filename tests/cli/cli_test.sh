@@ -670,6 +670,20 @@ PY
     expect_bad_input "pfc.buffer_bytes = 1024: less than one largest frame (port.max_frame_bytes = 9216 B)" \
       run lingyun-incast --set pfc.buffer_bytes=1024 --set pfc.headroom_bytes=512 --set pfc.xoff_bytes=256 \
       --set pfc.xon_bytes=128 --quiet ;;
+  lossless_buffer_too_small)
+    # Issue 22, defect 4: 0.01 MiB is 40 cells of 256 B (10240 B). The bare switch's 64 ports of
+    # 1024 credits let in 1024 frames of 64 B each, a cell each: 65536 cells (16777216 B), and the
+    # last cell of a port needs 1024 free (dt_alpha 1): 66559 cells, 17039104 B, 16.2498 MiB rounded up.
+    expect_bad_input "switch.buffer_mib = 0.01 (10240 B) cannot back the CBFC credits of top.load1's 64 lossless ports: they let in up to 16777216 B" \
+      run switch-uniform --set switch.buffer_mib=0.01 --quiet
+    grep -qF "allowed: at least 16.2498 MiB, or switch.when_full=wait" "$work/err" || fail "no least buffer: $(cat "$work/err")"
+    expect_bad_input "switch.buffer_mib = 0.01 (10240 B) cannot back the CBFC credits of top.load1.leaf0's" \
+      run switch-uniform --set topology=leaf-spine --set switch.buffer_mib=0.01 --quiet
+    expect_bad_input "switch.buffer_mib = 0.01 (10240 B) cannot back the CBFC credits of top.cbfc_shared_vc.leaf0's 3" \
+      run lingyun-incast --set switch.buffer_mib=0.01 --quiet
+    # Waiting instead of dropping keeps it lossless: accepted (and run).
+    "$xysim" run switch-uniform --set switch.buffer_mib=0.01 --set switch.when_full=wait --set uniform.load=0.5 \
+      --set uniform.measure_cycles=2000 --quiet >/dev/null 2>"$work/err" || fail "when_full=wait: $(cat "$work/err")" ;;
   llr_link_down_named)
     # A line dark for good: both ends flush, then wait for an answer to INIT that never comes.
     expect_failed_run "link down at top.a (its LLR TX in INIT" \

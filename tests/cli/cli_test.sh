@@ -684,6 +684,23 @@ PY
     # Waiting instead of dropping keeps it lossless: accepted (and run).
     "$xysim" run switch-uniform --set switch.buffer_mib=0.01 --set switch.when_full=wait --set uniform.load=0.5 \
       --set uniform.measure_cycles=2000 --quiet >/dev/null 2>"$work/err" || fail "when_full=wait: $(cat "$work/err")" ;;
+  incast_held_within_traffic_time)
+    # Issue 22, defect 3: links down from the end of sending (30 us) to 60 us, with buffers that
+    # hold through it, gave up to 207 %: both VCs added and the holds after sending counted. Now
+    # the most held VC, within the traffic time.
+    "$xysim" run lingyun-incast --set port.link_down_at_us=30 --set port.link_down_us=30 --set incast.measure_us=20 \
+      --set pfc.buffer_bytes=8388608 --set pfc.headroom_bytes=8000000 --out "$work/R" --quiet >/dev/null 2>"$work/err" \
+      || fail "run: $(cat "$work/err")"
+    python3 - "$work/R/results.json" <<'PY' || fail "held % outside [0, 100]"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+held = [(row, port, pct) for row, v in s.items() if isinstance(v, dict) and "held_percent" in v
+        for port, pct in v["held_percent"].items()]
+assert held, s
+bad = [h for h in held if not 0 <= h[2] <= 100]
+assert not bad, bad
+PY
+    echo "ok" ;;
   llr_link_down_named)
     # A line dark for good: both ends flush, then wait for an answer to INIT that never comes.
     expect_failed_run "link down at top.a (its LLR TX in INIT" \

@@ -701,6 +701,17 @@ bad = [h for h in held if not 0 <= h[2] <= 100]
 assert not bad, bad
 PY
     echo "ok" ;;
+  llr_in_flight_not_lost)
+    # Issue 22, defect 5: over 10000 km (50 ms each way) no frame has arrived when the run stops;
+    # none was lost: every one of the 2 x 1000 is still on the line.
+    expect_failed_run "" run link-llr --set link.cable_m=10000000 --set link.recovery=none --set traffic.frames=1000 \
+      --out "$work/R" --quiet
+    python3 - "$work/R/results.json" <<'PY' || fail "frames in flight counted as lost"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+assert s["frames_lost"] == 0 and s["frames_in_flight"] == 2000, (s["frames_lost"], s.get("frames_in_flight"))
+PY
+    grep -q "0 lost, 2000 still in flight" "$work/out" || fail "report: $(cat "$work/out")" ;;
   llr_link_down_named)
     # A line dark for good: both ends flush, then wait for an answer to INIT that never comes.
     expect_failed_run "link down at top.a (its LLR TX in INIT" \

@@ -687,9 +687,10 @@ PY
   incast_held_within_traffic_time)
     # Issue 22, defect 3: links down from the end of sending (30 us) to 60 us, with buffers that
     # hold through it, gave up to 207 %: both VCs added and the holds after sending counted. Now
-    # the most held VC, within the traffic time.
+    # the most held VC, within the traffic time. (A switch buffer that backs the 8 MiB PFC buffers.)
     "$xysim" run lingyun-incast --set port.link_down_at_us=30 --set port.link_down_us=30 --set incast.measure_us=20 \
-      --set pfc.buffer_bytes=8388608 --set pfc.headroom_bytes=8000000 --out "$work/R" --quiet >/dev/null 2>"$work/err" \
+      --set pfc.buffer_bytes=8388608 --set pfc.headroom_bytes=8000000 --set switch.buffer_mib=1024 --out "$work/R" \
+      --quiet >/dev/null 2>"$work/err" \
       || fail "run: $(cat "$work/err")"
     python3 - "$work/R/results.json" <<'PY' || fail "held % outside [0, 100]"
 import json, sys

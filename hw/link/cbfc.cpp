@@ -96,6 +96,16 @@ std::uint32_t CbfcConfig::credits_for(std::uint32_t bytes) const {
   return static_cast<std::uint32_t>((charged + credit_bytes - 1) / credit_bytes);
 }
 
+void CbfcConfig::check_holds_frame(std::uint32_t max_frame_bytes, const std::string& frame,
+                                   const std::string& prefix) const {
+  const std::uint32_t need = credits_for(max_frame_bytes);
+  for (std::uint32_t buffer : buffer_credits)
+    if (buffer < need)
+      throw ConfigError(fmt::format("{}.buffer_credits = {}: less than one largest frame ({} = {} takes {} credits of "
+                                    "{} B); allowed: at least {}",
+                                    prefix, buffer, frame, max_frame_bytes, need, credit_bytes, need));
+}
+
 std::uint32_t CbfcConfig::counter_mask() const {
   return static_cast<std::uint32_t>((std::uint64_t{1} << counter_bits) - 1);
 }

@@ -62,6 +62,10 @@ struct CbfcConfig {
   // Credits a frame of `bytes` costs: ceil((bytes + overhead) / credit_bytes), at least one.
   std::uint32_t credits_for(std::uint32_t bytes) const;
   std::uint32_t counter_mask() const;  // 2^counter_bits - 1
+  // Throws ConfigError unless every VC's buffer holds a frame of `max_frame_bytes` (`frame`
+  // names where that size comes from, e.g. "traffic.max_bytes"): a smaller one never sends it.
+  void check_holds_frame(std::uint32_t max_frame_bytes, const std::string& frame,
+                         const std::string& prefix = "cbfc") const;
 };
 
 // The cbfc.* parameters, declared once for every port that runs CBFC.

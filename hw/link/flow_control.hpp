@@ -27,6 +27,13 @@ FcMode fc_mode(const std::string& name);
 FcMode declare_fc_mode(Config& c, const std::string& key, const std::string& def, const std::string& meaning,
                        const std::vector<std::string>& allowed = fc_mode_names());
 
+// The most buffer cells of `cell_bytes` that the frames a lossless receiver lets in can take at
+// once, over its VCs: as many frames as its credits (CBFC) or its buffer_bytes (PFC) hold, of
+// whatever size from `min_bytes` to `max_bytes` takes most, each rounded up to whole cells (more
+// would be an overflow, which the receiver reports). 0 without flow control: no promise.
+std::uint64_t lossless_cells(FcMode mode, const CbfcConfig& cbfc, const PfcConfig& pfc, std::uint32_t cell_bytes,
+                             std::uint32_t min_bytes, std::uint32_t max_bytes);
+
 // A flow-control message from one end of a link direction to the other.
 struct FcMessage {
   std::optional<CreditUpdate> credit;  // CBFC: a CF_Update upstream or a CC_Update downstream

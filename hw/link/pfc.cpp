@@ -64,6 +64,13 @@ void PfcConfig::validate(const std::string& prefix) const {
                                   refresh_quanta, pause_quanta - 1));
 }
 
+void PfcConfig::check_holds_frame(std::uint32_t max_frame_bytes, const std::string& frame,
+                                  const std::string& prefix) const {
+  if (buffer_bytes < max_frame_bytes)
+    throw ConfigError(fmt::format("{}.buffer_bytes = {}: less than one largest frame ({} = {} B); allowed: at least {}",
+                                  prefix, buffer_bytes, frame, max_frame_bytes, max_frame_bytes));
+}
+
 Cycle pause_cycles(std::uint32_t quanta, double line_gbps, Time clock_period) {
   return (quanta_fs(quanta, line_gbps) + clock_period - 1) / clock_period;
 }

@@ -45,6 +45,10 @@ struct PfcConfig {
   // The pfc.* thresholds (buffer_bytes, headroom_bytes, xoff_bytes, xon_bytes), declared once for
   // every port that runs PFC, checked together, for `priorities` on a line of `line_gbps`.
   static PfcConfig declare(Config& c, int priorities, double line_gbps);
+  // Throws ConfigError unless buffer_bytes holds a frame of `max_frame_bytes` (`frame` names
+  // where that size comes from, e.g. "port.max_frame_bytes"): a larger one always overflows.
+  void check_holds_frame(std::uint32_t max_frame_bytes, const std::string& frame,
+                         const std::string& prefix = "pfc") const;
 };
 
 struct PauseFrame {

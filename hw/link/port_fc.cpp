@@ -34,7 +34,7 @@ bool PortFc::can_send(const Packet& p) const {
   Cycle& since = blocked_since_.at(p.vc);
   if (!fc_ok && since == kNotBlocked) since = now();
   if (fc_ok && since != kNotBlocked) {
-    held_vc_[p.vc] += now() - since;
+    held_vc_[p.vc] += hold_clip(now()) - hold_clip(since);
     held_->add(now() - since);
     since = kNotBlocked;
   }
@@ -81,7 +81,7 @@ void PortFc::on_depart(std::uint32_t bytes, std::uint8_t vc) {
 
 std::uint64_t PortFc::held_cycles(int vc) const {
   if (vc < 0 || vc >= vcs()) return 0;
-  return held_vc_[vc] + (blocked_since_[vc] == kNotBlocked ? 0 : now() - blocked_since_[vc]);
+  return held_vc_[vc] + (blocked_since_[vc] == kNotBlocked ? 0 : hold_clip(now()) - hold_clip(blocked_since_[vc]));
 }
 
 std::string PortFc::counted_beyond(const PortFc& far) const {

@@ -17,6 +17,7 @@
 // first can_send() that lets that VC go. It is exact as long as the feeder asks again whenever
 // it could send (a switch egress asks every cycle its line is free, a host whenever it is woken).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -75,6 +76,9 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
   // Cycles the feeder had a frame of `vc` that flow control held back, up to now (a hold still
   // open counts up to now); pauses with a non-zero time this side sent upstream.
   std::uint64_t held_cycles(int vc) const;
+  // held_cycles() counts no cycle from `end` on (a testbench's traffic window); the counter
+  // .held_cycles counts them all.
+  void count_holds_until(Cycle end) { holds_until_ = end; }
   int vcs() const { return static_cast<int>(held_vc_.size()); }
   std::uint64_t xoffs() const { return xoffs_ ? xoffs_->value() : 0; }
   std::uint64_t pause_frames() const { return pause_frames_; }  // XOFF and XON
@@ -108,6 +112,8 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
   // query, because a refusal is the event that starts a hold.
   mutable std::vector<Cycle> blocked_since_;
   mutable std::vector<std::uint64_t> held_vc_;
+  Cycle holds_until_ = ~Cycle{0};
+  Cycle hold_clip(Cycle c) const { return std::min(c, holds_until_); }
   OverflowLog overflow_;
   Counter *xoffs_ = nullptr, *cf_updates_ = nullptr;  // the receiving half's
   Counter *cc_updates_ = nullptr, *held_ = nullptr;   // the sending half's; held_: all VCs

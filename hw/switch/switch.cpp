@@ -15,6 +15,27 @@ std::uint32_t SwitchParams::port_bytes_per_cycle() const {
 }
 Time SwitchParams::period() const { return period_from_mhz(clock_mhz); }
 
+void SwitchParams::check_lossless(const std::vector<std::uint64_t>& port_cells, const std::string& where,
+                                  const std::string& fc) const {
+  if (wait_when_full || port_cells.empty()) return;
+  std::uint64_t sum = 0, most = 0;
+  for (std::uint64_t c : port_cells) {
+    if (c == 0) return;
+    sum += c;
+    most = std::max(most, c);
+  }
+  // The last cell of the fullest port comes in with every other port full: it is admitted if
+  // the port's cells stay within dt_alpha x the cells then free.
+  const auto need = sum - 1 + static_cast<std::uint64_t>(std::ceil(static_cast<double>(most) / dt_alpha));
+  if (need <= buffer_cells) return;
+  throw ConfigError(fmt::format(
+      "switch.buffer_mib = {:g} ({} B) cannot back the {} of {}'s {} lossless ports: they let in up to {} B at once "
+      "({} cells of {} B), {} B with the dynamic threshold's share (switch.dt_alpha = {:g}); allowed: at least {:.4f} "
+      "MiB, or switch.when_full=wait",
+      buffer_mib, buffer_cells * cell_bytes, fc, where, port_cells.size(), sum * cell_bytes, sum, cell_bytes,
+      need * cell_bytes, dt_alpha, std::ceil(static_cast<double>(need * cell_bytes) / (1 << 20) * 1e4) / 1e4));
+}
+
 SwitchParams SwitchParams::declare(Config& c, const std::string& prefix) {
   const std::string k = prefix + ".";
   SwitchParams p;
@@ -28,6 +49,7 @@ SwitchParams SwitchParams::declare(Config& c, const std::string& prefix) {
                                   k, p.port_gbps, k, p.clock_mhz, bytes));
   p.cell_bytes = static_cast<std::uint32_t>(c.integer(k + "cell_bytes", 256, "bytes", 16, 16384, "shared-buffer cell"));
   const double buffer_mib = c.real(k + "buffer_mib", 64, "MiB", 0.01, 1e6, "shared packet buffer");
+  p.buffer_mib = buffer_mib;
   p.buffer_cells = static_cast<std::uint64_t>(buffer_mib * (1 << 20) / p.cell_bytes);
   p.cut_through = c.choice(k + "forwarding", "cut-through", {"cut-through", "store-and-forward"},
                            "start forwarding on the header, or only once the whole packet is in") == "cut-through";

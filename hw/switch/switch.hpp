@@ -51,6 +51,7 @@ struct SwitchParams {
   double port_gbps = 800, clock_mhz = 1562.5;
   std::uint32_t cell_bytes = 256;
   std::uint64_t buffer_cells = 0;
+  double buffer_mib = 0;  // as configured; buffer_cells are the whole cells of it
   bool cut_through = true;
   ArbiterKind arbiter = ArbiterKind::kIslip;
   int iterations = 2;
@@ -72,6 +73,13 @@ struct SwitchParams {
   std::uint32_t port_bytes_per_cycle() const;
   Time period() const;
   static SwitchParams declare(Config& c, const std::string& prefix);
+  // Throws ConfigError unless the shared buffer admits, without a drop, all that lossless ports
+  // may let in at once: port i up to port_cells[i] cells (link::lossless_cells; 0: a port without
+  // flow control, which promises nothing, so then no check), and the dynamic threshold's room
+  // for the last of them. With when_full = wait the switch holds a port rather than drop.
+  // `where`: the switch; `fc`: what the ports run ("CBFC credits", "PFC buffers").
+  void check_lossless(const std::vector<std::uint64_t>& port_cells, const std::string& where,
+                      const std::string& fc) const;
 };
 
 // Where a packet goes: its output port, from its destination (a port number here; the

@@ -20,7 +20,10 @@ PortParams link_ports(const PortParams& common, const Topology::Link& l) {
   if (l.fec) pp.phy = common.phy.with_fec(*l.fec);
   if (l.llr) pp.llr = *l.llr;
   if (l.fc) pp.fc = link::fc_mode(*l.fc);
-  if (pp.fc == link::FcMode::kPfc) pp.pfc.validate("pfc");
+  if (pp.fc == link::FcMode::kPfc) {
+    pp.pfc.validate("pfc");
+    pp.pfc.check_holds_frame(pp.max_frame_bytes, "port.max_frame_bytes");
+  }
   return pp;
 }
 
@@ -83,6 +86,17 @@ Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::Sw
     sw::SwitchParams sp = switch_params;
     sp.ports = t_.nodes[n].ports;
     sp.lat.rx_mac = sp.lat.tx_mac = 0;  // the ports' MACs are modelled, not a switch stage
+    // Lossless ports promise not to drop: the shared buffer must hold all their credits or PFC
+    // buffers let in, frames from Ethernet's least (64 B) to the ports' largest.
+    std::vector<std::uint64_t> lossless;
+    bool cbfc = false, pfc = false;
+    for (auto [link, side] : at_switch[n]) {
+      const PortParams& lp = link->params();
+      lossless.push_back(link::lossless_cells(lp.fc, lp.cbfc.config, lp.pfc, sp.cell_bytes, 64, lp.max_frame_bytes));
+      (lp.fc == link::FcMode::kCbfc ? cbfc : pfc) |= lp.fc != link::FcMode::kNone;
+    }
+    sp.check_lossless(lossless, fmt::format("{}.{}", prefix, t_.nodes[n].name),
+                      cbfc && pfc ? "CBFC credits and PFC buffers" : cbfc ? "CBFC credits" : "PFC buffers");
     std::vector<Channel<Packet*>*> in(sp.ports, nullptr), out(sp.ports, nullptr);
     for (int p = 0; p < static_cast<int>(at_switch[n].size()); ++p) {
       auto [link, side] = at_switch[n][p];

@@ -170,6 +170,9 @@ struct Rig {
       const Host::Traffic& traffic, const RunContext& ctx, link::FcMode fc = link::FcMode::kNone,
       const link::CbfcConfig& cbfc = {}, const link::PfcConfig& pfc = {})
       : boards(p.ports, std::vector<Scoreboard>(p.ports)) {
+    p.check_lossless(std::vector<std::uint64_t>(p.ports, link::lossless_cells(fc, cbfc, pfc, p.cell_bytes, traffic.min_bytes,
+                                                                            traffic.max_bytes)),
+                     name, fc == link::FcMode::kCbfc ? "CBFC credits" : "PFC buffers");
     std::vector<Channel<Packet*>*> in, out;
     for (int i = 0; i < p.ports; ++i) {
       up.push_back(std::make_unique<Channel<Packet*>>(fmt::format("{}.up{}", name, i), clock, ChannelSpec{1, 0, 1, 2}));

@@ -662,6 +662,57 @@ PY
   ecmp_buffer_too_small)
     expect_failed_run "packets dropped for want of switch buffer (switch.buffer_mib = 3)" \
       run switch-ecmp --set switch.buffer_mib=3 --quiet ;;
+  switch_buffer_below_one_frame)
+    # Issue 22, defect 8: a 1500 B frame takes 12 credits of 128 B, so 11 never send it; the PFC
+    # buffer of 1024 B holds no 9216 B frame (port.max_frame_bytes): refused as link-cbfc does.
+    expect_bad_input "cbfc.buffer_credits = 11: less than one largest frame (traffic.max_bytes = 1500 takes 12 credits" \
+      run switch-uniform --set cbfc.buffer_credits=11 --quiet
+    expect_bad_input "pfc.buffer_bytes = 1024: less than one largest frame (port.max_frame_bytes = 9216 B)" \
+      run lingyun-incast --set pfc.buffer_bytes=1024 --set pfc.headroom_bytes=512 --set pfc.xoff_bytes=256 \
+      --set pfc.xon_bytes=128 --quiet ;;
+  lossless_buffer_too_small)
+    # Issue 22, defect 4: 0.01 MiB is 40 cells of 256 B (10240 B). The bare switch's 64 ports of
+    # 1024 credits let in 1024 frames of 64 B each, a cell each: 65536 cells (16777216 B), and the
+    # last cell of a port needs 1024 free (dt_alpha 1): 66559 cells, 17039104 B, 16.2498 MiB rounded up.
+    expect_bad_input "switch.buffer_mib = 0.01 (10240 B) cannot back the CBFC credits of top.load1's 64 lossless ports: they let in up to 16777216 B" \
+      run switch-uniform --set switch.buffer_mib=0.01 --quiet
+    grep -qF "allowed: at least 16.2498 MiB, or switch.when_full=wait" "$work/err" || fail "no least buffer: $(cat "$work/err")"
+    expect_bad_input "switch.buffer_mib = 0.01 (10240 B) cannot back the CBFC credits of top.load1.leaf0's" \
+      run switch-uniform --set topology=leaf-spine --set switch.buffer_mib=0.01 --quiet
+    expect_bad_input "switch.buffer_mib = 0.01 (10240 B) cannot back the CBFC credits of top.cbfc_shared_vc.leaf0's 3" \
+      run lingyun-incast --set switch.buffer_mib=0.01 --quiet
+    # Waiting instead of dropping keeps it lossless: accepted (and run).
+    "$xysim" run switch-uniform --set switch.buffer_mib=0.01 --set switch.when_full=wait --set uniform.load=0.5 \
+      --set uniform.measure_cycles=2000 --quiet >/dev/null 2>"$work/err" || fail "when_full=wait: $(cat "$work/err")" ;;
+  incast_held_within_traffic_time)
+    # Issue 22, defect 3: links down from the end of sending (30 us) to 60 us, with buffers that
+    # hold through it, gave up to 207 %: both VCs added and the holds after sending counted. Now
+    # the most held VC, within the traffic time. (A switch buffer that backs the 8 MiB PFC buffers.)
+    "$xysim" run lingyun-incast --set port.link_down_at_us=30 --set port.link_down_us=30 --set incast.measure_us=20 \
+      --set pfc.buffer_bytes=8388608 --set pfc.headroom_bytes=8000000 --set switch.buffer_mib=1024 --out "$work/R" \
+      --quiet >/dev/null 2>"$work/err" \
+      || fail "run: $(cat "$work/err")"
+    python3 - "$work/R/results.json" <<'PY' || fail "held % outside [0, 100]"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+held = [(row, port, pct) for row, v in s.items() if isinstance(v, dict) and "held_percent" in v
+        for port, pct in v["held_percent"].items()]
+assert held, s
+bad = [h for h in held if not 0 <= h[2] <= 100]
+assert not bad, bad
+PY
+    echo "ok" ;;
+  llr_in_flight_not_lost)
+    # Issue 22, defect 5: over 10000 km (50 ms each way) no frame has arrived when the run stops;
+    # none was lost: every one of the 2 x 1000 is still on the line.
+    expect_failed_run "" run link-llr --set link.cable_m=10000000 --set link.recovery=none --set traffic.frames=1000 \
+      --out "$work/R" --quiet
+    python3 - "$work/R/results.json" <<'PY' || fail "frames in flight counted as lost"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+assert s["frames_lost"] == 0 and s["frames_in_flight"] == 2000, (s["frames_lost"], s.get("frames_in_flight"))
+PY
+    grep -q "0 lost, 2000 still in flight" "$work/out" || fail "report: $(cat "$work/out")" ;;
   llr_link_down_named)
     # A line dark for good: both ends flush, then wait for an answer to INIT that never comes.
     expect_failed_run "link down at top.a (its LLR TX in INIT" \

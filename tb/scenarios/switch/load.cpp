@@ -147,6 +147,7 @@ class SwitchUniform : public Testbench {
       cb.buffer_credits.assign(1, static_cast<std::uint32_t>(c.integer("cbfc.buffer_credits", 1024, "credits", 1, 1 << 30,
                                                                        "switch buffer per ingress port, 128-byte credits")));
       cb.validate("cbfc");
+      if (fc == link::FcMode::kCbfc) cb.check_holds_frame(max_bytes, "traffic.max_bytes");
       domain_ = std::make_unique<ClockDomain>("switch", p.period());
     }
     period_ = p.period();

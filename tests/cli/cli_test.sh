@@ -566,6 +566,11 @@ PY
     expect_bad_input "YAML syntax error" run olink-latency --set topology="$work/t.yaml"
     printf 'switches:\n  sw0: {ports: 4}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0, fec: rs999}\n  - {a: e1, b: sw0}\n' >"$work/t.yaml"
     expect_bad_input "t.yaml:5: fec = 'rs999': allowed are rs544, rs272, none" run olink-latency --set topology="$work/t.yaml"
+    # Values of the wrong shape or size: the key, the value and what is allowed, at their line.
+    printf 'switches:\n  sw0: {ports: 4}\nendpoints: {e0: 1, e1: 1}\nlinks:\n  - {a: e0, b: sw0}\n  - {a: e1, b: sw0}\n' >"$work/t.yaml"
+    expect_bad_input "t.yaml:3: endpoints = a map: allowed a count 2..65536 or a list of names" run olink-latency --set topology="$work/t.yaml"
+    printf 'switches:\n  sw0: {ports: 99999999999}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0}\n  - {a: e1, b: sw0}\n' >"$work/t.yaml"
+    expect_bad_input "t.yaml:2: switch sw0 ports = 99999999999: allowed 1..1024" run switch-uniform --set topology="$work/t.yaml"
     expect_bad_input "no such file" run olink-latency --set topology="$work/none.yaml" ;;
   bench_nan)
     # CLI11's Range checks let NaN through; real options refuse it before running anything.

@@ -239,25 +239,42 @@ void Topology::validate() const {
   if (ends.size() < 2) throw ConfigError(fmt::format("topology {}: {} endpoints; at least 2 needed", name, ends.size()));
   for (int e : ends)
     if (!used[e]) throw ConfigError(fmt::format("topology {}: endpoint {} has no link", name, nodes[e].name));
-  // Connected: every endpoint reaches the first (through switches only).
-  std::vector<std::vector<int>> adj(nodes.size());
-  for (const Link& l : links) {
-    adj[l.a].push_back(l.b);
-    adj[l.b].push_back(l.a);
-  }
-  std::vector<bool> seen(nodes.size(), false);
-  std::deque<int> q{ends[0]};
-  seen[ends[0]] = true;
-  while (!q.empty()) {
-    const int n = q.front();
-    q.pop_front();
-    if (!nodes[n].is_switch && n != ends[0]) continue;  // endpoints do not forward
-    for (int m : adj[n])
-      if (!seen[m]) seen[m] = true, q.push_back(m);
+  // Planes: the switches joined by links between them. The builder gives an endpoint a port per
+  // link, in file order, and routes to an endpoint over every port it has on a plane; the
+  // testbenches run plane k on port k of every endpoint (FabricRig a scoreboard per plane, OLink
+  // its GPUs on port 0). So port k of every endpoint must be on one plane, and no other port.
+  std::vector<int> plane(nodes.size());
+  for (std::size_t n = 0; n < nodes.size(); ++n) plane[n] = static_cast<int>(n);
+  const auto root = [&](int n) {
+    while (plane[n] != n) n = plane[n];
+    return n;
+  };
+  for (const Link& l : links)
+    if (nodes[l.a].is_switch && nodes[l.b].is_switch) plane[root(l.a)] = root(l.b);
+  struct Port {
+    int link, sw;  // its link (index) and the switch at the other end
+  };
+  std::vector<std::vector<Port>> ports(nodes.size());
+  for (int i = 0; i < static_cast<int>(links.size()); ++i) {
+    const Link& l = links[i];
+    if (!nodes[l.a].is_switch) ports[l.a].push_back({i, l.b});
+    if (!nodes[l.b].is_switch) ports[l.b].push_back({i, l.a});
   }
   for (int e : ends)
-    if (!seen[e])
-      throw ConfigError(fmt::format("topology {}: disconnected: no path from {} to {}", name, nodes[ends[0]].name, nodes[e].name));
+    for (std::size_t k = 0; k < ports[e].size(); ++k) {
+      const Port& p = ports[e][k];
+      for (int d : ends) {
+        if (d == e || (k < ports[d].size() && root(ports[d][k].sw) == root(p.sw))) continue;
+        std::string why = fmt::format("no path from {} to it through switches", nodes[p.sw].name);
+        for (std::size_t j = 0; j < ports[d].size(); ++j)
+          if (root(ports[d][j].sw) == root(p.sw))
+            why = fmt::format("{} is on that plane by its port {}, not {}: port k of every endpoint forms plane k",
+                              nodes[d].name, j, k);
+        throw ConfigError(fmt::format("{}: endpoint {}'s port {} (link {}, to {}) cannot reach endpoint {}: {}",
+                                      links[p.link].where, nodes[e].name, k, p.link + 1, nodes[p.sw].name,
+                                      nodes[d].name, why));
+      }
+    }
 }
 
 int Topology::bisection_links() const {

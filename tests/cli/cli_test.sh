@@ -559,7 +559,12 @@ PY
     printf 'switches:\n  sw0: {ports: 1}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0}\n  - {a: e1, b: sw0}\n' >"$work/t.yaml"
     expect_bad_input "t.yaml:6: switch sw0 has 1 ports" run olink-latency --set topology="$work/t.yaml"
     printf 'switches:\n  sw0: {ports: 4}\n  sw1: {ports: 4}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0}\n  - {a: e1, b: sw1}\n' >"$work/t.yaml"
-    expect_bad_input "disconnected: no path from e0 to e1" run olink-latency --set topology="$work/t.yaml"
+    expect_bad_input "t.yaml:6: endpoint e0's port 0 (link 1, to sw0) cannot reach endpoint e1" run olink-latency --set topology="$work/t.yaml"
+    # e0's first link goes to a switch with no route onward (it was accepted, then SIGFPE).
+    printf 'switches:\n  sw0: {ports: 3}\n  dead: {ports: 1}\nendpoints: [e0, e1]\nlinks:\n  - {a: e0, b: dead}\n  - {a: e0, b: sw0}\n  - {a: e1, b: sw0}\n' >"$work/t.yaml"
+    for s in olink-latency switch-uniform; do
+      expect_bad_input "t.yaml:6: endpoint e0's port 0 (link 1, to dead) cannot reach endpoint e1: no path from dead to it" run $s --set topology="$work/t.yaml"
+    done
     printf 'switches:\n  sw0: {ports: 4}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0, cable_m: 20000}\n  - {a: e1, b: sw0}\n' >"$work/t.yaml"
     expect_bad_input "t.yaml:5: link e0 - sw0: LLR over 20000 m needs" run olink-latency --set topology="$work/t.yaml"
     printf 'switches:\n  sw0: {ports: 4}\nendpoints: 2\nlinks: [\n' >"$work/t.yaml"

@@ -198,11 +198,27 @@ TEST_F(TopologyFile, ATopologyThatLoadsButCannotBeBuiltIsRefusedByValidate) {
       {"switches:\n  sw0: {ports: 2}\nendpoints: 3\nlinks:\n  - {a: e0, b: sw0}\n  - {a: e1, b: sw0}\n",
        "topology FILE: endpoint e2 has no link"},
       {"switches:\n  sw0: {ports: 2}\n  sw1: {ports: 2}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0}\n  - {a: e1, b: sw1}\n",
-       "topology FILE: disconnected: no path from e0 to e1"},
+       "FILE:6: endpoint e0's port 0 (link 1, to sw0) cannot reach endpoint e1: no path from sw0 to it through switches"},
       // e1 is on both switches, but an endpoint forwards nothing: e0 cannot reach e2 through it.
       {"switches:\n  sw0: {ports: 2}\n  sw1: {ports: 2}\nendpoints: 3\nlinks:\n  - {a: e0, b: sw0}\n"
        "  - {a: e1, b: sw0}\n  - {a: e1, b: sw1}\n  - {a: e2, b: sw1}\n",
-       "topology FILE: disconnected: no path from e0 to e2"},
+       "FILE:6: endpoint e0's port 0 (link 1, to sw0) cannot reach endpoint e2: no path from sw0 to it through switches"},
+      // Endpoints send on their first port (OLink's GPUs on no other; FabricRig's hosts on plane
+      // 0 there): e0's goes to a switch with no route onward, which divided by an empty set of
+      // next hops (SIGFPE), though e0 reaches e1 by its second link.
+      {"switches:\n  sw0: {ports: 2}\n  dead: {ports: 1}\nendpoints: 2\nlinks:\n  - {a: e0, b: dead}\n"
+       "  - {a: e0, b: sw0}\n  - {a: e1, b: sw0}\n",
+       "FILE:6: endpoint e0's port 0 (link 1, to dead) cannot reach endpoint e1: no path from dead to it through switches"},
+      // Port k of every endpoint forms plane k: x's port 1 has no y on its plane (FabricRig's host
+      // there sends to y all the same) ...
+      {"switches:\n  a: {ports: 2}\n  b: {ports: 1}\nendpoints: [x, y]\nlinks:\n  - {a: x, b: a}\n  - {a: x, b: b}\n"
+       "  - {a: y, b: a}\n",
+       "FILE:7: endpoint x's port 1 (link 2, to b) cannot reach endpoint y: no path from b to it through switches"},
+      // ... and two planes in the other order at y: its host on port 1 would get x's plane-0 frames.
+      {"switches:\n  a: {ports: 2}\n  b: {ports: 2}\nendpoints: [x, y]\nlinks:\n  - {a: x, b: a}\n  - {a: x, b: b}\n"
+       "  - {a: y, b: b}\n  - {a: y, b: a}\n",
+       "FILE:6: endpoint x's port 0 (link 1, to a) cannot reach endpoint y: y is on that plane by its port 1, not 0: port "
+       "k of every endpoint forms plane k"},
   };
   for (const auto& [yaml, message] : cases) EXPECT_EQ(refusal(yaml), message) << yaml;
 }

@@ -260,6 +260,17 @@ void Topology::validate() const {
     if (!nodes[l.a].is_switch) ports[l.a].push_back({i, l.b});
     if (!nodes[l.b].is_switch) ports[l.b].push_back({i, l.a});
   }
+  // Two ports of one endpoint on one plane: the switches route to it over both, so its hosts get
+  // each other's frames (one scoreboard), and OLink's GPU, on port 0 only, misses some.
+  for (int e : ends)
+    for (std::size_t k = 0; k < ports[e].size(); ++k)
+      for (std::size_t j = 0; j < k; ++j)
+        if (root(ports[e][j].sw) == root(ports[e][k].sw))
+          throw ConfigError(fmt::format(
+              "{}: endpoint {}: links {} (to {}) and {} (to {}) both reach one plane; multi-homing into one plane "
+              "waits for the dual-plane NIC (issue 24); allowed: each of an endpoint's links on a plane of its own",
+              links[ports[e][k].link].where, nodes[e].name, ports[e][j].link + 1, nodes[ports[e][j].sw].name,
+              ports[e][k].link + 1, nodes[ports[e][k].sw].name));
   for (int e : ends)
     for (std::size_t k = 0; k < ports[e].size(); ++k) {
       const Port& p = ports[e][k];

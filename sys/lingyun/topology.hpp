@@ -57,7 +57,7 @@ struct Topology {
   // Throws ConfigError (at the link's file:line) for what the fabric builder and the testbenches
   // rely on: a switch with more links than ports, an endpoint without a link, an endpoint's port
   // that does not reach every other endpoint's port of the same number (port k of every endpoint
-  // forms plane k: the switches joined by links).
+  // forms plane k: the switches joined by links), or two of an endpoint's ports on one plane.
   void validate() const;
   // Links crossing the narrowest cut between the first and second half of the endpoints (max
   // flow), for the bisection bandwidth.

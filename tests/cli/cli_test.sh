@@ -565,6 +565,11 @@ PY
     for s in olink-latency switch-uniform; do
       expect_bad_input "t.yaml:6: endpoint e0's port 0 (link 1, to dead) cannot reach endpoint e1: no path from dead to it" run $s --set topology="$work/t.yaml"
     done
+    # Two links of each endpoint to one leaf (it was accepted, then "packet 1 received again", a watchdog).
+    printf 'switches:\n  leaf0: {ports: 4}\nendpoints: [x, y]\nlinks:\n  - {a: x, b: leaf0}\n  - {a: y, b: leaf0}\n  - {a: x, b: leaf0}\n  - {a: y, b: leaf0}\n' >"$work/t.yaml"
+    for s in olink-latency switch-uniform; do
+      expect_bad_input "t.yaml:7: endpoint x: links 1 (to leaf0) and 3 (to leaf0) both reach one plane; multi-homing" run $s --set topology="$work/t.yaml"
+    done
     printf 'switches:\n  sw0: {ports: 4}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0, cable_m: 20000}\n  - {a: e1, b: sw0}\n' >"$work/t.yaml"
     expect_bad_input "t.yaml:5: link e0 - sw0: LLR over 20000 m needs" run olink-latency --set topology="$work/t.yaml"
     printf 'switches:\n  sw0: {ports: 4}\nendpoints: 2\nlinks: [\n' >"$work/t.yaml"

@@ -219,6 +219,18 @@ TEST_F(TopologyFile, ATopologyThatLoadsButCannotBeBuiltIsRefusedByValidate) {
        "  - {a: y, b: b}\n  - {a: y, b: a}\n",
        "FILE:6: endpoint x's port 0 (link 1, to a) cannot reach endpoint y: y is on that plane by its port 1, not 0: port "
        "k of every endpoint forms plane k"},
+      // Multi-homing into one plane: two parallel links to one leaf (every endpoint, so each port
+      // k still reaches every other's), then one link to each of two leaves under one spine.
+      // Accepted, the hosts on x's two ports shared one scoreboard and reported corruption.
+      {"switches:\n  leaf0: {ports: 4}\nendpoints: [x, y]\nlinks:\n  - {a: x, b: leaf0}\n  - {a: y, b: leaf0}\n"
+       "  - {a: x, b: leaf0}\n  - {a: y, b: leaf0}\n",
+       "FILE:7: endpoint x: links 1 (to leaf0) and 3 (to leaf0) both reach one plane; multi-homing into one plane waits "
+       "for the dual-plane NIC (issue 24); allowed: each of an endpoint's links on a plane of its own"},
+      {"switches:\n  leaf0: {ports: 3}\n  leaf1: {ports: 3}\n  spine: {ports: 2}\nendpoints: [x, y]\nlinks:\n"
+       "  - {a: x, b: leaf0}\n  - {a: x, b: leaf1}\n  - {a: y, b: leaf0}\n  - {a: y, b: leaf1}\n"
+       "  - {a: leaf0, b: spine}\n  - {a: leaf1, b: spine}\n",
+       "FILE:8: endpoint x: links 1 (to leaf0) and 2 (to leaf1) both reach one plane; multi-homing into one plane waits "
+       "for the dual-plane NIC (issue 24); allowed: each of an endpoint's links on a plane of its own"},
   };
   for (const auto& [yaml, message] : cases) EXPECT_EQ(refusal(yaml), message) << yaml;
 }

@@ -124,7 +124,10 @@ Topology Topology::load(const std::string& path) {
   std::map<std::string, int> index;
   try {
     const YAML::Node switches = root["switches"], endpoints = root["endpoints"], links = root["links"];
-    if (!switches || !switches.IsMap()) throw ConfigError(fmt::format("{}: 'switches' missing: a map name -> {{ports: N}}", path));
+    if (!switches) throw ConfigError(fmt::format("{}: 'switches' missing: a map name -> {{ports: N}}", path));
+    if (!switches.IsMap())
+      throw ConfigError(fmt::format("{}: switches = {}: allowed a map name -> {{ports: N}}",
+                                    switches.IsNull() ? path : yaml_at(path, switches), shown(switches)));
     for (const auto& kv : switches) {
       const std::string name = text(path, kv.first, "a switch's name");
       // yaml-cpp's missing key has no mark: name the switch's own line.
@@ -144,7 +147,9 @@ Topology Topology::load(const std::string& path) {
       throw ConfigError(fmt::format("{}: endpoints = {}: allowed a count 2..65536 or a list of names",
                                     yaml_at(path, endpoints), shown(endpoints)));
     }
-    if (!links || !links.IsSequence()) throw ConfigError(fmt::format("{}: 'links' missing: a list of {{a, b, cable_m}}", path));
+    if (!links) throw ConfigError(fmt::format("{}: 'links' missing: a list of {{a, b, cable_m}}", path));
+    if (!links.IsSequence())
+      throw ConfigError(fmt::format("{}: links = {}: allowed a list of {{a, b, cable_m}}", yaml_at(path, links), shown(links)));
     for (const auto& l : links) {
       only(path, l, {"a", "b", "cable_m", "fec", "llr", "fc"}, "a link");
       int ends[2];

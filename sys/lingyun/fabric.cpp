@@ -75,8 +75,12 @@ Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::Sw
                      {"llr", pp.llr},
                      {"fc", link::fc_mode_name(pp.fc)},
                      {"ports", {side_name[0], side_name[1]}}});
-    links_.push_back(std::make_unique<PortLink>(side_name, link_params[i], l.cable_m, phy, *clocks[0], *clocks[1],
-                                                stats, seed, pool));
+    try {  // what its blocks refuse of this link's parameters, naming the link
+      links_.push_back(std::make_unique<PortLink>(side_name, link_params[i], l.cable_m, phy, *clocks[0], *clocks[1],
+                                                  stats, seed, pool));
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("{}: link {} - {}: {}", l.where, t_.nodes[l.a].name, t_.nodes[l.b].name, e.what()));
+    }
     for (int s = 0; s < 2; ++s) {
       if (t_.nodes[node[s]].is_switch) at_switch[node[s]].push_back({links_.back().get(), s});
       else endpoint_ports_[endpoint_of[node[s]]].back().link = links_.back().get();

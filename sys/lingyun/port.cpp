@@ -102,8 +102,12 @@ PortParams PortParams::for_link(double cable_m) const {
   PortParams p = *this;
   p.phy.set_cable(cable_m);
   p.llr_params.config.replay_buffer_bytes = llr_params.replay_buffer_for(replay_buffer_bytes(cable_m));
-  const std::uint64_t need = link::required_buffer_credits(cbfc.config, line_gbps(), loop(cable_m), max_frame_bytes);
-  p.cbfc.config.buffer_credits.assign(cbfc.config.vcs, cbfc.sized_for(need));
+  // Sized for the loop only where CBFC runs: a link without it keeps cbfc.* as declared (valid
+  // at any length), not a buffer its counters cannot track.
+  if (fc == link::FcMode::kCbfc) {
+    const std::uint64_t need = link::required_buffer_credits(cbfc.config, line_gbps(), loop(cable_m), max_frame_bytes);
+    p.cbfc.config.buffer_credits.assign(cbfc.config.vcs, cbfc.sized_for(need));
+  }
   return p;
 }
 

@@ -15,10 +15,35 @@
 namespace xy::lingyun {
 namespace {
 
-// Keys of a map node other than `allowed` are an error, as in scenario files.
-void only(const std::string& path, const YAML::Node& n, std::initializer_list<const char*> allowed) {
+// What a node holds, for an error about a value of the wrong shape: its text, or its kind.
+std::string shown(const YAML::Node& n) {
+  if (n.IsScalar()) return n.Scalar();
+  return n.IsSequence() ? "a list" : n.IsMap() ? "a map" : "nothing";
+}
+
+// A name (of a node, a key): a scalar, else one line naming `what` and what it holds.
+std::string text(const std::string& path, const YAML::Node& n, const std::string& what) {
+  if (!n.IsScalar() || n.Scalar().empty())
+    throw ConfigError(fmt::format("{}: {} = {}: allowed a name", yaml_at(path, n), what, shown(n)));
+  return n.Scalar();
+}
+
+// A whole number lo..hi; yaml-cpp's own refusal ("bad conversion") names neither key nor value.
+int whole(const std::string& path, const YAML::Node& n, const std::string& what, int lo, int hi) {
+  long long v = 0;
+  if (!n.IsScalar() || !YAML::convert<long long>::decode(n, v) || v < lo || v > hi)
+    throw ConfigError(fmt::format("{}: {} = {}: allowed {}..{}", yaml_at(path, n), what, shown(n), lo, hi));
+  return static_cast<int>(v);
+}
+
+// Keys of a map node other than `allowed` are an error, as in scenario files; `what` holds the map.
+void only(const std::string& path, const YAML::Node& n, std::initializer_list<const char*> allowed,
+          const std::string& what) {
+  if (!n.IsMap())
+    throw ConfigError(fmt::format("{}: {} = {}: allowed a map of {}", yaml_at(path, n), what, shown(n),
+                                  fmt::join(allowed, ", ")));
   for (const auto& kv : n) {
-    const auto key = kv.first.as<std::string>();
+    const auto key = text(path, kv.first, "a key of " + what);
     if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; }))
       throw ConfigError(fmt::format("{}: unknown key '{}': allowed are {}", yaml_at(path, kv.first), key,
                                     fmt::join(allowed, ", ")));
@@ -93,48 +118,54 @@ Topology Topology::dual_plane(int endpoints, double cable_m) {
 Topology Topology::load(const std::string& path) {
   const YAML::Node root = load_yaml_file(path, "topology file");
   if (!root.IsMap()) throw ConfigError(fmt::format("{}: a topology file is a map with switches, endpoints and links", path));
-  only(path, root, {"switches", "endpoints", "links"});
+  only(path, root, {"switches", "endpoints", "links"}, "the topology");
   Topology t;
   t.name = path;
   std::map<std::string, int> index;
   try {
     const YAML::Node switches = root["switches"], endpoints = root["endpoints"], links = root["links"];
-    if (!switches || !switches.IsMap()) throw ConfigError(fmt::format("{}: 'switches' missing: a map name -> {{ports: N}}", path));
+    if (!switches) throw ConfigError(fmt::format("{}: 'switches' missing: a map name -> {{ports: N}}", path));
+    if (!switches.IsMap())
+      throw ConfigError(fmt::format("{}: switches = {}: allowed a map name -> {{ports: N}}",
+                                    switches.IsNull() ? path : yaml_at(path, switches), shown(switches)));
     for (const auto& kv : switches) {
-      only(path, kv.second, {"ports"});
+      const std::string name = text(path, kv.first, "a switch's name");
       // yaml-cpp's missing key has no mark: name the switch's own line.
-      if (!kv.second["ports"])
-        throw ConfigError(fmt::format("{}: switch {} without 'ports': a count 1..1024", yaml_at(path, kv.first),
-                                      kv.first.as<std::string>()));
-      const int ports = kv.second["ports"].as<int>();
-      if (ports < 1 || ports > 1024)
-        throw ConfigError(fmt::format("{}: switch {} ports = {}: allowed 1..1024", yaml_at(path, kv.second), kv.first.as<std::string>(), ports));
-      add_node(t, index, kv.first.as<std::string>(), true, ports, yaml_at(path, kv.first));
+      if (kv.second.IsNull() || (kv.second.IsMap() && !kv.second["ports"]))
+        throw ConfigError(fmt::format("{}: switch {} without 'ports': a count 1..1024", yaml_at(path, kv.first), name));
+      only(path, kv.second, {"ports"}, "switch " + name);
+      const int ports = whole(path, kv.second["ports"], "switch " + name + " ports", 1, 1024);
+      add_node(t, index, name, true, ports, yaml_at(path, kv.first));
     }
     if (!endpoints) throw ConfigError(fmt::format("{}: 'endpoints' missing: a count or a list of names", path));
     if (endpoints.IsScalar()) {
-      const int n = endpoints.as<int>();
-      if (n < 2 || n > 65536) throw ConfigError(fmt::format("{}: endpoints = {}: allowed 2..65536", yaml_at(path, endpoints), n));
+      const int n = whole(path, endpoints, "endpoints", 2, 65536);
       for (int e = 0; e < n; ++e) add_node(t, index, fmt::format("e{}", e), false, 0, yaml_at(path, endpoints));
+    } else if (endpoints.IsSequence()) {
+      for (const auto& e : endpoints) add_node(t, index, text(path, e, "an endpoint"), false, 0, yaml_at(path, e));
     } else {
-      for (const auto& e : endpoints) add_node(t, index, e.as<std::string>(), false, 0, yaml_at(path, e));
+      throw ConfigError(fmt::format("{}: endpoints = {}: allowed a count 2..65536 or a list of names",
+                                    yaml_at(path, endpoints), shown(endpoints)));
     }
-    if (!links || !links.IsSequence()) throw ConfigError(fmt::format("{}: 'links' missing: a list of {{a, b, cable_m}}", path));
+    if (!links) throw ConfigError(fmt::format("{}: 'links' missing: a list of {{a, b, cable_m}}", path));
+    if (!links.IsSequence())
+      throw ConfigError(fmt::format("{}: links = {}: allowed a list of {{a, b, cable_m}}", yaml_at(path, links), shown(links)));
     for (const auto& l : links) {
-      only(path, l, {"a", "b", "cable_m", "fec", "llr", "fc"});
+      only(path, l, {"a", "b", "cable_m", "fec", "llr", "fc"}, "a link");
       int ends[2];
       const char* keys[2] = {"a", "b"};
       for (int i = 0; i < 2; ++i) {
         if (!l[keys[i]]) throw ConfigError(fmt::format("{}: link without '{}'", yaml_at(path, l), keys[i]));
-        const auto name = l[keys[i]].as<std::string>();
+        const auto name = text(path, l[keys[i]], fmt::format("link {}", keys[i]));
         const auto it = index.find(name);
         if (it == index.end())
           throw ConfigError(fmt::format("{}: link {} = '{}': no switch or endpoint of that name", yaml_at(path, l[keys[i]]), keys[i], name));
         ends[i] = it->second;
       }
-      const double cable = l["cable_m"] ? l["cable_m"].as<double>() : 2.0;
-      if (!(cable >= 0 && cable <= 1e6))
-        throw ConfigError(fmt::format("{}: cable_m = {}: allowed 0..1e6 m", yaml_at(path, l), cable));
+      double cable = 2.0;
+      if (const YAML::Node c = l["cable_m"];
+          c && (!c.IsScalar() || !YAML::convert<double>::decode(c, cable) || !(cable >= 0 && cable <= 1e6)))
+        throw ConfigError(fmt::format("{}: cable_m = {}: allowed 0..1e6 m", yaml_at(path, l), shown(c)));
       if (ends[0] == ends[1]) throw ConfigError(fmt::format("{}: a link from '{}' to itself", yaml_at(path, l), t.nodes[ends[0]].name));
       if (!t.nodes[ends[0]].is_switch && !t.nodes[ends[1]].is_switch)
         throw ConfigError(fmt::format("{}: a link between two endpoints: every link has a switch at one end", yaml_at(path, l)));
@@ -142,17 +173,19 @@ Topology Topology::load(const std::string& path) {
       Link& link = t.links.back();
       const auto pick = [&](const char* key, const std::vector<std::string>& allowed) -> std::optional<std::string> {
         if (!l[key]) return std::nullopt;
-        const auto v = l[key].as<std::string>();
-        if (std::find(allowed.begin(), allowed.end(), v) == allowed.end())
-          throw ConfigError(fmt::format("{}: {} = '{}': allowed are {}", yaml_at(path, l[key]), key, v, fmt::join(allowed, ", ")));
-        return v;
+        const YAML::Node v = l[key];
+        if (!v.IsScalar() || std::find(allowed.begin(), allowed.end(), v.Scalar()) == allowed.end())
+          throw ConfigError(fmt::format("{}: {} = {}: allowed are {}", yaml_at(path, v), key,
+                                        v.IsScalar() ? "'" + v.Scalar() + "'" : shown(v), fmt::join(allowed, ", ")));
+        return v.Scalar();
       };
       link.fec = pick("fec", {"rs544", "rs272", "none"});
       link.fc = pick("fc", link::fc_mode_names());
       if (const auto llr = pick("llr", {"true", "false"})) link.llr = *llr == "true";
     }
   } catch (const YAML::Exception& e) {
-    throw ConfigError(fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));
+    throw ConfigError(e.mark.is_null() ? fmt::format("{}: {}", path, e.msg)
+                                       : fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));
   }
   return t;
 }
@@ -211,25 +244,53 @@ void Topology::validate() const {
   if (ends.size() < 2) throw ConfigError(fmt::format("topology {}: {} endpoints; at least 2 needed", name, ends.size()));
   for (int e : ends)
     if (!used[e]) throw ConfigError(fmt::format("topology {}: endpoint {} has no link", name, nodes[e].name));
-  // Connected: every endpoint reaches the first (through switches only).
-  std::vector<std::vector<int>> adj(nodes.size());
-  for (const Link& l : links) {
-    adj[l.a].push_back(l.b);
-    adj[l.b].push_back(l.a);
+  // Planes: the switches joined by links between them. The builder gives an endpoint a port per
+  // link, in file order, and routes to an endpoint over every port it has on a plane; the
+  // testbenches run plane k on port k of every endpoint (FabricRig a scoreboard per plane, OLink
+  // its GPUs on port 0). So port k of every endpoint must be on one plane, and no other port.
+  std::vector<int> plane(nodes.size());
+  for (std::size_t n = 0; n < nodes.size(); ++n) plane[n] = static_cast<int>(n);
+  const auto root = [&](int n) {
+    while (plane[n] != n) n = plane[n];
+    return n;
+  };
+  for (const Link& l : links)
+    if (nodes[l.a].is_switch && nodes[l.b].is_switch) plane[root(l.a)] = root(l.b);
+  struct Port {
+    int link, sw;  // its link (index) and the switch at the other end
+  };
+  std::vector<std::vector<Port>> ports(nodes.size());
+  for (int i = 0; i < static_cast<int>(links.size()); ++i) {
+    const Link& l = links[i];
+    if (!nodes[l.a].is_switch) ports[l.a].push_back({i, l.b});
+    if (!nodes[l.b].is_switch) ports[l.b].push_back({i, l.a});
   }
-  std::vector<bool> seen(nodes.size(), false);
-  std::deque<int> q{ends[0]};
-  seen[ends[0]] = true;
-  while (!q.empty()) {
-    const int n = q.front();
-    q.pop_front();
-    if (!nodes[n].is_switch && n != ends[0]) continue;  // endpoints do not forward
-    for (int m : adj[n])
-      if (!seen[m]) seen[m] = true, q.push_back(m);
-  }
+  // Two ports of one endpoint on one plane: the switches route to it over both, so its hosts get
+  // each other's frames (one scoreboard), and OLink's GPU, on port 0 only, misses some.
   for (int e : ends)
-    if (!seen[e])
-      throw ConfigError(fmt::format("topology {}: disconnected: no path from {} to {}", name, nodes[ends[0]].name, nodes[e].name));
+    for (std::size_t k = 0; k < ports[e].size(); ++k)
+      for (std::size_t j = 0; j < k; ++j)
+        if (root(ports[e][j].sw) == root(ports[e][k].sw))
+          throw ConfigError(fmt::format(
+              "{}: endpoint {}: links {} (to {}) and {} (to {}) both reach one plane; multi-homing into one plane "
+              "waits for the dual-plane NIC (issue 24); allowed: each of an endpoint's links on a plane of its own",
+              links[ports[e][k].link].where, nodes[e].name, ports[e][j].link + 1, nodes[ports[e][j].sw].name,
+              ports[e][k].link + 1, nodes[ports[e][k].sw].name));
+  for (int e : ends)
+    for (std::size_t k = 0; k < ports[e].size(); ++k) {
+      const Port& p = ports[e][k];
+      for (int d : ends) {
+        if (d == e || (k < ports[d].size() && root(ports[d][k].sw) == root(p.sw))) continue;
+        std::string why = fmt::format("no path from {} to it through switches", nodes[p.sw].name);
+        for (std::size_t j = 0; j < ports[d].size(); ++j)
+          if (root(ports[d][j].sw) == root(p.sw))
+            why = fmt::format("{} is on that plane by its port {}, not {}: port k of every endpoint forms plane k",
+                              nodes[d].name, j, k);
+        throw ConfigError(fmt::format("{}: endpoint {}'s port {} (link {}, to {}) cannot reach endpoint {}: {}",
+                                      links[p.link].where, nodes[e].name, k, p.link + 1, nodes[p.sw].name,
+                                      nodes[d].name, why));
+      }
+    }
 }
 
 int Topology::bisection_links() const {

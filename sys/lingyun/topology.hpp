@@ -11,7 +11,8 @@
 //     - {a: leaf0, b: spine0, cable_m: 10, fec: rs272, llr: true, fc: cbfc}
 // A link may set its own fec (rs544 | rs272 | none), llr (true | false) and fc (cbfc | pfc |
 // none); unset, the port.* parameters hold.
-// An endpoint has as many ports as links (two for dual-plane). Presets: single (N endpoints on one
+// An endpoint has as many ports as links, its k-th link its port k (two for dual-plane); port k of
+// every endpoint forms plane k, apart from the other planes. Presets: single (N endpoints on one
 // switch), leaf-spine (two-tier Clos with an oversubscription ratio), dual-plane (every endpoint
 // on two independent single-switch planes).
 #pragma once
@@ -53,8 +54,10 @@ struct Topology {
 
   std::vector<int> endpoints() const;  // node indices, in order: endpoint e is endpoints()[e]
   std::vector<int> switches() const;
-  // Throws ConfigError: a switch with more links than ports, an endpoint without a link, or two
-  // endpoints with no path between them.
+  // Throws ConfigError (at the link's file:line) for what the fabric builder and the testbenches
+  // rely on: a switch with more links than ports, an endpoint without a link, an endpoint's port
+  // that does not reach every other endpoint's port of the same number (port k of every endpoint
+  // forms plane k: the switches joined by links), or two of an endpoint's ports on one plane.
   void validate() const;
   // Links crossing the narrowest cut between the first and second half of the endpoints (max
   // flow), for the bisection bandwidth.

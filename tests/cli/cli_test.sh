@@ -559,13 +559,28 @@ PY
     printf 'switches:\n  sw0: {ports: 1}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0}\n  - {a: e1, b: sw0}\n' >"$work/t.yaml"
     expect_bad_input "t.yaml:6: switch sw0 has 1 ports" run olink-latency --set topology="$work/t.yaml"
     printf 'switches:\n  sw0: {ports: 4}\n  sw1: {ports: 4}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0}\n  - {a: e1, b: sw1}\n' >"$work/t.yaml"
-    expect_bad_input "disconnected: no path from e0 to e1" run olink-latency --set topology="$work/t.yaml"
+    expect_bad_input "t.yaml:6: endpoint e0's port 0 (link 1, to sw0) cannot reach endpoint e1" run olink-latency --set topology="$work/t.yaml"
+    # e0's first link goes to a switch with no route onward (it was accepted, then SIGFPE).
+    printf 'switches:\n  sw0: {ports: 3}\n  dead: {ports: 1}\nendpoints: [e0, e1]\nlinks:\n  - {a: e0, b: dead}\n  - {a: e0, b: sw0}\n  - {a: e1, b: sw0}\n' >"$work/t.yaml"
+    for s in olink-latency switch-uniform; do
+      expect_bad_input "t.yaml:6: endpoint e0's port 0 (link 1, to dead) cannot reach endpoint e1: no path from dead to it" run $s --set topology="$work/t.yaml"
+    done
+    # Two links of each endpoint to one leaf (it was accepted, then "packet 1 received again", a watchdog).
+    printf 'switches:\n  leaf0: {ports: 4}\nendpoints: [x, y]\nlinks:\n  - {a: x, b: leaf0}\n  - {a: y, b: leaf0}\n  - {a: x, b: leaf0}\n  - {a: y, b: leaf0}\n' >"$work/t.yaml"
+    for s in olink-latency switch-uniform; do
+      expect_bad_input "t.yaml:7: endpoint x: links 1 (to leaf0) and 3 (to leaf0) both reach one plane; multi-homing" run $s --set topology="$work/t.yaml"
+    done
     printf 'switches:\n  sw0: {ports: 4}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0, cable_m: 20000}\n  - {a: e1, b: sw0}\n' >"$work/t.yaml"
     expect_bad_input "t.yaml:5: link e0 - sw0: LLR over 20000 m needs" run olink-latency --set topology="$work/t.yaml"
     printf 'switches:\n  sw0: {ports: 4}\nendpoints: 2\nlinks: [\n' >"$work/t.yaml"
     expect_bad_input "YAML syntax error" run olink-latency --set topology="$work/t.yaml"
     printf 'switches:\n  sw0: {ports: 4}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0, fec: rs999}\n  - {a: e1, b: sw0}\n' >"$work/t.yaml"
     expect_bad_input "t.yaml:5: fec = 'rs999': allowed are rs544, rs272, none" run olink-latency --set topology="$work/t.yaml"
+    # Values of the wrong shape or size: the key, the value and what is allowed, at their line.
+    printf 'switches:\n  sw0: {ports: 4}\nendpoints: {e0: 1, e1: 1}\nlinks:\n  - {a: e0, b: sw0}\n  - {a: e1, b: sw0}\n' >"$work/t.yaml"
+    expect_bad_input "t.yaml:3: endpoints = a map: allowed a count 2..65536 or a list of names" run olink-latency --set topology="$work/t.yaml"
+    printf 'switches:\n  sw0: {ports: 99999999999}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0}\n  - {a: e1, b: sw0}\n' >"$work/t.yaml"
+    expect_bad_input "t.yaml:2: switch sw0 ports = 99999999999: allowed 1..1024" run switch-uniform --set topology="$work/t.yaml"
     expect_bad_input "no such file" run olink-latency --set topology="$work/none.yaml" ;;
   bench_nan)
     # CLI11's Range checks let NaN through; real options refuse it before running anything.

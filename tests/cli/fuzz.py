@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fuzz test of the xysim command line and its YAML scenario files.
 
-    fuzz.py XYSIM [--long] [--cases N] [--seed S] [--jobs J] [--case ID] [--list]
+    fuzz.py XYSIM [--topology] [--long] [--cases N] [--seed S] [--jobs J] [--case ID] [--list]
 
 The cases come from what xysim declares: `xysim scenarios`, then `xysim params SCENARIO` for the
 key, type, default, unit and range of every parameter. Each is given wrong types, values out of
@@ -12,6 +12,14 @@ junk; --out, --waves and --pcap get places that cannot be written; options are m
 Every run must exit 0, 1 (a check failed) or 2 (bad input), never die of a signal, never leave a
 sanitizer report, and end within --timeout. Exit 2 prints exactly one line on stderr; input that
 is bad for sure must exit 2, and for one bad parameter the line names it.
+
+With --topology, the topology-file campaign instead: the presets (single, leaf-spine, dual-plane)
+written as files and mutated (nodes missing or named twice, self-links, loops, multi-homing, dead
+first links, 0 and huge port counts, maps where lists go and lists where maps go, wrong types,
+bytes), each file run by olink-latency and switch-uniform for a short time. Every run must exit
+0, or 2 with one line on stderr: a topology the validator accepts must run (no signal, and no
+failed check, which here would be a false report such as corruption from hosts sharing a
+scoreboard); one it refuses is refused in one line. TOPOLOGY_SHORT files in CI, TOPOLOGY_LONG long.
 
 Deterministic: the same seed and xysim give the same cases (stratified over the kinds of case,
 so the short campaign touches every kind). Short campaign by default (ctest Cli.fuzz), the long
@@ -52,6 +60,7 @@ SIZE_CAPS = {
     "allreduce.bytes": 1 << 20,
 }
 MEMORY_LIMIT_MIB = 4096
+TOPOLOGY_SHORT, TOPOLOGY_LONG = 40, 500  # files; two runs each
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,10 +198,11 @@ def valid_value(p):
 # Cases
 
 class Case:
-    """argv with {d} for the case's directory; files: name -> bytes; dirs and links to make."""
+    """argv with {d} for the case's directory; files: name -> bytes; dirs and links to make;
+    may_fail: exit 1 (a check failed) is a legitimate outcome."""
 
-    def __init__(self, tag, argv, expect, mention=None, files=None, dirs=(), links=(), pool="all"):
-        self.tag, self.argv, self.expect, self.mention = tag, argv, expect, mention
+    def __init__(self, tag, argv, expect, mention=None, files=None, dirs=(), links=(), pool="all", may_fail=True):
+        self.tag, self.argv, self.expect, self.mention, self.may_fail = tag, argv, expect, mention, may_fail
         self.files, self.dirs, self.links, self.pool = files or {}, list(dirs), list(links), pool
         self.id = None
 
@@ -536,6 +546,212 @@ def campaign(names, params, seed, long_campaign, count):
 
 
 # ---------------------------------------------------------------------------------------------
+# The topology-file campaign
+
+def preset(kind, rng):
+    """A preset as data: (switches {name: ports}, endpoints [names], links [dict]), as
+    sys/lingyun/topology.cpp builds it."""
+    if kind == "single":
+        n = rng.randrange(2, 7)
+        eps = [f"e{i}" for i in range(n)]
+        return {"sw0": n}, eps, [{"a": e, "b": "sw0"} for e in eps]
+    if kind == "dual-plane":
+        n = rng.randrange(2, 5)
+        eps = [f"e{i}" for i in range(n)]
+        return {"plane0": n, "plane1": n}, eps, [{"a": e, "b": p} for e in eps for p in ("plane0", "plane1")]
+    leaves, spines, per_leaf = rng.choice([(2, 1, 2), (2, 2, 2), (3, 1, 1), (2, 2, 1)])
+    eps = [f"e{i}" for i in range(leaves * per_leaf)]
+    switches = {f"leaf{l}": per_leaf + spines for l in range(leaves)}
+    switches.update({f"spine{s}": leaves for s in range(spines)})
+    links = [{"a": e, "b": f"leaf{i // per_leaf}", "cable_m": 2} for i, e in enumerate(eps)]
+    links += [{"a": f"leaf{l}", "b": f"spine{s}", "cable_m": 10} for l in range(leaves) for s in range(spines)]
+    return switches, eps, links
+
+
+def yaml_of(v):
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {yaml_of(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, list):
+        return "[" + ", ".join(yaml_of(x) for x in v) + "]"
+    if v is None:
+        return "~"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def topology_text(switches, endpoints, links):
+    """Block style at the top, flow style within, so that every link has its own line."""
+    out = "switches:\n" if isinstance(switches, dict) else f"switches: {yaml_of(switches)}\n"
+    if isinstance(switches, dict):
+        out += "".join(f"  {name}: {yaml_of(v if isinstance(v, (dict, list)) or v is None else {'ports': v})}\n"
+                       for name, v in switches.items())
+    out += f"endpoints: {yaml_of(endpoints)}\n"
+    if isinstance(links, list):
+        out += "links:\n" + "".join(f"  - {yaml_of(l)}\n" for l in links)
+    else:
+        out += f"links: {yaml_of(links)}\n"
+    return out
+
+
+def mutate_topology(switches, endpoints, links, rng):
+    """One mutation, in place where it can; returns the parts and its label."""
+    sw = list(switches) if isinstance(switches, dict) else []
+    eps = list(endpoints) if isinstance(endpoints, list) else []
+    ls = links if isinstance(links, list) else []
+    some = lambda xs: xs[rng.randrange(len(xs))]
+    op = rng.randrange(26)
+    if op == 0 and sw:
+        del switches[some(sw)]
+        return switches, endpoints, links, "missing-switch"
+    if op == 1 and eps:
+        endpoints.remove(some(eps))
+        return switches, endpoints, links, "missing-endpoint"
+    if op == 2 and ls:
+        del ls[rng.randrange(len(ls))]
+        return switches, endpoints, links, "missing-link"
+    if op == 3 and sw and eps:
+        endpoints[rng.randrange(len(eps))] = some(sw)
+        return switches, endpoints, links, "duplicate-name"
+    if op == 4 and eps:
+        endpoints.append(some(eps))
+        return switches, endpoints, links, "duplicate-endpoint"
+    if op == 5 and sw:
+        ls.append({"a": some(sw), "b": some(sw)} if rng.randrange(2) else {"a": some(eps or sw), "b": some(eps or sw)})
+        return switches, endpoints, links, "self-link"
+    if op == 6 and len(sw) >= 2:  # a loop of switches; ports raised so the radix holds
+        ring = rng.sample(sw, min(len(sw), rng.randrange(2, 5)))
+        for i, x in enumerate(ring):
+            y = ring[(i + 1) % len(ring)]
+            ls.append({"a": x, "b": y, "cable_m": rng.choice([1, 10])})
+            for z in (x, y):
+                if isinstance(switches.get(z), int):
+                    switches[z] += 1
+        return switches, endpoints, links, "loop"
+    if op in (7, 8) and sw and eps:  # an endpoint with a second link: to its own switch, or any
+        e = some(eps)
+        own = [l["b"] for l in ls if isinstance(l, dict) and l.get("a") == e]
+        target = own[0] if own and op == 7 else some(sw)
+        ls.append({"a": e, "b": target})
+        if isinstance(switches.get(target), int):
+            switches[target] += 1
+        return switches, endpoints, links, "multi-homing"
+    if op == 9 and sw and eps:  # its first link to a switch that goes nowhere
+        e = some(eps)
+        switches["dead"] = 1
+        ls.insert(0, {"a": e, "b": "dead"})
+        return switches, endpoints, links, "dead-first-link"
+    if op == 10 and eps:  # an endpoint's links in the other order: its ports swap planes
+        e = some(eps)
+        mine = [i for i, l in enumerate(ls) if isinstance(l, dict) and l.get("a") == e]
+        if len(mine) >= 2:
+            ls[mine[0]], ls[mine[1]] = ls[mine[1]], ls[mine[0]]
+        return switches, endpoints, links, "swapped-ports"
+    if op == 11 and sw:
+        switches[some(sw)] = rng.choice([0, -1, 1, 1025, 1024, 99999999999, 2 ** 64, "1.5", "many", "0x10", "~", "[4]"])
+        return switches, endpoints, links, "port-count"
+    if op == 12 and sw:  # exactly the links it has, or one fewer
+        x = some(sw)
+        n = sum(1 for l in ls if isinstance(l, dict) and x in (l.get("a"), l.get("b")))
+        switches[x] = max(n - rng.randrange(2), 0)
+        return switches, endpoints, links, "tight-radix"
+    if op == 13:
+        return switches, {yaml_of(e): 1 for e in eps} if eps else {"e0": 1}, links, "endpoints-map"
+    if op == 14:
+        return switches, rng.choice([0, 1, 2, 3, 65537, 99999999999, "many", "1.5", "~"]), links, "endpoints-count"
+    if op == 15:
+        return list(sw), endpoints, links, "switches-list"
+    if op == 16:
+        return switches, endpoints, {i: l for i, l in enumerate(ls)}, "links-map"
+    if op == 17 and ls:
+        i = rng.randrange(len(ls))
+        ls[i] = rng.choice([list(ls[i].values()) if isinstance(ls[i], dict) else [1], "e0", 5, None])
+        return switches, endpoints, links, "link-not-a-map"
+    if op == 18 and sw:
+        x = some(sw)
+        switches[x] = rng.choice([[switches[x]], {"ports": {"n": 4}}, {"ports": [4]}, {"ports": 4, "radix": 4}, {}, None])
+        return switches, endpoints, links, "switch-not-a-count"
+    if op == 19 and eps:
+        endpoints[rng.randrange(len(eps))] = rng.choice([{"x": 1}, ["x"], None, 5, ""])
+        return switches, endpoints, links, "endpoint-not-a-name"
+    if op == 20 and ls:
+        l = some(ls)
+        if isinstance(l, dict):
+            key = rng.choice(["a", "b", "cable_m", "fec", "llr", "fc", "length"])
+            l[key] = rng.choice([[1], {"x": 1}, None, "far", -1, 1e7, ".nan", "rs999", "maybe", "xon", 99999999999])
+        return switches, endpoints, links, "link-value"
+    if op == 21 and ls:  # valid per-link settings
+        l = some(ls)
+        if isinstance(l, dict):
+            l.update(rng.choice([{"fec": "rs272"}, {"fec": "none", "llr": True}, {"llr": False}, {"fc": "pfc"},
+                                 {"fc": "none"}, {"fec": "rs544", "fc": "cbfc"}]))
+        return switches, endpoints, links, "link-settings"
+    if op == 22 and ls:
+        l = some(ls)
+        if isinstance(l, dict):
+            l["cable_m"] = rng.choice([0, 0.5, 100, 1000, 20000, 40000, 1e6])
+        return switches, endpoints, links, "cable"
+    if op == 23 and ls:
+        l = some(ls)
+        if isinstance(l, dict) and isinstance(l.get("a"), str):
+            l["a"] = l["a"] + "x"
+        return switches, endpoints, links, "unknown-node"
+    if op == 24 and len(sw) >= 2 and eps:  # a switch-to-switch link between two planes or leaves
+        a, b = rng.sample(sw, 2)
+        ls.append({"a": a, "b": b})
+        for z in (a, b):
+            if isinstance(switches.get(z), int):
+                switches[z] += 1
+        return switches, endpoints, links, "bridge"
+    if op == 25 and eps and sw:  # a new endpoint, linked or not
+        endpoints.append("new")
+        if rng.randrange(2):
+            ls.append({"a": "new", "b": some(sw)})
+        return switches, endpoints, links, "new-endpoint"
+    return switches, endpoints, links, "unchanged"
+
+
+def topology_file(rng):
+    """One topology file: a preset with 1-3 mutations (sometimes none), now and then its bytes
+    mutated too. Returns (label, bytes)."""
+    kind = rng.choice(["single", "leaf-spine", "dual-plane"])
+    parts = preset(kind, rng)
+    labels = []
+    for _ in range(rng.choice([0, 1, 1, 2, 3])):
+        *parts, label = mutate_topology(*parts, rng)
+        labels.append(label)
+    text = topology_text(*parts).encode()
+    if rng.randrange(10) == 0:
+        data = bytearray(text)
+        for _ in range(rng.randrange(1, 4)):
+            at = rng.randrange(len(data))
+            data[at] = b":{}[]-,#~ \n0123456789e"[rng.randrange(22)]
+        text, labels = bytes(data), labels + ["bytes"]
+    return f"topology/{kind}/{'+'.join(labels) or 'preset'}", text
+
+
+# Each with a small workload (a fraction of a second a run); no time pin, as a long cable takes
+# its time.
+TOPOLOGY_SCENARIOS = {
+    "olink-latency": ["olink.loads=2"],
+    "switch-uniform": ["uniform.load=0.5", "uniform.warmup_cycles=500", "uniform.measure_cycles=2000"],
+}
+
+
+def topology_campaign(seed, files):
+    rng = random.Random(seed)
+    cases = []
+    for _ in range(files):
+        tag, text = topology_file(rng)
+        for s, sets in TOPOLOGY_SCENARIOS.items():
+            argv = ["run", s, "--set", "topology={d}/t.yaml"] + [a for kv in sets for a in ("--set", kv)] + ["--quiet"]
+            cases.append(Case(tag, argv, ANY, files={"t.yaml": text}, may_fail=False))
+    for n, c in enumerate(cases):
+        c.id = n
+    return cases
+
+
+# ---------------------------------------------------------------------------------------------
 # Running and judging
 
 SANITIZER = re.compile(r"ERROR: (Address|Leak|Undefined)Sanitizer|runtime error: |Sanitizer:DEADLYSIGNAL")
@@ -597,6 +813,8 @@ def judge(case, rc, err):
             bad.append("stderr lines")
         elif case.mention and case.mention not in lines[0]:
             bad.append("error line lacks the key")
+    if rc == 1 and not case.may_fail:
+        bad.append("failed check")
     if case.expect == BAD and rc in (0, 1):
         bad.append(f"bad input exited {rc}")
     return bad
@@ -609,8 +827,10 @@ def shown(xysim, argv):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("xysim")
+    ap.add_argument("--topology", action="store_true", help="the topology-file campaign")
     ap.add_argument("--long", action="store_true", help="the long campaign (also XY_LONG=1)")
-    ap.add_argument("--cases", type=int, help=f"how many (default {SHORT_CASES}, long {LONG_CASES})")
+    ap.add_argument("--cases", type=int, help=f"how many (default {SHORT_CASES}, long {LONG_CASES}; with "
+                                              f"--topology files, {TOPOLOGY_SHORT}, long {TOPOLOGY_LONG})")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds a run may take")
@@ -619,11 +839,14 @@ def main():
     ap.add_argument("--keep", default="cli-fuzz-failures", help="where the files of failed cases are kept")
     args = ap.parse_args()
     long_campaign = args.long or bool(os.environ.get("XY_LONG"))
-    count = args.cases or (LONG_CASES if long_campaign else SHORT_CASES)
     xysim = os.path.abspath(args.xysim)
-
-    names, params = discover(xysim)
-    cases = campaign(names, params, args.seed, long_campaign, count)
+    if args.topology:
+        count = args.cases or (TOPOLOGY_LONG if long_campaign else TOPOLOGY_SHORT)
+        cases = topology_campaign(args.seed, count)
+    else:
+        count = args.cases or (LONG_CASES if long_campaign else SHORT_CASES)
+        names, params = discover(xysim)
+        cases = campaign(names, params, args.seed, long_campaign, count)
     if args.case:
         cases = [c for c in cases if c.id in args.case]
     if args.list:
@@ -639,7 +862,7 @@ def main():
     shutil.rmtree(args.keep, ignore_errors=True)  # a previous run's failures
     root = tempfile.mkdtemp(prefix="xysim-fuzz-")
     start = time.monotonic()
-    failures, slowest = [], (0.0, None)
+    failures, slowest, exits = [], (0.0, None), {}
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
             futures = {pool.submit(run_case, xysim, c, root, args.timeout, env, asan): c for c in cases}
@@ -647,6 +870,7 @@ def main():
                 c = futures[f]
                 d, argv, rc, err, secs = f.result()
                 slowest = max(slowest, (secs, c.id), key=lambda x: x[0])
+                exits["timeout" if rc is None else rc] = exits.get("timeout" if rc is None else rc, 0) + 1
                 violations = judge(c, rc, err)
                 if not violations:
                     shutil.rmtree(d, ignore_errors=True)
@@ -659,19 +883,21 @@ def main():
             shutil.move(d, kept)
             argv = [a.replace(d, kept) for a in argv]
             tail = err.strip().splitlines()
-            print(f"FAIL case {c.id} [{c.tag}] expected {'exit 2' if c.expect == BAD else 'exit 0, 1 or 2'}: "
+            print(f"FAIL case {c.id} [{c.tag}] expected {'exit 2' if c.expect == BAD else 'exit 0, 1 or 2' if c.may_fail else 'exit 0 or 2'}: "
                   f"{', '.join(violations)} (exit {'timeout' if rc is None else rc})")
             print(f"  command: {shown(xysim, argv)[:2000]}")
             for name in c.files:
                 print(f"  file:    {os.path.join(kept, name)}")
-            print(f"  again:   {shlex.join([sys.argv[0], args.xysim, '--seed', str(args.seed), '--cases', str(count)] + (['--long'] if long_campaign else []) + ['--case', str(c.id)])}")
+            print(f"  again:   {shlex.join([sys.argv[0], args.xysim, '--seed', str(args.seed), '--cases', str(count)] + (['--topology'] if args.topology else []) + (['--long'] if long_campaign else []) + ['--case', str(c.id)])}")
             for line in tail[:6]:
                 print(f"  stderr:  {line[:300]}")
     finally:
         shutil.rmtree(root, ignore_errors=True)
     secs = time.monotonic() - start
-    print(f"fuzz: {len(cases)} runs of {xysim} ({'long' if long_campaign else 'short'} campaign, seed {args.seed}, "
-          f"{'ASan' if asan else 'no sanitizer'}), {len(failures)} failed, "
+    campaign_name = ("long" if long_campaign else "short") + (" topology" if args.topology else "")
+    print(f"fuzz: {len(cases)} runs of {xysim} ({campaign_name} campaign, seed {args.seed}, "
+          f"{'ASan' if asan else 'no sanitizer'}), {len(failures)} failed, exits "
+          f"{', '.join(f'{k}: {v}' for k, v in sorted(exits.items(), key=str))}, "
           f"{secs:.0f} s (slowest run {slowest[0]:.1f} s, case {slowest[1]})")
     return 1 if failures else 0
 

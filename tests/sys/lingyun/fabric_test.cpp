@@ -162,5 +162,22 @@ TEST(LingyunFabric, ALinkItsPortsCannotReachIsRefusedNamingItsLine) {
   EXPECT_NE(m.find("100000 m"), std::string::npos) << m;
 }
 
+// 40 km: beyond what LLR's replay buffer (8 MB) covers and CBFC's 20-bit counters track (the
+// credit loop needs 312,847 credits of 128 B), so each is refused where the link runs it, naming
+// the link, and a link that runs neither is built (it was refused with the CBFC counter error,
+// naming no link, with port.fc=none).
+TEST(LingyunFabric, ALinksReachIsCheckedForWhatItRunsOnly) {
+  const std::string far = "switches:\n  sw0: {ports: 2}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0}\n"
+                          "  - {a: e1, b: sw0, cable_m: 40000, ";
+  EXPECT_NO_THROW(Built(far + "llr: false, fc: none}\n").build());
+  EXPECT_NO_THROW(Built(far + "}\n", {"port.llr=false", "port.fc=none"}).build());
+  Built cbfc(far + "llr: false, fc: cbfc}\n");
+  const std::string m = testing::config_error_of([&] { cbfc.build(); });
+  EXPECT_EQ(m.rfind(cbfc.topology.name + ":6: link e1 - sw0: CBFC over 40000 m needs 312847 credits", 0), 0u) << m;
+  Built llr(far + "llr: true, fc: none}\n");
+  const std::string l = testing::config_error_of([&] { llr.build(); });
+  EXPECT_EQ(l.rfind(llr.topology.name + ":6: link e1 - sw0: LLR over 40000 m needs", 0), 0u) << l;
+}
+
 }  // namespace
 }  // namespace xy::lingyun

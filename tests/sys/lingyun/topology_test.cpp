@@ -137,11 +137,28 @@ TEST_F(TopologyFile, EveryRefusalOfTheFileNamesItsPlace) {
       {"- a\n- b\n", "FILE: a topology file is a map with switches, endpoints and links"},
       {sw + eps + "links: []\nhosts: 3\n", "FILE:5: unknown key 'hosts': allowed are switches, endpoints, links"},
       {eps + "links: []\n", "FILE: 'switches' missing: a map name -> {ports: N}"},
-      {"switches: [sw0]\n" + eps + "links: []\n", "FILE: 'switches' missing: a map name -> {ports: N}"},
+      {"switches: [sw0]\n" + eps + "links: []\n", "FILE:1: switches = a list: allowed a map name -> {ports: N}"},
+      // Nothing has no line of its own in yaml-cpp (its mark is the next line's).
+      {"switches:\n" + eps + "links: []\n", "FILE: switches = nothing: allowed a map name -> {ports: N}"},
       {"switches:\n  sw0: {ports: 2, radix: 2}\n", "FILE:2: unknown key 'radix': allowed are ports"},
       {"switches:\n  sw0: {ports: 0}\n", "FILE:2: switch sw0 ports = 0: allowed 1..1024"},
       {"switches:\n  sw0: {ports: 1025}\n", "FILE:2: switch sw0 ports = 1025: allowed 1..1024"},
-      {"switches:\n  sw0: {ports: many}\n", "FILE:2: bad conversion"},
+      // A value of the wrong type or shape: its key, the value as written and what is allowed,
+      // never yaml-cpp's own "bad conversion" or "invalid node" (at line 0).
+      {"switches:\n  sw0: {ports: many}\n", "FILE:2: switch sw0 ports = many: allowed 1..1024"},
+      {"switches:\n  sw0: {ports: 99999999999}\n", "FILE:2: switch sw0 ports = 99999999999: allowed 1..1024"},
+      {"switches:\n  sw0: {ports: [4]}\n", "FILE:2: switch sw0 ports = a list: allowed 1..1024"},
+      {"switches:\n  sw0: 4\n", "FILE:2: switch sw0 = 4: allowed a map of ports"},
+      {"switches:\n  [a, b]: {ports: 4}\n", "FILE:2: a switch's name = a list: allowed a name"},
+      {"? [a]\n: 1\n", "FILE:1: a key of the topology = a list: allowed a name"},
+      {sw + "endpoints: {e0: 1, e1: 2}\n", "FILE:3: endpoints = a map: allowed a count 2..65536 or a list of names"},
+      {sw + "endpoints: many\n", "FILE:3: endpoints = many: allowed 2..65536"},
+      {sw + "endpoints: 99999999999\n", "FILE:3: endpoints = 99999999999: allowed 2..65536"},
+      {sw + "endpoints: [h0, {h1: 1}]\n", "FILE:3: an endpoint = a map: allowed a name"},
+      {sw + eps + links + "  - e0\n", "FILE:5: a link = e0: allowed a map of a, b, cable_m, fec, llr, fc"},
+      {sw + eps + links + "  - {a: [e0], b: sw0}\n", "FILE:5: link a = a list: allowed a name"},
+      {sw + eps + links + "  - {a: e0, b: sw0, cable_m: far}\n", "FILE:5: cable_m = far: allowed 0..1e6 m"},
+      {sw + eps + links + "  - {a: e0, b: sw0, fec: [rs544]}\n", "FILE:5: fec = a list: allowed are rs544, rs272, none"},
       // A switch without its ports, at the line of its name: flow style, then block style with
       // nothing under the name (line 3, after a switch on line 2).
       {"switches:\n  sw0: {}\n" + eps + "links: []\n", "FILE:2: switch sw0 without 'ports': a count 1..1024"},
@@ -153,7 +170,7 @@ TEST_F(TopologyFile, EveryRefusalOfTheFileNamesItsPlace) {
       {"switches:\n  e1: {ports: 2}\n" + eps, "FILE:3: 'e1' is named twice: switch and endpoint names must be unique"},
       {sw + "endpoints: [h0, sw0]\n", "FILE:3: 'sw0' is named twice: switch and endpoint names must be unique"},
       {sw + eps, "FILE: 'links' missing: a list of {a, b, cable_m}"},
-      {sw + eps + "links: {a: e0, b: sw0}\n", "FILE: 'links' missing: a list of {a, b, cable_m}"},
+      {sw + eps + "links: {a: e0, b: sw0}\n", "FILE:4: links = a map: allowed a list of {a, b, cable_m}"},
       {sw + eps + links + "  - {a: e0, b: sw0, length: 3}\n",
        "FILE:5: unknown key 'length': allowed are a, b, cable_m, fec, llr, fc"},
       {sw + eps + links + "  - {b: sw0}\n", "FILE:5: link without 'a'"},
@@ -163,7 +180,7 @@ TEST_F(TopologyFile, EveryRefusalOfTheFileNamesItsPlace) {
        "FILE:6: link a = 'e7': no switch or endpoint of that name"},
       {sw + eps + links + "  - {a: e0, b: sw0, cable_m: -1}\n", "FILE:5: cable_m = -1: allowed 0..1e6 m"},
       {sw + eps + links + "  - {a: e0, b: sw0, cable_m: 2000000}\n", "FILE:5: cable_m = 2000000: allowed 0..1e6 m"},
-      {sw + eps + links + "  - {a: e0, b: sw0, cable_m: .nan}\n", "FILE:5: cable_m = nan: allowed 0..1e6 m"},
+      {sw + eps + links + "  - {a: e0, b: sw0, cable_m: .nan}\n", "FILE:5: cable_m = .nan: allowed 0..1e6 m"},
       {sw + eps + links + "  - {a: sw0, b: sw0}\n", "FILE:5: a link from 'sw0' to itself"},
       {sw + eps + links + "  - {a: e0, b: e1}\n",
        "FILE:5: a link between two endpoints: every link has a switch at one end"},
@@ -183,11 +200,39 @@ TEST_F(TopologyFile, ATopologyThatLoadsButCannotBeBuiltIsRefusedByValidate) {
       {"switches:\n  sw0: {ports: 2}\nendpoints: 3\nlinks:\n  - {a: e0, b: sw0}\n  - {a: e1, b: sw0}\n",
        "topology FILE: endpoint e2 has no link"},
       {"switches:\n  sw0: {ports: 2}\n  sw1: {ports: 2}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0}\n  - {a: e1, b: sw1}\n",
-       "topology FILE: disconnected: no path from e0 to e1"},
+       "FILE:6: endpoint e0's port 0 (link 1, to sw0) cannot reach endpoint e1: no path from sw0 to it through switches"},
       // e1 is on both switches, but an endpoint forwards nothing: e0 cannot reach e2 through it.
       {"switches:\n  sw0: {ports: 2}\n  sw1: {ports: 2}\nendpoints: 3\nlinks:\n  - {a: e0, b: sw0}\n"
        "  - {a: e1, b: sw0}\n  - {a: e1, b: sw1}\n  - {a: e2, b: sw1}\n",
-       "topology FILE: disconnected: no path from e0 to e2"},
+       "FILE:6: endpoint e0's port 0 (link 1, to sw0) cannot reach endpoint e2: no path from sw0 to it through switches"},
+      // Endpoints send on their first port (OLink's GPUs on no other; FabricRig's hosts on plane
+      // 0 there): e0's goes to a switch with no route onward, which divided by an empty set of
+      // next hops (SIGFPE), though e0 reaches e1 by its second link.
+      {"switches:\n  sw0: {ports: 2}\n  dead: {ports: 1}\nendpoints: 2\nlinks:\n  - {a: e0, b: dead}\n"
+       "  - {a: e0, b: sw0}\n  - {a: e1, b: sw0}\n",
+       "FILE:6: endpoint e0's port 0 (link 1, to dead) cannot reach endpoint e1: no path from dead to it through switches"},
+      // Port k of every endpoint forms plane k: x's port 1 has no y on its plane (FabricRig's host
+      // there sends to y all the same) ...
+      {"switches:\n  a: {ports: 2}\n  b: {ports: 1}\nendpoints: [x, y]\nlinks:\n  - {a: x, b: a}\n  - {a: x, b: b}\n"
+       "  - {a: y, b: a}\n",
+       "FILE:7: endpoint x's port 1 (link 2, to b) cannot reach endpoint y: no path from b to it through switches"},
+      // ... and two planes in the other order at y: its host on port 1 would get x's plane-0 frames.
+      {"switches:\n  a: {ports: 2}\n  b: {ports: 2}\nendpoints: [x, y]\nlinks:\n  - {a: x, b: a}\n  - {a: x, b: b}\n"
+       "  - {a: y, b: b}\n  - {a: y, b: a}\n",
+       "FILE:6: endpoint x's port 0 (link 1, to a) cannot reach endpoint y: y is on that plane by its port 1, not 0: port "
+       "k of every endpoint forms plane k"},
+      // Multi-homing into one plane: two parallel links to one leaf (every endpoint, so each port
+      // k still reaches every other's), then one link to each of two leaves under one spine.
+      // Accepted, the hosts on x's two ports shared one scoreboard and reported corruption.
+      {"switches:\n  leaf0: {ports: 4}\nendpoints: [x, y]\nlinks:\n  - {a: x, b: leaf0}\n  - {a: y, b: leaf0}\n"
+       "  - {a: x, b: leaf0}\n  - {a: y, b: leaf0}\n",
+       "FILE:7: endpoint x: links 1 (to leaf0) and 3 (to leaf0) both reach one plane; multi-homing into one plane waits "
+       "for the dual-plane NIC (issue 24); allowed: each of an endpoint's links on a plane of its own"},
+      {"switches:\n  leaf0: {ports: 3}\n  leaf1: {ports: 3}\n  spine: {ports: 2}\nendpoints: [x, y]\nlinks:\n"
+       "  - {a: x, b: leaf0}\n  - {a: x, b: leaf1}\n  - {a: y, b: leaf0}\n  - {a: y, b: leaf1}\n"
+       "  - {a: leaf0, b: spine}\n  - {a: leaf1, b: spine}\n",
+       "FILE:8: endpoint x: links 1 (to leaf0) and 2 (to leaf1) both reach one plane; multi-homing into one plane waits "
+       "for the dual-plane NIC (issue 24); allowed: each of an endpoint's links on a plane of its own"},
   };
   for (const auto& [yaml, message] : cases) EXPECT_EQ(refusal(yaml), message) << yaml;
 }

@@ -180,11 +180,19 @@ PAIRING = [
     ("*", "switch.ecn.kmin_bytes", {"switch.ecn.on": True}),
     ("*", "switch.ecn.*", {"switch.ecn.on": True, "switch.ecn.kmin_bytes": 0}),
     # Admission with a buffer small enough to refuse packets.
+    # A lossless fabric's buffer must back its credits (else refused), so nothing waits or drops
+    # for want of it: admission acts on links without flow control.
+    ("switch-uniform@*", "switch.when_full", {"switch.buffer_mib": 0.01, "port.fc": "none"}),
+    ("switch-uniform@*", "switch.dt_alpha", {"switch.buffer_mib": 0.1, "port.fc": "none"}),
+    ("switch-uniform", "switch.when_full", {"switch.buffer_mib": 0.01, "uniform.flow_control": "none"}),
+    ("switch-uniform", "switch.dt_alpha", {"switch.buffer_mib": 0.1, "uniform.flow_control": "none"}),
     ("switch-*", "switch.when_full", {"switch.buffer_mib": 0.01}),
     ("switch-*", "switch.dt_alpha", {"switch.buffer_mib": 0.1}),
-    ("lingyun-incast", "switch.when_full", {"switch.buffer_mib": 0.01}),
-    ("lingyun-incast", "switch.dt_alpha", {"switch.buffer_mib": 0.1}),
-    ("olink-message", "switch.when_full", {"switch.buffer_mib": 0.01}),
+    # Its row without flow control: a buffer that backs the CBFC and PFC rows' credits, and no more,
+    # and (to wait) an incast long enough to fill it.
+    ("lingyun-incast", "switch.when_full", {"switch.buffer_mib": 4, "incast.measure_us": 30}),
+    ("lingyun-incast", "switch.dt_alpha", {"switch.buffer_mib": 4}),
+    ("olink-message", "switch.when_full", {"switch.buffer_mib": 0.01, "port.fc": "none"}),
     # Cells count in a buffer that fills with packets smaller than a cell.
     ("switch-incast", "switch.cell_bytes", {"switch.buffer_mib": 0.01, "incast.bytes": 64}),
     # The VC scheduler and its quantum with two VCs that carry traffic.

@@ -80,9 +80,33 @@ struct SimParams {
   }
 };
 
+// What a run creates before it knows its input is good: the directories of --out and --pcap that
+// were missing, and the --pcap file. A refused run (bad input, exit 2) removes them again, so it
+// leaves nothing behind.
+class Debris {
+ public:
+  // Remembers `path` and its missing parents, before they are created.
+  void will_create(const std::filesystem::path& path) {
+    std::error_code ec;
+    std::vector<std::filesystem::path> missing;
+    for (auto p = std::filesystem::absolute(path, ec); !p.empty() && !std::filesystem::exists(p, ec); p = p.parent_path())
+      missing.push_back(p);
+    made_.insert(made_.end(), missing.begin(), missing.end());  // deepest first
+  }
+  // Removes what was remembered, deepest first; a directory only if empty (remove() leaves others).
+  void remove() const {
+    std::error_code ec;
+    for (const auto& p : made_) std::filesystem::remove(p, ec);
+  }
+
+ private:
+  std::vector<std::filesystem::path> made_;
+};
+
 // --out names a directory to write: found unwritable before the run, not after it.
-void check_writable_dir(const std::string& dir) {
+void check_writable_dir(const std::string& dir, Debris& debris) {
   std::error_code ec;
+  debris.will_create(dir);
   std::filesystem::create_directories(dir, ec);
   const auto probe = std::filesystem::path(dir) / ".xysim-write-test";
   if (!ec) std::ofstream(probe).put('\n');
@@ -128,7 +152,8 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 
 }  // namespace
 
-RunResult run_scenario(const RunOptions& options) {
+namespace {
+RunResult simulate(const RunOptions& options, Debris& debris) {
   const auto wall_start = std::chrono::steady_clock::now();
   Config config;
   std::uint64_t seed = 1;
@@ -147,13 +172,14 @@ RunResult run_scenario(const RunOptions& options) {
   for (const auto& s : options.sets) config.set_from_assignment(s);
   if (options.seed) seed = *options.seed;
 
-  if (!options.out_dir.empty()) check_writable_dir(options.out_dir);
+  if (!options.out_dir.empty()) check_writable_dir(options.out_dir, debris);
 
   Stats stats;
   Waves waves(options.waves);
   std::unique_ptr<link::PcapWriter> pcap;
   if (!options.pcap.empty()) {
     try {
+      debris.will_create(options.pcap);
       pcap = std::make_unique<link::PcapWriter>(options.pcap);
     } catch (const std::runtime_error&) {
       throw ConfigError(fmt::format("--pcap '{}': cannot open the file for writing", options.pcap));
@@ -277,6 +303,20 @@ RunResult run_scenario(const RunOptions& options) {
     tb->write_artifacts(options.out_dir);
   }
   return r;
+}
+}  // namespace
+
+RunResult run_scenario(const RunOptions& options) {
+  Debris debris;
+  try {
+    return simulate(options, debris);
+  } catch (const ConfigError&) {  // bad input (exit 2): the outputs made for the run go again
+    debris.remove();
+    throw;
+  } catch (const std::invalid_argument&) {
+    debris.remove();
+    throw;
+  }
 }
 
 int run_command(const RunOptions& options) {

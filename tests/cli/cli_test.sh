@@ -638,6 +638,22 @@ PY
     expect_bad_input "--out '/proc/nope': cannot write there" run link-llr --out /proc/nope --quiet
     expect_bad_input "--waves '/proc/nope.fst': cannot open" run link-llr --waves /proc/nope.fst --quiet
     expect_bad_input "--pcap '/proc/nope.pcap': cannot open" run link-llr --pcap /proc/nope.pcap --quiet ;;
+  refusals_leave_nothing)
+    # A refused run (exit 2) removes the --out and --pcap it created: refused before the build (a
+    # value out of range), after it (a capture scope that matches nothing), after the run (a
+    # warm-up past its end). A directory that was there before stays.
+    expect_bad_input "traffic.load" run link-llr --set traffic.load=7 --out "$work/new/out" --pcap "$work/p/x.pcap" --quiet
+    expect_bad_input "--pcap-scope 'top.z' matches none" run link-llr --out "$work/new/out" --pcap "$work/p/x.pcap" --pcap-scope top.z --quiet
+    expect_bad_input "before its warm-up ended" run link-llr --set traffic.frames=100 --set sim.warmup_us=1000 \
+      --out "$work/new/out" --pcap "$work/p/x.pcap" --quiet
+    expect_bad_input "--waves-scope 'top.nope' matches none" run link-basic --waves "$work/w/x.fst" --waves-scope top.nope \
+      --out "$work/new/out" --quiet
+    left=$(cd "$work" && ls -A | grep -vx -e out -e err)
+    [ -z "$left" ] || fail "refused runs left behind: $left"
+    mkdir "$work/there"
+    expect_bad_input "traffic.load" run link-llr --set traffic.load=7 --out "$work/there" --quiet
+    [ -d "$work/there" ] || fail "a directory that was there before was removed"
+    echo "ok: refusals leave nothing behind" ;;
   scenario_file_is_a_directory)
     mkdir "$work/d.yaml"
     expect_bad_input "d.yaml: cannot read scenario file (not a regular file)" run "$work/d.yaml" --quiet

@@ -367,16 +367,20 @@ bool key_matches(const std::string& key, const std::string& pattern) {
 }
 }  // namespace
 
-int params_command(const ParamsOptions& options) {
-  const std::string name = options.scenario.empty() ? kDefaultScenario : options.scenario;
+void build_unrun(const std::string& name, Config& config) {
   const Scenario& scenario = scenario_or_throw(name, "");
-  Config config;
-  for (const auto& assignment : options.sets) config.set_from_assignment(assignment);
   Stats stats;
   Waves waves;
   RunContext ctx{config, stats, waves, 1, Capture{}};
   const SimParams sim(config);
-  auto tb = scenario.build(ctx);
+  scenario.build(ctx);
+}
+
+int params_command(const ParamsOptions& options) {
+  const std::string name = options.scenario.empty() ? kDefaultScenario : options.scenario;
+  Config config;
+  for (const auto& assignment : options.sets) config.set_from_assignment(assignment);
+  build_unrun(name, config);
   config.check_all_used();  // a --set that names no parameter of this variant
   std::vector<const ParamInfo*> chosen;
   for (const auto& p : config.params())  // a key the scenario sets itself is not the user's

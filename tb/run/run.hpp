@@ -35,6 +35,10 @@ struct RunResult {
 RunResult run_scenario(const RunOptions& options);
 // The CLI's view: prints, writes --out, returns the exit status (0 ok, 1 check failed, 2 bad input).
 int run_command(const RunOptions& options);
+class Config;
+// Builds `scenario` with `config` as a run would, without running it, so that `config` holds every
+// parameter of that variant; ConfigError for a value it refuses. (`params`; a sweep checks its keys.)
+void build_unrun(const std::string& scenario, Config& config);
 // `xysim params [SCENARIO] [FILTER] [--json]`.
 struct ParamsOptions {
   std::string scenario;  // "" = the default scenario

@@ -25,6 +25,7 @@
 #include "tb/lib/scenario.hpp"
 #include "tb/xysim/processes.hpp"
 #include "tb/run/results.hpp"
+#include "tb/run/run.hpp"
 #include "kernel/config.hpp"
 #include "kernel/yaml_file.hpp"
 
@@ -52,15 +53,18 @@ struct Sweep {
   std::vector<Params> combos;  // parameter sets, before seeds
   SlurmOptions slurm;
   bool expect_failures = false;  // points meant to fail (finding a limit): counted, exit 0
+  std::map<std::string, std::string> origins;  // each parameter's first place in the file (file:line)
 };
 
-Params scalars(const std::string& path, const YAML::Node& map, const char* what) {
+Params scalars(const std::string& path, const YAML::Node& map, const char* what,
+               std::map<std::string, std::string>& origins) {
   if (!map.IsMap()) throw ConfigError(fmt::format("{}: {} must be a map of key: value", yaml_at(path, map), what));
   Params out;
   for (const auto& kv : map) {
     if (!kv.second.IsScalar())
       throw ConfigError(fmt::format("{}: {}.{} must be a single value", yaml_at(path, kv.second), what, kv.first.Scalar()));
     out.emplace_back(kv.first.Scalar(), kv.second.Scalar());
+    origins.emplace(kv.first.Scalar(), yaml_at(path, kv.first));
   }
   return out;
 }
@@ -85,6 +89,21 @@ SlurmOptions slurm_options(const std::string& path, const YAML::Node& map) {
   return o;
 }
 
+// A key no block of the scenario declares is refused before any point runs, naming its line. The
+// scenario is built (not run) with the first point's parameters, which also picks its variant
+// (topology=..., say). A value that build refuses is left to the points, each telling its own:
+// a sweep may mean some points to fail.
+void check_keys(const Sweep& s) {
+  Config config;
+  for (const auto& [key, value] : s.combos.front()) config.set(key, value, s.origins.at(key));
+  try {
+    build_unrun(s.scenario, config);
+  } catch (const ConfigError&) {
+    return;
+  }
+  config.check_all_used();
+}
+
 Sweep load(const std::string& path) {
   const YAML::Node root = load_yaml_file(path, "sweep file");
   if (!root.IsMap())
@@ -107,19 +126,27 @@ Sweep load(const std::string& path) {
       s.seeds.clear();
       for (const auto& seed : v) s.seeds.push_back(parse_seed(seed.Scalar(), yaml_at(path, seed) + ": seeds"));
     } else if (key == "set") {
-      fixed = scalars(path, v, "set");
+      fixed = scalars(path, v, "set", s.origins);
     } else if (key == "grid") {
-      if (!v.IsMap()) throw ConfigError(fmt::format("{}: grid must be a map of key: [values]", yaml_at(path, v)));
+      if (!v.IsMap() || v.size() == 0)
+        throw ConfigError(fmt::format("{}: grid must be a map of key: [values] with at least one key (or no grid)",
+                                      yaml_at(path, v)));
       for (const auto& g : v) {
         if (!g.second.IsSequence() || g.second.size() == 0)
           throw ConfigError(fmt::format("{}: grid.{} must be a list of at least one value", yaml_at(path, g.second), g.first.Scalar()));
         std::vector<std::string> values;
-        for (const auto& x : g.second) values.push_back(x.Scalar());
+        for (const auto& x : g.second) {
+          if (!x.IsScalar())
+            throw ConfigError(fmt::format("{}: grid.{} holds a {}: each value must be a single value", yaml_at(path, x),
+                                          g.first.Scalar(), x.IsSequence() ? "list" : "map"));
+          values.push_back(x.Scalar());
+        }
         grid.emplace_back(g.first.Scalar(), values);
+        s.origins.emplace(g.first.Scalar(), yaml_at(path, g.first));
       }
     } else if (key == "points") {
       if (!v.IsSequence()) throw ConfigError(fmt::format("{}: points must be a list of maps", yaml_at(path, v)));
-      for (const auto& p : v) points.push_back(scalars(path, p, "points[]"));
+      for (const auto& p : v) points.push_back(scalars(path, p, "points[]", s.origins));
     } else if (key == "slurm") {
       s.slurm = slurm_options(path, v);
     } else if (key == "expect_failures") {
@@ -152,6 +179,7 @@ Sweep load(const std::string& path) {
     s.combos.push_back(p);
   }
   if (s.combos.empty()) s.combos.push_back(fixed);
+  check_keys(s);
   return s;
 }
 

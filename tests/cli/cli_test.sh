@@ -731,10 +731,13 @@ PY
     expect_bad_input "$work/results.json: cannot read it; give a results.json or a run's --out directory (or a sweep's directory or its sweep.json)" \
       export astra-sim "$work"
     echo '{"scenario": 1' >"$work/cut.json"
-    expect_bad_input "$work/cut.json: not a results.json" export astra-sim "$work/cut.json"
-    echo '[{"seed": 1}]' >"$work/other.json"
+    expect_bad_input "$work/cut.json: not valid JSON (byte 16)" export astra-sim "$work/cut.json"
+    echo '{"seed": 1}' >"$work/other.json"
     expect_bad_input "$work/other.json: not a results.json of xysim run (no 'scenario' and 'summary') (or a sweep's" \
       export nccl-tests "$work/other.json"
+    echo '[{"seed": 1}]' >"$work/list.json"
+    expect_bad_input "$work/list.json: not a sweep.json of xysim sweep: entry 0: 'point' missing" \
+      export nccl-tests "$work/list.json"
     "$xysim" run link-basic --set traffic.packets=100 --out "$work/L" --quiet >/dev/null || fail "link-basic"
     expect_bad_input "$work/L/results.json: summary.message_bytes missing or not a number: astra-sim needs runs that report a message's size and latency (summary.message_bytes, transfer_ns, delivered_ns, gpus), such as those of scripts/sweeps/olink-message-size.yaml" \
       export astra-sim "$work/L"
@@ -747,6 +750,50 @@ PY
     expect_bad_input "$work/future.json: schema_version 99: this xysim reads 1" export astra-sim "$work/future.json"
     sed 's/"passed": true/"passed": false/' "$work/M/results.json" >"$work/failed.json"
     expect_bad_input "$work/failed.json: the run did not pass" export nccl-tests "$work/failed.json" ;;
+  bad_results_files)
+    # A results.json cut short or holding NaN is told as not JSON, with the byte where it stops
+    # being JSON, by compare, export and run; a sweep directory whose point file was corrupted or
+    # changed since the merge is named.
+    "$xysim" run link-basic --set traffic.packets=100 --out "$work/A" --quiet >/dev/null || fail "run"
+    head -c 100 "$work/A/results.json" >"$work/cut.json"
+    expect_bad_input "$work/cut.json: not valid JSON (byte 101): parse error at line" compare "$work/cut.json" "$work/A"
+    expect_bad_input "$work/cut.json: not valid JSON (byte 101)" export nccl-tests "$work/cut.json"
+    expect_bad_input "$work/cut.json: not valid JSON (byte 101)" run "$work/cut.json" --quiet
+    # NaN in place of the first figure: nlohmann stops at its N (bytes counted from 1).
+    byte=$(python3 - "$work/A/results.json" "$work/nan.json" <<'PY'
+import re, sys
+text, key = open(sys.argv[1]).read(), '"goodput_Gbps": '
+at = text.index(key) + len(key)
+open(sys.argv[2], "w").write(text[:at] + re.sub(r"^[-0-9.e+]+", "NaN", text[at:]))
+print(at + 1)
+PY
+)
+    expect_bad_input "$work/nan.json: not valid JSON (byte $byte)" compare "$work/A" "$work/nan.json"
+    sed 's/"seed": 1,/"seed": "one",/' "$work/A/results.json" >"$work/seed.json"
+    expect_bad_input "$work/seed.json: 'seed' is a string, must be a seed" compare "$work/A" "$work/seed.json"
+    message_sweep
+    cp -r "$work/S" "$work/T"
+    head -c 50 "$work/S/points/0001/results.json" >"$work/cut" && mv "$work/cut" "$work/S/points/0001/results.json"
+    expect_bad_input "$work/S/points/0001/results.json: not valid JSON (byte 51)" export nccl-tests "$work/S"
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); r["summary"]["transfer_ns"] += 1
+json.dump(r, open(sys.argv[1], "w"))' "$work/T/points/0002/results.json"
+    expect_bad_input "$work/T/points/0002/results.json: its summary is not that of point 2 in $work/T/sweep.json" \
+      export nccl-tests "$work/T"
+    echo "ok: bad results files named" ;;
+  sweep_file_checked)
+    # A sweep file's unknown key, a value that is a list, an empty grid: refused before any point
+    # runs (exit 2), naming the line; no point directory is made.
+    printf 'scenario: link-basic\nset: {traffic.packets: 100}\ngrid:\n  traffic.lod: [0.5, 0.6]\n' >"$work/u.yaml"
+    expect_bad_input "unknown parameter 'traffic.lod' ($work/u.yaml:4): no block of this scenario declares it; did you mean 'traffic.load'?" \
+      sweep "$work/u.yaml" --out "$work/U"
+    printf 'scenario: link-basic\nset: {traffic.pakets: 100}\n' >"$work/v.yaml"
+    expect_bad_input "unknown parameter 'traffic.pakets' ($work/v.yaml:2)" sweep "$work/v.yaml" --out "$work/U"
+    printf 'scenario: link-basic\ngrid:\n  traffic.load:\n    - [0.1, 0.2]\n' >"$work/n.yaml"
+    expect_bad_input "$work/n.yaml:4: grid.traffic.load holds a list: each value must be a single value" sweep "$work/n.yaml" --out "$work/U"
+    printf 'scenario: link-basic\ngrid: {}\n' >"$work/e.yaml"
+    expect_bad_input "$work/e.yaml:2: grid must be a map of key: [values] with at least one key" sweep "$work/e.yaml" --out "$work/U"
+    [ ! -e "$work/U" ] || fail "a refused sweep made $work/U"
+    echo "ok: sweep files checked" ;;
   progress_eta)
     # Progress lines count the scenario's traffic, not sim.max_time_us: the share done never falls
     # and stays below 100 % (reaching it only on the last line, printed once the traffic is in),

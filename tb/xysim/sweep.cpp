@@ -385,6 +385,14 @@ std::vector<Point> all_points(const Sweep& s, const fs::path& out) {
   return points;
 }
 
+// The same tree with every leaf null.
+nlohmann::json blanked(const nlohmann::json& tree) {
+  if (!tree.is_structured()) return nullptr;
+  nlohmann::json out = tree;
+  for (auto& v : out) v = blanked(v);
+  return out;
+}
+
 // Writes sweep.json and sweep.csv from every point's results and prints the summary; returns the
 // number of points that did not pass.
 std::size_t merge(const Sweep& s, const fs::path& out, const std::vector<Point>& points, std::size_t run,
@@ -401,6 +409,9 @@ std::size_t merge(const Sweep& s, const fs::path& out, const std::vector<Point>&
     entry["passed"] = r.value("passed", false);
     entry["failure"] = r.empty() ? last_line(p.dir / "log.txt") : r.value("failure", "");
     entry["summary"] = r.value("summary", nlohmann::json::object());
+    // A failed point's figures cover only what it did until it failed: blank here (null, an empty
+    // cell) so that no plot or spreadsheet takes them for results; its results.json keeps them.
+    if (!entry["passed"].get<bool>()) entry["summary"] = blanked(entry["summary"]);
     failed += !entry["passed"].get<bool>();
     merged.push_back(entry);
     std::map<std::string, nlohmann::json> row;

@@ -902,6 +902,30 @@ rows = list(csv.DictReader(open(d + "/T/sweep.csv")))
 assert [r["param.traffic.load"] for r in rows] == ["0.25", "0.5"], rows
 PY
     echo "ok: sweep_typed_params" ;;
+  sweep_failed_points_blank)
+    # A point that failed a check (here: a watchdog of 1 ns) has figures of what it did until then
+    # in its results.json (a goodput of 0); sweep.csv and sweep.json leave them blank.
+    printf 'scenario: link-basic\nset: {traffic.packets: 2000}\ngrid:\n  sim.watchdog_us: [1000, 0.001]\n' >"$work/f.yaml"
+    "$xysim" sweep "$work/f.yaml" --out "$work/F" -j 2 >"$work/out" 2>"$work/err"
+    [ "$?" -eq 1 ] || fail "a sweep with a failed point: exit not 1: $(cat "$work/err")"
+    python3 - "$work/F" <<'PY' || fail "a failed point's figures are not blank"
+import csv, json, sys
+d = sys.argv[1]
+rows = list(csv.DictReader(open(d + "/sweep.csv")))
+assert [r["passed"] for r in rows] == ["true", "false"], rows
+figures = [k for k in rows[0] if k not in ("point", "seed", "passed") and not k.startswith("param.")]
+assert "goodput_Gbps" in figures and rows[0]["goodput_Gbps"] != "", rows[0]
+assert all(rows[1][k] == "" for k in figures), {k: rows[1][k] for k in figures if rows[1][k]}
+own = json.load(open(d + "/points/0001/results.json"))
+assert not own["passed"] and own["summary"]["goodput_Gbps"] is not None, own["summary"]
+def leaves(t):
+    return [x for v in t.values() for x in leaves(v)] if isinstance(t, dict) else \
+        [x for v in t for x in leaves(v)] if isinstance(t, list) else [t]
+merged = json.load(open(d + "/sweep.json"))
+assert leaves(merged[1]["summary"]) and all(v is None for v in leaves(merged[1]["summary"])), merged[1]
+assert merged[0]["summary"]["goodput_Gbps"] == json.load(open(d + "/points/0000/results.json"))["summary"]["goodput_Gbps"]
+PY
+    echo "ok: a failed point's figures are blank in sweep.csv and null in sweep.json" ;;
   sweep_expected_failures)
     # A point's failure is one short line naming the file that holds all of it; with
     # expect_failures: true the sweep exits 0 and still counts them.

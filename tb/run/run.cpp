@@ -186,6 +186,7 @@ RunResult simulate(const RunOptions& options, Debris& debris) {
     }
   }
   RunContext ctx{config, stats, waves, seed, Capture{pcap.get(), options.pcap_scope, {}}};
+  ctx.force_memory = options.force_memory;
   const SimParams sim(config);
   std::unique_ptr<Testbench> tb = scenario.build(ctx);
   config.check_all_used();

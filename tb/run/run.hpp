@@ -21,6 +21,7 @@ struct RunOptions {
   WavesOptions waves;
   std::string pcap, pcap_scope;      // capture frames crossing the links under the scope
   bool quiet = false;
+  bool force_memory = false;         // build a configuration estimated above the machine's memory
   std::chrono::milliseconds progress_every{1000};  // between progress lines on stderr
 };
 

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include "tb/lib/memory.hpp"
 #include "tb/lib/scenario.hpp"
 #include "tb/xysim/processes.hpp"
 #include "tb/run/results.hpp"
@@ -54,6 +55,7 @@ struct Sweep {
   SlurmOptions slurm;
   bool expect_failures = false;  // points meant to fail (finding a limit): counted, exit 0
   std::map<std::string, std::string> origins;  // each parameter's first place in the file (file:line)
+  bool force_memory = false;  // --force-memory, given to every point too
 };
 
 Params scalars(const std::string& path, const YAML::Node& map, const char* what,
@@ -104,7 +106,31 @@ void check_keys(const Sweep& s) {
   config.check_all_used();
 }
 
-Sweep load(const std::string& path) {
+// The memory the sweep itself takes, estimated before its points are made: each point's parameters
+// are held about four times (its combination, its Point, its command, its sweep.json entry), and
+// merging adds its row and summary (about 2 KiB, more with a large summary).
+void check_sweep_memory(const std::vector<std::pair<std::string, std::vector<std::string>>>& grid,
+                        const Params& fixed, const std::vector<Params>& points, std::size_t seeds, bool force) {
+  const auto text_bytes = [](const Params& ps) {
+    double n = 0;
+    for (const auto& [k, v] : ps) n += static_cast<double>(k.size() + v.size()) + 64;  // two strings and a pair
+    return n;
+  };
+  double combos = grid.empty() ? 0 : 1, params = text_bytes(fixed);
+  for (const auto& [key, values] : grid) {
+    combos *= static_cast<double>(values.size());
+    params += static_cast<double>(key.size()) + 64 + static_cast<double>(values.front().size());
+  }
+  double listed = 0;
+  for (const Params& p : points) listed += text_bytes(fixed) + text_bytes(p);
+  const double count = (combos + static_cast<double>(points.size())) * static_cast<double>(seeds);
+  const double bytes = static_cast<double>(seeds) * 4 * (combos * params + listed) + count * (sizeof(Point) + 2048);
+  check_memory(bytes, fmt::format("the sweep's {:.0f} points ({} seeds x the grid's combinations and the points listed)",
+                                  count, seeds),
+               force);
+}
+
+Sweep load(const std::string& path, bool force_memory) {
   const YAML::Node root = load_yaml_file(path, "sweep file");
   if (!root.IsMap())
     throw ConfigError(
@@ -161,6 +187,7 @@ Sweep load(const std::string& path) {
     }
   }
   if (s.scenario.empty()) throw ConfigError(fmt::format("{}: 'scenario' missing", path));
+  check_sweep_memory(grid, fixed, points, s.seeds.size(), force_memory);
   // Every combination of the grid (the last key fastest), then the listed points.
   if (!grid.empty()) {
     std::vector<std::size_t> at_value(grid.size(), 0);
@@ -183,8 +210,10 @@ Sweep load(const std::string& path) {
   return s;
 }
 
-std::vector<std::string> command(const char* self, const std::string& scenario, const Point& p) {
-  return run_args(self, scenario, p.seed, p.params, p.dir);
+std::vector<std::string> command(const char* self, const Sweep& s, const Point& p) {
+  std::vector<std::string> args = run_args(self, s.scenario, p.seed, p.params, p.dir);
+  if (s.force_memory) args.push_back("--force-memory");
+  return args;
 }
 
 nlohmann::json describe(const std::string& scenario, const Point& p) {
@@ -254,7 +283,7 @@ void report_failure(const Point& p, int exit_code) {
 // Runs the points here, `jobs` at a time.
 void run_local(const char* self, const Sweep& s, const std::vector<Point*>& todo, std::size_t skipped, int jobs) {
   std::vector<Process> processes;
-  for (const Point* p : todo) processes.push_back({command(self, s.scenario, *p), p->dir / "log.txt"});
+  for (const Point* p : todo) processes.push_back({command(self, s, *p), p->dir / "log.txt"});
   std::size_t done = 0, failed = 0;
   const auto start = std::chrono::steady_clock::now();
   auto last_progress = start;
@@ -453,7 +482,8 @@ std::size_t merge(const Sweep& s, const fs::path& out, const std::vector<Point>&
 }  // namespace
 
 int sweep_command(const char* self, const SweepOptions& o) {
-  const Sweep s = load(o.file);
+  Sweep s = load(o.file, o.force_memory);
+  s.force_memory = o.force_memory;
   const fs::path out = o.out_dir;
   std::vector<Point> points = all_points(s, out);
   if (o.point >= 0) {  // one task of the Slurm array: the point the submitter prepared
@@ -461,7 +491,7 @@ int sweep_command(const char* self, const SweepOptions& o) {
       throw ConfigError(fmt::format("--point {}: the sweep has points 0 to {}", o.point, points.size() - 1));
     Point& p = points[o.point];
     int status = 0;
-    waitpid(spawn({command(self, s.scenario, p), p.dir / "log.txt"}), &status, 0);
+    waitpid(spawn({command(self, s, p), p.dir / "log.txt"}), &status, 0);
     const int exit_code = exit_status(status);
     if (exit_code != 0) report_failure(p, exit_code);
     return exit_code;
@@ -469,7 +499,7 @@ int sweep_command(const char* self, const SweepOptions& o) {
   if (o.backend == "print") {
     for (const Point& p : points) {
       std::string line;
-      for (const auto& a : command(self, s.scenario, p)) line += (line.empty() ? "" : " ") + a;
+      for (const auto& a : command(self, s, p)) line += (line.empty() ? "" : " ") + a;
       std::cout << line << "\n";
     }
     return 0;

@@ -926,6 +926,36 @@ assert leaves(merged[1]["summary"]) and all(v is None for v in leaves(merged[1][
 assert merged[0]["summary"]["goodput_Gbps"] == json.load(open(d + "/points/0000/results.json"))["summary"]["goodput_Gbps"]
 PY
     echo "ok: a failed point's figures are blank in sweep.csv and null in sweep.json" ;;
+  memory_estimates)
+    # Declared maxima the machine cannot hold are refused before anything is allocated, naming
+    # what drives the estimate; under an address-space limit of 4 GiB (ulimit -v), so that the test
+    # does not depend on the machine's memory. Nothing here allocates more than the limit.
+    (
+      ulimit -v 4194304
+      # 3 copies x 64 endpoints x 2^32 bytes = 768 GiB.
+      expect_bad_input "allreduce.bytes = 4294967296 x allreduce.endpoints = 64 (three copies of each vector) need about 768.0 GiB of memory, more than this process's address space limit (ulimit -v), 4.0 GiB" \
+        run switch-allreduce --set allreduce.endpoints=64 --set allreduce.bytes=4294967296 --quiet
+      # 4 fabrics x 512 GPUs x (65536 slots x 200 B + 4096 writes in flight x 256 B) = 27.0 GiB.
+      expect_bad_input "alltoall.gpus = 512 x alltoall.outstanding = 65536 (a slot for each write a GPU keeps in flight, made up front, in each of 4 fabrics) need about 27.0 GiB" \
+        run olink-alltoall --set alltoall.gpus=512 --set alltoall.outstanding=65536 --quiet
+      # 512 GPUs x (65536 x 200 B + 256 writes x 256 B + 2 x 256 x 16 B + 2 x 16 MiB written) = 22.3 GiB.
+      expect_bad_input "fast.gpus = 512 x fast.outstanding = 65536 (a slot for each write a GPU keeps in flight, made up front) and x fast.bytes_per_gpu = 16777216 (the bytes written, kept by two models) need about 22.3 GiB" \
+        run olink-fast --set fast.gpus=512 --set fast.outstanding=65536 --quiet
+      # 30^5 points: at least 2 KiB each to merge, some 50 GB.
+      python3 -c "print('scenario: link-basic\ngrid:\n' + ''.join('  k%d: [%s]\n' % (k, ', '.join(map(str, range(30)))) for k in range(5)))" >"$work/big.yaml"
+      expect_bad_input "the sweep's 24300000 points (1 seeds x the grid's combinations and the points listed) need about" \
+        sweep "$work/big.yaml" --out "$work/B"
+      [ ! -e "$work/B" ] || fail "a refused sweep made its directory"
+    ) || exit 1
+    (
+      # Forced past the estimate (0.8 GiB under a limit of 256 MiB), the allocation fails: one line, exit 2.
+      ulimit -v 262144
+      expect_bad_input "need about 0.8 GiB of memory, more than this process's address space limit (ulimit -v), 0.2 GiB: ask for less, or give --force-memory" \
+        run switch-allreduce --set allreduce.endpoints=16 --set allreduce.bytes=16777216 --quiet
+      expect_bad_input "error: out of memory (std::bad_alloc) while building or running" \
+        run switch-allreduce --set allreduce.endpoints=16 --set allreduce.bytes=16777216 --quiet --force-memory
+    ) || exit 1
+    echo "ok: memory estimated before allocating" ;;
   sweep_expected_failures)
     # A point's failure is one short line naming the file that holds all of it; with
     # expect_failures: true the sweep exits 0 and still counts them.

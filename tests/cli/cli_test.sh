@@ -956,6 +956,31 @@ PY
         run switch-allreduce --set allreduce.endpoints=16 --set allreduce.bytes=16777216 --quiet --force-memory
     ) || exit 1
     echo "ok: memory estimated before allocating" ;;
+  llr_flush_named)
+    # At 5 % frame loss LLR gives frames up after llr.replay_limit = 3 replays: the run passes (the
+    # protocol's behaviour) but says the flushed frames are lost, naming the count the ports
+    # report; with the limit at 1000 nothing is flushed and every frame is delivered.
+    "$xysim" run link-llr --set link.frame_error=0.05 --set llr.replay_limit=3 --set traffic.frames=20000 \
+      --out "$work/F" --quiet >"$work/report" || fail "run at limit 3: exit $?"
+    python3 - "$work/F/results.json" "$work/report" <<'PY' || fail "flushed frames not named as lost"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+flushed = sum(p["flushed_frames"] for p in s["ports"].values())
+assert flushed > 0 and s["frames_lost"] >= flushed, (flushed, s["frames_lost"])
+note = (f"LLR flushed {flushed} frames after llr.replay_limit = 3 replays without progress: no layer above recovers "
+        f"them here, so they are among the {s['frames_lost']} frames lost (not delivered)")
+assert any(w.startswith(note) for w in s["warnings"]), s.get("warnings")
+assert note in open(sys.argv[2]).read(), "report"
+PY
+    "$xysim" run link-llr --set link.frame_error=0.05 --set llr.replay_limit=1000 --set traffic.frames=20000 \
+      --out "$work/G" --quiet >"$work/report" || fail "run at limit 1000: exit $?"
+    python3 - "$work/G/results.json" "$work/report" <<'PY' || fail "a soak at limit 1000 lost frames"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+assert s["flushed_frames"] == 0 and s["frames_lost"] == 0 and "warnings" not in s, s
+assert "0 flushed, 0 lost (every frame delivered)" in open(sys.argv[2]).read(), "report"
+PY
+    echo "ok: flushed frames named as lost; at llr.replay_limit = 1000 every frame delivered" ;;
   sweep_expected_failures)
     # A point's failure is one short line naming the file that holds all of it; with
     # expect_failures: true the sweep exits 0 and still counts them.

@@ -13,7 +13,9 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <systemc>
 
+#include "tb/lib/memory.hpp"
 #include "tb/lib/scenario.hpp"
 #include "tb/run/results.hpp"
 #include "kernel/clock_domain.hpp"
@@ -128,6 +130,35 @@ void check_capture(const Capture& capture, const std::string& scenario) {
                                 links.size() > kNamed ? fmt::format(", ... ({} in all)", links.size()) : ""));
 }
 
+// SystemC gives every SC_THREAD a stack of its own, mapped when the simulation starts: an mmap and a
+// guard page, two of the memory maps the kernel lets a process have (vm.max_map_count), and
+// SC_DEFAULT_STACK_SIZE of address space. More threads than that ends in SystemC's E518 (stack
+// setup failed), stacks above the memory in std::bad_alloc: both found here, before the start.
+void check_threads(bool force_memory) {
+  std::size_t threads = 0;
+  std::vector<sc_core::sc_object*> todo = sc_core::sc_get_top_level_objects();
+  while (!todo.empty()) {
+    const sc_core::sc_object* o = todo.back();
+    todo.pop_back();
+    const std::string kind = o->kind();
+    threads += kind == "sc_thread_process" || kind == "sc_cthread_process";
+    todo.insert(todo.end(), o->get_child_objects().begin(), o->get_child_objects().end());
+  }
+  long max_maps = 65530;  // the kernel's default
+  std::ifstream("/proc/sys/vm/max_map_count") >> max_maps;
+  constexpr long kOtherMaps = 4096;  // the program, its libraries, its heap
+  const long allowed = std::max(0L, (max_maps - kOtherMaps) / 2);
+  if (static_cast<long>(threads) > allowed)
+    throw ConfigError(fmt::format("this configuration has {} SystemC threads (GPUs, hosts, endpoints that wait in "
+                                  "stacks of their own), above the {} this machine can map (vm.max_map_count = {}, "
+                                  "two maps a stack): ask for fewer endpoints or GPUs",
+                                  threads, allowed, max_maps));
+  check_memory(static_cast<double>(threads) * sc_core::SC_DEFAULT_STACK_SIZE,
+               fmt::format("{} SystemC threads (GPUs, hosts, endpoints), each with a stack of {} KiB,", threads,
+                           sc_core::SC_DEFAULT_STACK_SIZE / 1024),
+               force_memory);
+}
+
 // What a progress line adds after the rate: the ETA from the share of the scenario's traffic done,
 // or once the traffic has ended, what the run waits for. sim.max_time_us is only a limit, which a
 // run rarely nears: no ETA is made from it.
@@ -191,6 +222,7 @@ RunResult simulate(const RunOptions& options, Debris& debris) {
   std::unique_ptr<Testbench> tb = scenario.build(ctx);
   config.check_all_used();
   check_capture(ctx.capture, name);
+  check_threads(options.force_memory);
   const Testbench::Work work = tb->work();
   if (work.at_least > sim.max_time)
     throw ConfigError(fmt::format("{} needs at least {} of simulated time, beyond sim.max_time_us = {}: raise "

@@ -948,6 +948,13 @@ PY
       [ ! -e "$work/B" ] || fail "a refused sweep made its directory"
     ) || exit 1
     (
+      # 4 fabrics x 512 GPUs: 2048 SystemC threads of 256 KiB stacks, 0.5 GiB with what the process
+      # holds, above 512 MiB (main: SystemC's E518, stack setup failed).
+      ulimit -v 524288
+      expect_bad_input "2048 SystemC threads (GPUs, hosts, endpoints), each with a stack of 256 KiB, need about 0.5 GiB of memory, more than this process's address space limit (ulimit -v), 0.5 GiB" \
+        run olink-alltoall --set alltoall.gpus=512 --set alltoall.outstanding=1 --set alltoall.bytes_per_gpu=256 --quiet
+    ) || exit 1
+    (
       # Forced past the estimate (0.8 GiB under a limit of 256 MiB), the allocation fails: one line, exit 2.
       ulimit -v 262144
       expect_bad_input "need about 0.8 GiB of memory, more than this process's address space limit (ulimit -v), 0.2 GiB: ask for less, or give --force-memory" \

@@ -37,22 +37,56 @@ std::string format_names() {
 
 namespace {
 
-bool is_sweep(const nlohmann::json& j) {
-  if (!j.is_array() || j.empty()) return false;
-  for (const auto& p : j)
-    if (!p.is_object() || !p.contains("scenario") || !p.contains("summary") || !p.contains("point")) return false;
-  return true;
+// A sweep.json as xysim sweep writes it: a list of points, each with its number, scenario, summary
+// and whether it passed; ConfigError naming the first entry that is not.
+void check_sweep(const fs::path& path, const nlohmann::json& doc) {
+  const auto bad = [&](const std::string& what) {
+    throw ConfigError(fmt::format("{}: not a sweep.json of xysim sweep: {}", path.string(), what));
+  };
+  if (!doc.is_array() || doc.empty()) bad(fmt::format("a {}, not a list of points", doc.type_name()));
+  for (std::size_t i = 0; i < doc.size(); ++i) {
+    const nlohmann::json& p = doc[i];
+    const auto want = [&](const char* key, bool ok, const char* type) {
+      if (!ok) bad(fmt::format("entry {}: '{}' missing or not {}", i, key, type));
+    };
+    want("point", p.is_object() && p.contains("point") && p["point"].is_number_unsigned(), "a point's number");
+    want("scenario", p.contains("scenario") && p["scenario"].is_string(), "a scenario's name");
+    want("summary", p.contains("summary") && p["summary"].is_object(), "an object");
+    want("passed", p.contains("passed") && p["passed"].is_boolean(), "true or false");
+    want("failure", !p.contains("failure") || p["failure"].is_string(), "a text");
+  }
 }
 
-// A sweep's directory or its sweep.json, or else a results.json or a run's --out directory.
+// A sweep.json's points checked against the points/NNNN/results.json beside it, when they are
+// there (a sweep's directory): a point file corrupted or changed since the merge is named, not
+// passed over.
+void check_point_files(const fs::path& sweep, const nlohmann::json& doc) {
+  std::error_code ec;
+  const fs::path dir = sweep.parent_path() / "points";
+  if (!fs::is_directory(dir, ec)) return;  // a sweep.json on its own
+  for (const auto& p : doc) {
+    const fs::path file = dir / fmt::format("{:04}", p["point"].get<std::uint64_t>()) / "results.json";
+    if (!p.value("passed", false)) continue;  // a failed point is refused by its entry; its file may be partial
+    const nlohmann::json own = load_results(file.string());
+    if (own["summary"] != p["summary"])
+      throw ConfigError(fmt::format("{}: its summary is not that of point {} in {}: run the sweep again to merge it",
+                                    file.string(), p["point"].dump(), sweep.string()));
+  }
+}
+
+// A sweep's directory or its sweep.json (a list), or else a results.json or a run's --out directory.
 Input load(const std::string& arg) {
   std::error_code ec;
-  const fs::path sweep = fs::is_directory(arg, ec) ? fs::path(arg) / "sweep.json" : fs::path(arg);
-  std::ifstream in(sweep);
-  const nlohmann::json doc = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
-  if (is_sweep(doc)) return {sweep.string(), doc};
+  const bool dir = fs::is_directory(arg, ec);
+  const fs::path sweep = dir ? fs::path(arg) / "sweep.json" : fs::path(arg);
+  if (dir ? fs::exists(sweep, ec) : fs::is_regular_file(sweep, ec) && load_json(sweep.string()).is_array()) {
+    const nlohmann::json doc = load_json(sweep.string());
+    check_sweep(sweep, doc);
+    check_point_files(sweep, doc);
+    return {sweep.string(), doc};
+  }
   try {
-    return {(fs::is_directory(arg, ec) ? fs::path(arg) / "results.json" : fs::path(arg)).string(), load_results(arg)};
+    return {(dir ? fs::path(arg) / "results.json" : fs::path(arg)).string(), load_results(arg)};
   } catch (const ConfigError& e) {
     throw ConfigError(std::string(e.what()) + " (or a sweep's directory or its sweep.json)");
   }

@@ -44,6 +44,7 @@ struct RunContext {
   // description(), in the order built: results.json's `fabrics`, which the exporters read.
   nlohmann::json fabrics = nlohmann::json::array();
   Rng rng(const std::string& block) const { return Rng(seed, block); }
+  bool force_memory = false;  // --force-memory: build what check_memory (tb/lib/memory.hpp) refuses
 };
 
 class Testbench {

@@ -15,14 +15,40 @@
 
 namespace xy {
 
+nlohmann::json load_json(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw ConfigError(fmt::format("{}: cannot read it", file));
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.what() is "[json.exception.parse_error.101] parse error at line L, column C: ...".
+    const std::string what = e.what(), told = what.substr(what.find(']') + 2);
+    throw ConfigError(fmt::format("{}: not valid JSON (byte {}): {}", file, e.byte, told));
+  }
+}
+
 nlohmann::json load_results(const std::string& path) {
   namespace fs = std::filesystem;
-  const fs::path file = fs::is_directory(path) ? fs::path(path) / "results.json" : fs::path(path);
-  std::ifstream in(file);
-  if (!in) throw ConfigError(fmt::format("{}: cannot read it; give a results.json or a run's --out directory", file.string()));
-  nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("summary") || !doc.contains("scenario"))
+  std::error_code ec;
+  const fs::path file = fs::is_directory(path, ec) ? fs::path(path) / "results.json" : fs::path(path);
+  if (!fs::is_regular_file(file, ec))
+    throw ConfigError(fmt::format("{}: cannot read it; give a results.json or a run's --out directory", file.string()));
+  const nlohmann::json doc = load_json(file.string());
+  if (!doc.is_object() || !doc.contains("summary") || !doc.contains("scenario"))
     throw ConfigError(fmt::format("{}: not a results.json of xysim run (no 'scenario' and 'summary')", file.string()));
+  // The keys xysim reads back, of the types xysim run writes them (docs/results.md).
+  const auto check = [&](const char* key, bool (nlohmann::json::*is)() const noexcept, const char* type) {
+    if (doc.contains(key) && !(doc[key].*is)())
+      throw ConfigError(fmt::format("{}: '{}' is a {}, must be {} (as xysim run writes it)", file.string(), key,
+                                    doc[key].type_name(), type));
+  };
+  check("scenario", &nlohmann::json::is_string, "a scenario's name");
+  check("summary", &nlohmann::json::is_object, "an object");
+  check("config", &nlohmann::json::is_object, "an object");
+  check("seed", &nlohmann::json::is_number_unsigned, "a seed (a whole number >= 0)");
+  check("schema_version", &nlohmann::json::is_number_integer, "a whole number");
+  check("passed", &nlohmann::json::is_boolean, "true or false");
+  check("failure", &nlohmann::json::is_string, "a text");
   return doc;
 }
 

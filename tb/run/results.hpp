@@ -14,6 +14,10 @@ inline constexpr int kResultsSchemaVersion = 1;
 // The git commit the binary was built from, "-dirty" when the tree had changes; "unknown" outside git.
 const char* git_commit();
 
+// A JSON file; ConfigError naming it when it cannot be read or is not JSON (with the byte, line and
+// column where it stops being JSON: a truncated file, a NaN).
+nlohmann::json load_json(const std::string& file);
+
 // A results.json, or a run's --out directory holding one; ConfigError naming the path otherwise.
 nlohmann::json load_results(const std::string& path);
 

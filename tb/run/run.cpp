@@ -13,7 +13,9 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <systemc>
 
+#include "tb/lib/memory.hpp"
 #include "tb/lib/scenario.hpp"
 #include "tb/run/results.hpp"
 #include "kernel/clock_domain.hpp"
@@ -80,9 +82,33 @@ struct SimParams {
   }
 };
 
+// What a run creates before it knows its input is good: the directories of --out and --pcap that
+// were missing, and the --pcap file. A refused run (bad input, exit 2) removes them again, so it
+// leaves nothing behind.
+class Debris {
+ public:
+  // Remembers `path` and its missing parents, before they are created.
+  void will_create(const std::filesystem::path& path) {
+    std::error_code ec;
+    std::vector<std::filesystem::path> missing;
+    for (auto p = std::filesystem::absolute(path, ec); !p.empty() && !std::filesystem::exists(p, ec); p = p.parent_path())
+      missing.push_back(p);
+    made_.insert(made_.end(), missing.begin(), missing.end());  // deepest first
+  }
+  // Removes what was remembered, deepest first; a directory only if empty (remove() leaves others).
+  void remove() const {
+    std::error_code ec;
+    for (const auto& p : made_) std::filesystem::remove(p, ec);
+  }
+
+ private:
+  std::vector<std::filesystem::path> made_;
+};
+
 // --out names a directory to write: found unwritable before the run, not after it.
-void check_writable_dir(const std::string& dir) {
+void check_writable_dir(const std::string& dir, Debris& debris) {
   std::error_code ec;
+  debris.will_create(dir);
   std::filesystem::create_directories(dir, ec);
   const auto probe = std::filesystem::path(dir) / ".xysim-write-test";
   if (!ec) std::ofstream(probe).put('\n');
@@ -102,6 +128,35 @@ void check_capture(const Capture& capture, const std::string& scenario) {
   throw ConfigError(fmt::format("--pcap-scope '{}' matches none of this scenario's links: {}{}", capture.scope,
                                 fmt::join(named, ", "),
                                 links.size() > kNamed ? fmt::format(", ... ({} in all)", links.size()) : ""));
+}
+
+// SystemC gives every SC_THREAD a stack of its own, mapped when the simulation starts: an mmap and a
+// guard page, two of the memory maps the kernel lets a process have (vm.max_map_count), and
+// SC_DEFAULT_STACK_SIZE of address space. More threads than that ends in SystemC's E518 (stack
+// setup failed), stacks above the memory in std::bad_alloc: both found here, before the start.
+void check_threads(bool force_memory) {
+  std::size_t threads = 0;
+  std::vector<sc_core::sc_object*> todo = sc_core::sc_get_top_level_objects();
+  while (!todo.empty()) {
+    const sc_core::sc_object* o = todo.back();
+    todo.pop_back();
+    const std::string kind = o->kind();
+    threads += kind == "sc_thread_process" || kind == "sc_cthread_process";
+    todo.insert(todo.end(), o->get_child_objects().begin(), o->get_child_objects().end());
+  }
+  long max_maps = 65530;  // the kernel's default
+  std::ifstream("/proc/sys/vm/max_map_count") >> max_maps;
+  constexpr long kOtherMaps = 4096;  // the program, its libraries, its heap
+  const long allowed = std::max(0L, (max_maps - kOtherMaps) / 2);
+  if (static_cast<long>(threads) > allowed)
+    throw ConfigError(fmt::format("this configuration has {} SystemC threads (GPUs, hosts, endpoints that wait in "
+                                  "stacks of their own), above the {} this machine can map (vm.max_map_count = {}, "
+                                  "two maps a stack): ask for fewer endpoints or GPUs",
+                                  threads, allowed, max_maps));
+  check_memory(static_cast<double>(threads) * sc_core::SC_DEFAULT_STACK_SIZE,
+               fmt::format("{} SystemC threads (GPUs, hosts, endpoints), each with a stack of {} KiB,", threads,
+                           sc_core::SC_DEFAULT_STACK_SIZE / 1024),
+               force_memory);
 }
 
 // What a progress line adds after the rate: the ETA from the share of the scenario's traffic done,
@@ -128,7 +183,8 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 
 }  // namespace
 
-RunResult run_scenario(const RunOptions& options) {
+namespace {
+RunResult simulate(const RunOptions& options, Debris& debris) {
   const auto wall_start = std::chrono::steady_clock::now();
   Config config;
   std::uint64_t seed = 1;
@@ -147,23 +203,26 @@ RunResult run_scenario(const RunOptions& options) {
   for (const auto& s : options.sets) config.set_from_assignment(s);
   if (options.seed) seed = *options.seed;
 
-  if (!options.out_dir.empty()) check_writable_dir(options.out_dir);
+  if (!options.out_dir.empty()) check_writable_dir(options.out_dir, debris);
 
   Stats stats;
   Waves waves(options.waves);
   std::unique_ptr<link::PcapWriter> pcap;
   if (!options.pcap.empty()) {
     try {
+      debris.will_create(options.pcap);
       pcap = std::make_unique<link::PcapWriter>(options.pcap);
     } catch (const std::runtime_error&) {
       throw ConfigError(fmt::format("--pcap '{}': cannot open the file for writing", options.pcap));
     }
   }
   RunContext ctx{config, stats, waves, seed, Capture{pcap.get(), options.pcap_scope, {}}};
+  ctx.force_memory = options.force_memory;
   const SimParams sim(config);
   std::unique_ptr<Testbench> tb = scenario.build(ctx);
   config.check_all_used();
   check_capture(ctx.capture, name);
+  check_threads(options.force_memory);
   const Testbench::Work work = tb->work();
   if (work.at_least > sim.max_time)
     throw ConfigError(fmt::format("{} needs at least {} of simulated time, beyond sim.max_time_us = {}: raise "
@@ -278,6 +337,20 @@ RunResult run_scenario(const RunOptions& options) {
   }
   return r;
 }
+}  // namespace
+
+RunResult run_scenario(const RunOptions& options) {
+  Debris debris;
+  try {
+    return simulate(options, debris);
+  } catch (const ConfigError&) {  // bad input (exit 2): the outputs made for the run go again
+    debris.remove();
+    throw;
+  } catch (const std::invalid_argument&) {
+    debris.remove();
+    throw;
+  }
+}
 
 int run_command(const RunOptions& options) {
   RunResult r = run_scenario(options);
@@ -327,16 +400,20 @@ bool key_matches(const std::string& key, const std::string& pattern) {
 }
 }  // namespace
 
-int params_command(const ParamsOptions& options) {
-  const std::string name = options.scenario.empty() ? kDefaultScenario : options.scenario;
+void build_unrun(const std::string& name, Config& config) {
   const Scenario& scenario = scenario_or_throw(name, "");
-  Config config;
-  for (const auto& assignment : options.sets) config.set_from_assignment(assignment);
   Stats stats;
   Waves waves;
   RunContext ctx{config, stats, waves, 1, Capture{}};
   const SimParams sim(config);
-  auto tb = scenario.build(ctx);
+  scenario.build(ctx);
+}
+
+int params_command(const ParamsOptions& options) {
+  const std::string name = options.scenario.empty() ? kDefaultScenario : options.scenario;
+  Config config;
+  for (const auto& assignment : options.sets) config.set_from_assignment(assignment);
+  build_unrun(name, config);
   config.check_all_used();  // a --set that names no parameter of this variant
   std::vector<const ParamInfo*> chosen;
   for (const auto& p : config.params())  // a key the scenario sets itself is not the user's

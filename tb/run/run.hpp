@@ -21,6 +21,7 @@ struct RunOptions {
   WavesOptions waves;
   std::string pcap, pcap_scope;      // capture frames crossing the links under the scope
   bool quiet = false;
+  bool force_memory = false;         // build a configuration estimated above the machine's memory
   std::chrono::milliseconds progress_every{1000};  // between progress lines on stderr
 };
 
@@ -35,6 +36,10 @@ struct RunResult {
 RunResult run_scenario(const RunOptions& options);
 // The CLI's view: prints, writes --out, returns the exit status (0 ok, 1 check failed, 2 bad input).
 int run_command(const RunOptions& options);
+class Config;
+// Builds `scenario` with `config` as a run would, without running it, so that `config` holds every
+// parameter of that variant; ConfigError for a value it refuses. (`params`; a sweep checks its keys.)
+void build_unrun(const std::string& scenario, Config& config);
 // `xysim params [SCENARIO] [FILTER] [--json]`.
 struct ParamsOptions {
   std::string scenario;  // "" = the default scenario

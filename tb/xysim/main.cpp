@@ -12,6 +12,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -180,6 +181,8 @@ const std::vector<Subcommand> kCommands = {
        cmd.add_option("--pcap", run.pcap, "write the frames crossing the links to FILE.pcap (Wireshark, tshark)");
        cmd.add_option("--pcap-scope", run.pcap_scope, "only links whose name starts with this, e.g. top.a");
        cmd.add_flag("--quiet", run.quiet, "no progress on stderr");
+       cmd.add_flag("--force-memory", run.force_memory,
+                    "build a configuration whose estimated memory exceeds this machine's (refused otherwise)");
        cmd.add_option("--progress-every", o->progress_every_s, "seconds between progress lines (default 1; 0: every step)")
            ->check(CLI::Range(0.0, 3600.0) & kNumber);
        return [o] {
@@ -212,6 +215,8 @@ const std::vector<Subcommand> kCommands = {
        cmd.add_option("--backend", o->backend,
                       "local: run here; print: print each point's command; slurm: one Slurm job array")
            ->check(CLI::IsMember({"local", "print", "slurm"}));
+       cmd.add_flag("--force-memory", o->force_memory,
+                    "go on when the sweep's points, or a point's run, are estimated to need more memory than this machine has");
        cmd.add_option("--point", o->point)->group("")->check(CLI::Range(0, 1 << 30));  // a Slurm array task
        return [o, self] { return sweep_command(self, *o); };
      }},
@@ -295,6 +300,13 @@ int xy::xysim_main(int argc, char** argv) {
     return 2;
   } catch (const std::invalid_argument& e) {  // e.g. a --waves file with an unknown extension
     std::cerr << "error: " << one_line(e.what()) << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    // What the memory estimates (tb/lib/memory.hpp) did not foresee: the input asked for more than
+    // this process could have, as when an estimate refuses it, so the same status (2, input that
+    // cannot be used here), not 1 (a check of the model failed).
+    std::cerr << "error: out of memory (std::bad_alloc) while building or running: this configuration needs more "
+                 "memory than this process can have; ask for less (smaller counts or sizes)\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "error: " << one_line(e.what()) << "\n";

@@ -22,9 +22,11 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include "tb/lib/memory.hpp"
 #include "tb/lib/scenario.hpp"
 #include "tb/xysim/processes.hpp"
 #include "tb/run/results.hpp"
+#include "tb/run/run.hpp"
 #include "kernel/config.hpp"
 #include "kernel/yaml_file.hpp"
 
@@ -52,15 +54,19 @@ struct Sweep {
   std::vector<Params> combos;  // parameter sets, before seeds
   SlurmOptions slurm;
   bool expect_failures = false;  // points meant to fail (finding a limit): counted, exit 0
+  std::map<std::string, std::string> origins;  // each parameter's first place in the file (file:line)
+  bool force_memory = false;  // --force-memory, given to every point too
 };
 
-Params scalars(const std::string& path, const YAML::Node& map, const char* what) {
+Params scalars(const std::string& path, const YAML::Node& map, const char* what,
+               std::map<std::string, std::string>& origins) {
   if (!map.IsMap()) throw ConfigError(fmt::format("{}: {} must be a map of key: value", yaml_at(path, map), what));
   Params out;
   for (const auto& kv : map) {
     if (!kv.second.IsScalar())
       throw ConfigError(fmt::format("{}: {}.{} must be a single value", yaml_at(path, kv.second), what, kv.first.Scalar()));
     out.emplace_back(kv.first.Scalar(), kv.second.Scalar());
+    origins.emplace(kv.first.Scalar(), yaml_at(path, kv.first));
   }
   return out;
 }
@@ -85,7 +91,46 @@ SlurmOptions slurm_options(const std::string& path, const YAML::Node& map) {
   return o;
 }
 
-Sweep load(const std::string& path) {
+// A key no block of the scenario declares is refused before any point runs, naming its line. The
+// scenario is built (not run) with the first point's parameters, which also picks its variant
+// (topology=..., say). A value that build refuses is left to the points, each telling its own:
+// a sweep may mean some points to fail.
+void check_keys(const Sweep& s) {
+  Config config;
+  for (const auto& [key, value] : s.combos.front()) config.set(key, value, s.origins.at(key));
+  try {
+    build_unrun(s.scenario, config);
+  } catch (const ConfigError&) {
+    return;
+  }
+  config.check_all_used();
+}
+
+// The memory the sweep itself takes, estimated before its points are made: each point's parameters
+// are held about four times (its combination, its Point, its command, its sweep.json entry), and
+// merging adds its row and summary (about 2 KiB, more with a large summary).
+void check_sweep_memory(const std::vector<std::pair<std::string, std::vector<std::string>>>& grid,
+                        const Params& fixed, const std::vector<Params>& points, std::size_t seeds, bool force) {
+  const auto text_bytes = [](const Params& ps) {
+    double n = 0;
+    for (const auto& [k, v] : ps) n += static_cast<double>(k.size() + v.size()) + 64;  // two strings and a pair
+    return n;
+  };
+  double combos = grid.empty() ? 0 : 1, params = text_bytes(fixed);
+  for (const auto& [key, values] : grid) {
+    combos *= static_cast<double>(values.size());
+    params += static_cast<double>(key.size()) + 64 + static_cast<double>(values.front().size());
+  }
+  double listed = 0;
+  for (const Params& p : points) listed += text_bytes(fixed) + text_bytes(p);
+  const double count = (combos + static_cast<double>(points.size())) * static_cast<double>(seeds);
+  const double bytes = static_cast<double>(seeds) * 4 * (combos * params + listed) + count * (sizeof(Point) + 2048);
+  check_memory(bytes, fmt::format("the sweep's {:.0f} points ({} seeds x the grid's combinations and the points listed)",
+                                  count, seeds),
+               force);
+}
+
+Sweep load(const std::string& path, bool force_memory) {
   const YAML::Node root = load_yaml_file(path, "sweep file");
   if (!root.IsMap())
     throw ConfigError(
@@ -107,19 +152,27 @@ Sweep load(const std::string& path) {
       s.seeds.clear();
       for (const auto& seed : v) s.seeds.push_back(parse_seed(seed.Scalar(), yaml_at(path, seed) + ": seeds"));
     } else if (key == "set") {
-      fixed = scalars(path, v, "set");
+      fixed = scalars(path, v, "set", s.origins);
     } else if (key == "grid") {
-      if (!v.IsMap()) throw ConfigError(fmt::format("{}: grid must be a map of key: [values]", yaml_at(path, v)));
+      if (!v.IsMap() || v.size() == 0)
+        throw ConfigError(fmt::format("{}: grid must be a map of key: [values] with at least one key (or no grid)",
+                                      yaml_at(path, v)));
       for (const auto& g : v) {
         if (!g.second.IsSequence() || g.second.size() == 0)
           throw ConfigError(fmt::format("{}: grid.{} must be a list of at least one value", yaml_at(path, g.second), g.first.Scalar()));
         std::vector<std::string> values;
-        for (const auto& x : g.second) values.push_back(x.Scalar());
+        for (const auto& x : g.second) {
+          if (!x.IsScalar())
+            throw ConfigError(fmt::format("{}: grid.{} holds a {}: each value must be a single value", yaml_at(path, x),
+                                          g.first.Scalar(), x.IsSequence() ? "list" : "map"));
+          values.push_back(x.Scalar());
+        }
         grid.emplace_back(g.first.Scalar(), values);
+        s.origins.emplace(g.first.Scalar(), yaml_at(path, g.first));
       }
     } else if (key == "points") {
       if (!v.IsSequence()) throw ConfigError(fmt::format("{}: points must be a list of maps", yaml_at(path, v)));
-      for (const auto& p : v) points.push_back(scalars(path, p, "points[]"));
+      for (const auto& p : v) points.push_back(scalars(path, p, "points[]", s.origins));
     } else if (key == "slurm") {
       s.slurm = slurm_options(path, v);
     } else if (key == "expect_failures") {
@@ -134,6 +187,7 @@ Sweep load(const std::string& path) {
     }
   }
   if (s.scenario.empty()) throw ConfigError(fmt::format("{}: 'scenario' missing", path));
+  check_sweep_memory(grid, fixed, points, s.seeds.size(), force_memory);
   // Every combination of the grid (the last key fastest), then the listed points.
   if (!grid.empty()) {
     std::vector<std::size_t> at_value(grid.size(), 0);
@@ -152,11 +206,14 @@ Sweep load(const std::string& path) {
     s.combos.push_back(p);
   }
   if (s.combos.empty()) s.combos.push_back(fixed);
+  check_keys(s);
   return s;
 }
 
-std::vector<std::string> command(const char* self, const std::string& scenario, const Point& p) {
-  return run_args(self, scenario, p.seed, p.params, p.dir);
+std::vector<std::string> command(const char* self, const Sweep& s, const Point& p) {
+  std::vector<std::string> args = run_args(self, s.scenario, p.seed, p.params, p.dir);
+  if (s.force_memory) args.push_back("--force-memory");
+  return args;
 }
 
 nlohmann::json describe(const std::string& scenario, const Point& p) {
@@ -226,7 +283,7 @@ void report_failure(const Point& p, int exit_code) {
 // Runs the points here, `jobs` at a time.
 void run_local(const char* self, const Sweep& s, const std::vector<Point*>& todo, std::size_t skipped, int jobs) {
   std::vector<Process> processes;
-  for (const Point* p : todo) processes.push_back({command(self, s.scenario, *p), p->dir / "log.txt"});
+  for (const Point* p : todo) processes.push_back({command(self, s, *p), p->dir / "log.txt"});
   std::size_t done = 0, failed = 0;
   const auto start = std::chrono::steady_clock::now();
   auto last_progress = start;
@@ -357,6 +414,14 @@ std::vector<Point> all_points(const Sweep& s, const fs::path& out) {
   return points;
 }
 
+// The same tree with every leaf null.
+nlohmann::json blanked(const nlohmann::json& tree) {
+  if (!tree.is_structured()) return nullptr;
+  nlohmann::json out = tree;
+  for (auto& v : out) v = blanked(v);
+  return out;
+}
+
 // Writes sweep.json and sweep.csv from every point's results and prints the summary; returns the
 // number of points that did not pass.
 std::size_t merge(const Sweep& s, const fs::path& out, const std::vector<Point>& points, std::size_t run,
@@ -373,6 +438,9 @@ std::size_t merge(const Sweep& s, const fs::path& out, const std::vector<Point>&
     entry["passed"] = r.value("passed", false);
     entry["failure"] = r.empty() ? last_line(p.dir / "log.txt") : r.value("failure", "");
     entry["summary"] = r.value("summary", nlohmann::json::object());
+    // A failed point's figures cover only what it did until it failed: blank here (null, an empty
+    // cell) so that no plot or spreadsheet takes them for results; its results.json keeps them.
+    if (!entry["passed"].get<bool>()) entry["summary"] = blanked(entry["summary"]);
     failed += !entry["passed"].get<bool>();
     merged.push_back(entry);
     std::map<std::string, nlohmann::json> row;
@@ -414,7 +482,8 @@ std::size_t merge(const Sweep& s, const fs::path& out, const std::vector<Point>&
 }  // namespace
 
 int sweep_command(const char* self, const SweepOptions& o) {
-  const Sweep s = load(o.file);
+  Sweep s = load(o.file, o.force_memory);
+  s.force_memory = o.force_memory;
   const fs::path out = o.out_dir;
   std::vector<Point> points = all_points(s, out);
   if (o.point >= 0) {  // one task of the Slurm array: the point the submitter prepared
@@ -422,7 +491,7 @@ int sweep_command(const char* self, const SweepOptions& o) {
       throw ConfigError(fmt::format("--point {}: the sweep has points 0 to {}", o.point, points.size() - 1));
     Point& p = points[o.point];
     int status = 0;
-    waitpid(spawn({command(self, s.scenario, p), p.dir / "log.txt"}), &status, 0);
+    waitpid(spawn({command(self, s, p), p.dir / "log.txt"}), &status, 0);
     const int exit_code = exit_status(status);
     if (exit_code != 0) report_failure(p, exit_code);
     return exit_code;
@@ -430,7 +499,7 @@ int sweep_command(const char* self, const SweepOptions& o) {
   if (o.backend == "print") {
     for (const Point& p : points) {
       std::string line;
-      for (const auto& a : command(self, s.scenario, p)) line += (line.empty() ? "" : " ") + a;
+      for (const auto& a : command(self, s, p)) line += (line.empty() ? "" : " ") + a;
       std::cout << line << "\n";
     }
     return 0;

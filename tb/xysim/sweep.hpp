@@ -26,6 +26,7 @@ struct SweepOptions {
   int jobs = 0;                    // 0: local, every core; slurm, no limit
   std::string backend = "local";   // local | print (the commands, one a line) | slurm (one job array)
   int point = -1;                  // >= 0: run only this point (a task of the Slurm job array)
+  bool force_memory = false;       // go on past the memory estimates (the sweep's and its points')
 };
 
 // Exit status: 0 when every point passed (or the file says expect_failures: true), 1 when some

@@ -653,6 +653,22 @@ PY
     expect_bad_input "--out '/proc/nope': cannot write there" run link-llr --out /proc/nope --quiet
     expect_bad_input "--waves '/proc/nope.fst': cannot open" run link-llr --waves /proc/nope.fst --quiet
     expect_bad_input "--pcap '/proc/nope.pcap': cannot open" run link-llr --pcap /proc/nope.pcap --quiet ;;
+  refusals_leave_nothing)
+    # A refused run (exit 2) removes the --out and --pcap it created: refused before the build (a
+    # value out of range), after it (a capture scope that matches nothing), after the run (a
+    # warm-up past its end). A directory that was there before stays.
+    expect_bad_input "traffic.load" run link-llr --set traffic.load=7 --out "$work/new/out" --pcap "$work/p/x.pcap" --quiet
+    expect_bad_input "--pcap-scope 'top.z' matches none" run link-llr --out "$work/new/out" --pcap "$work/p/x.pcap" --pcap-scope top.z --quiet
+    expect_bad_input "before its warm-up ended" run link-llr --set traffic.frames=100 --set sim.warmup_us=1000 \
+      --out "$work/new/out" --pcap "$work/p/x.pcap" --quiet
+    expect_bad_input "--waves-scope 'top.nope' matches none" run link-basic --waves "$work/w/x.fst" --waves-scope top.nope \
+      --out "$work/new/out" --quiet
+    left=$(cd "$work" && ls -A | grep -vx -e out -e err)
+    [ -z "$left" ] || fail "refused runs left behind: $left"
+    mkdir "$work/there"
+    expect_bad_input "traffic.load" run link-llr --set traffic.load=7 --out "$work/there" --quiet
+    [ -d "$work/there" ] || fail "a directory that was there before was removed"
+    echo "ok: refusals leave nothing behind" ;;
   scenario_file_is_a_directory)
     mkdir "$work/d.yaml"
     expect_bad_input "d.yaml: cannot read scenario file (not a regular file)" run "$work/d.yaml" --quiet
@@ -781,10 +797,13 @@ PY
     expect_bad_input "$work/results.json: cannot read it; give a results.json or a run's --out directory (or a sweep's directory or its sweep.json)" \
       export astra-sim "$work"
     echo '{"scenario": 1' >"$work/cut.json"
-    expect_bad_input "$work/cut.json: not a results.json" export astra-sim "$work/cut.json"
-    echo '[{"seed": 1}]' >"$work/other.json"
+    expect_bad_input "$work/cut.json: not valid JSON (byte 16)" export astra-sim "$work/cut.json"
+    echo '{"seed": 1}' >"$work/other.json"
     expect_bad_input "$work/other.json: not a results.json of xysim run (no 'scenario' and 'summary') (or a sweep's" \
       export nccl-tests "$work/other.json"
+    echo '[{"seed": 1}]' >"$work/list.json"
+    expect_bad_input "$work/list.json: not a sweep.json of xysim sweep: entry 0: 'point' missing" \
+      export nccl-tests "$work/list.json"
     "$xysim" run link-basic --set traffic.packets=100 --out "$work/L" --quiet >/dev/null || fail "link-basic"
     expect_bad_input "$work/L/results.json: summary.message_bytes missing or not a number: astra-sim needs runs that report a message's size and latency (summary.message_bytes, transfer_ns, delivered_ns, gpus), such as those of scripts/sweeps/olink-message-size.yaml" \
       export astra-sim "$work/L"
@@ -797,6 +816,50 @@ PY
     expect_bad_input "$work/future.json: schema_version 99: this xysim reads 1" export astra-sim "$work/future.json"
     sed 's/"passed": true/"passed": false/' "$work/M/results.json" >"$work/failed.json"
     expect_bad_input "$work/failed.json: the run did not pass" export nccl-tests "$work/failed.json" ;;
+  bad_results_files)
+    # A results.json cut short or holding NaN is told as not JSON, with the byte where it stops
+    # being JSON, by compare, export and run; a sweep directory whose point file was corrupted or
+    # changed since the merge is named.
+    "$xysim" run link-basic --set traffic.packets=100 --out "$work/A" --quiet >/dev/null || fail "run"
+    head -c 100 "$work/A/results.json" >"$work/cut.json"
+    expect_bad_input "$work/cut.json: not valid JSON (byte 101): parse error at line" compare "$work/cut.json" "$work/A"
+    expect_bad_input "$work/cut.json: not valid JSON (byte 101)" export nccl-tests "$work/cut.json"
+    expect_bad_input "$work/cut.json: not valid JSON (byte 101)" run "$work/cut.json" --quiet
+    # NaN in place of the first figure: nlohmann stops at its N (bytes counted from 1).
+    byte=$(python3 - "$work/A/results.json" "$work/nan.json" <<'PY'
+import re, sys
+text, key = open(sys.argv[1]).read(), '"goodput_Gbps": '
+at = text.index(key) + len(key)
+open(sys.argv[2], "w").write(text[:at] + re.sub(r"^[-0-9.e+]+", "NaN", text[at:]))
+print(at + 1)
+PY
+)
+    expect_bad_input "$work/nan.json: not valid JSON (byte $byte)" compare "$work/A" "$work/nan.json"
+    sed 's/"seed": 1,/"seed": "one",/' "$work/A/results.json" >"$work/seed.json"
+    expect_bad_input "$work/seed.json: 'seed' is a string, must be a seed" compare "$work/A" "$work/seed.json"
+    message_sweep
+    cp -r "$work/S" "$work/T"
+    head -c 50 "$work/S/points/0001/results.json" >"$work/cut" && mv "$work/cut" "$work/S/points/0001/results.json"
+    expect_bad_input "$work/S/points/0001/results.json: not valid JSON (byte 51)" export nccl-tests "$work/S"
+    python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); r["summary"]["transfer_ns"] += 1
+json.dump(r, open(sys.argv[1], "w"))' "$work/T/points/0002/results.json"
+    expect_bad_input "$work/T/points/0002/results.json: its summary is not that of point 2 in $work/T/sweep.json" \
+      export nccl-tests "$work/T"
+    echo "ok: bad results files named" ;;
+  sweep_file_checked)
+    # A sweep file's unknown key, a value that is a list, an empty grid: refused before any point
+    # runs (exit 2), naming the line; no point directory is made.
+    printf 'scenario: link-basic\nset: {traffic.packets: 100}\ngrid:\n  traffic.lod: [0.5, 0.6]\n' >"$work/u.yaml"
+    expect_bad_input "unknown parameter 'traffic.lod' ($work/u.yaml:4): no block of this scenario declares it; did you mean 'traffic.load'?" \
+      sweep "$work/u.yaml" --out "$work/U"
+    printf 'scenario: link-basic\nset: {traffic.pakets: 100}\n' >"$work/v.yaml"
+    expect_bad_input "unknown parameter 'traffic.pakets' ($work/v.yaml:2)" sweep "$work/v.yaml" --out "$work/U"
+    printf 'scenario: link-basic\ngrid:\n  traffic.load:\n    - [0.1, 0.2]\n' >"$work/n.yaml"
+    expect_bad_input "$work/n.yaml:4: grid.traffic.load holds a list: each value must be a single value" sweep "$work/n.yaml" --out "$work/U"
+    printf 'scenario: link-basic\ngrid: {}\n' >"$work/e.yaml"
+    expect_bad_input "$work/e.yaml:2: grid must be a map of key: [values] with at least one key" sweep "$work/e.yaml" --out "$work/U"
+    [ ! -e "$work/U" ] || fail "a refused sweep made $work/U"
+    echo "ok: sweep files checked" ;;
   progress_eta)
     # Progress lines count the scenario's traffic, not sim.max_time_us: the share done never falls
     # and stays below 100 % (reaching it only on the last line, printed once the traffic is in),
@@ -905,6 +968,92 @@ rows = list(csv.DictReader(open(d + "/T/sweep.csv")))
 assert [r["param.traffic.load"] for r in rows] == ["0.25", "0.5"], rows
 PY
     echo "ok: sweep_typed_params" ;;
+  sweep_failed_points_blank)
+    # A point that failed a check (here: a watchdog of 1 ns) has figures of what it did until then
+    # in its results.json (a goodput of 0); sweep.csv and sweep.json leave them blank.
+    printf 'scenario: link-basic\nset: {traffic.packets: 2000}\ngrid:\n  sim.watchdog_us: [1000, 0.001]\n' >"$work/f.yaml"
+    "$xysim" sweep "$work/f.yaml" --out "$work/F" -j 2 >"$work/out" 2>"$work/err"
+    [ "$?" -eq 1 ] || fail "a sweep with a failed point: exit not 1: $(cat "$work/err")"
+    python3 - "$work/F" <<'PY' || fail "a failed point's figures are not blank"
+import csv, json, sys
+d = sys.argv[1]
+rows = list(csv.DictReader(open(d + "/sweep.csv")))
+assert [r["passed"] for r in rows] == ["true", "false"], rows
+figures = [k for k in rows[0] if k not in ("point", "seed", "passed") and not k.startswith("param.")]
+assert "goodput_Gbps" in figures and rows[0]["goodput_Gbps"] != "", rows[0]
+assert all(rows[1][k] == "" for k in figures), {k: rows[1][k] for k in figures if rows[1][k]}
+own = json.load(open(d + "/points/0001/results.json"))
+assert not own["passed"] and own["summary"]["goodput_Gbps"] is not None, own["summary"]
+def leaves(t):
+    return [x for v in t.values() for x in leaves(v)] if isinstance(t, dict) else \
+        [x for v in t for x in leaves(v)] if isinstance(t, list) else [t]
+merged = json.load(open(d + "/sweep.json"))
+assert leaves(merged[1]["summary"]) and all(v is None for v in leaves(merged[1]["summary"])), merged[1]
+assert merged[0]["summary"]["goodput_Gbps"] == json.load(open(d + "/points/0000/results.json"))["summary"]["goodput_Gbps"]
+PY
+    echo "ok: a failed point's figures are blank in sweep.csv and null in sweep.json" ;;
+  memory_estimates)
+    # Declared maxima the machine cannot hold are refused before anything is allocated, naming
+    # what drives the estimate; under an address-space limit of 4 GiB (ulimit -v), so that the test
+    # does not depend on the machine's memory. Nothing here allocates more than the limit.
+    (
+      ulimit -v 4194304
+      # 3 copies x 64 endpoints x 2^32 bytes = 768 GiB.
+      expect_bad_input "allreduce.bytes = 4294967296 x allreduce.endpoints = 64 (three copies of each vector) need about 768.0 GiB of memory, more than this process's address space limit (ulimit -v), 4.0 GiB" \
+        run switch-allreduce --set allreduce.endpoints=64 --set allreduce.bytes=4294967296 --quiet
+      # 4 fabrics x 512 GPUs x (65536 slots x 200 B + 4096 writes in flight x 256 B) = 27.0 GiB.
+      expect_bad_input "alltoall.gpus = 512 x alltoall.outstanding = 65536 (a slot for each write a GPU keeps in flight, made up front, in each of 4 fabrics) need about 27.0 GiB" \
+        run olink-alltoall --set alltoall.gpus=512 --set alltoall.outstanding=65536 --quiet
+      # 512 GPUs x (65536 x 200 B + 256 writes x 256 B + 2 x 256 x 16 B + 2 x 16 MiB written) = 22.3 GiB.
+      expect_bad_input "fast.gpus = 512 x fast.outstanding = 65536 (a slot for each write a GPU keeps in flight, made up front) and x fast.bytes_per_gpu = 16777216 (the bytes written, kept by two models) need about 22.3 GiB" \
+        run olink-fast --set fast.gpus=512 --set fast.outstanding=65536 --quiet
+      # 30^5 points: at least 2 KiB each to merge, some 50 GB.
+      python3 -c "print('scenario: link-basic\ngrid:\n' + ''.join('  k%d: [%s]\n' % (k, ', '.join(map(str, range(30)))) for k in range(5)))" >"$work/big.yaml"
+      expect_bad_input "the sweep's 24300000 points (1 seeds x the grid's combinations and the points listed) need about" \
+        sweep "$work/big.yaml" --out "$work/B"
+      [ ! -e "$work/B" ] || fail "a refused sweep made its directory"
+    ) || exit 1
+    (
+      # 4 fabrics x 512 GPUs: 2048 SystemC threads of 256 KiB stacks, 0.5 GiB with what the process
+      # holds, above 512 MiB (main: SystemC's E518, stack setup failed).
+      ulimit -v 524288
+      expect_bad_input "2048 SystemC threads (GPUs, hosts, endpoints), each with a stack of 256 KiB, need about 0.5 GiB of memory, more than this process's address space limit (ulimit -v), 0.5 GiB" \
+        run olink-alltoall --set alltoall.gpus=512 --set alltoall.outstanding=1 --set alltoall.bytes_per_gpu=256 --quiet
+    ) || exit 1
+    (
+      # Forced past the estimate (0.8 GiB under a limit of 256 MiB), the allocation fails: one line, exit 2.
+      ulimit -v 262144
+      expect_bad_input "need about 0.8 GiB of memory, more than this process's address space limit (ulimit -v), 0.2 GiB: ask for less, or give --force-memory" \
+        run switch-allreduce --set allreduce.endpoints=16 --set allreduce.bytes=16777216 --quiet
+      expect_bad_input "error: out of memory (std::bad_alloc) while building or running" \
+        run switch-allreduce --set allreduce.endpoints=16 --set allreduce.bytes=16777216 --quiet --force-memory
+    ) || exit 1
+    echo "ok: memory estimated before allocating" ;;
+  llr_flush_named)
+    # At 5 % frame loss LLR gives frames up after llr.replay_limit = 3 replays: the run passes (the
+    # protocol's behaviour) but says the flushed frames are lost, naming the count the ports
+    # report; with the limit at 1000 nothing is flushed and every frame is delivered.
+    "$xysim" run link-llr --set link.frame_error=0.05 --set llr.replay_limit=3 --set traffic.frames=20000 \
+      --out "$work/F" --quiet >"$work/report" || fail "run at limit 3: exit $?"
+    python3 - "$work/F/results.json" "$work/report" <<'PY' || fail "flushed frames not named as lost"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+flushed = sum(p["flushed_frames"] for p in s["ports"].values())
+assert flushed > 0 and s["frames_lost"] >= flushed, (flushed, s["frames_lost"])
+note = (f"LLR flushed {flushed} frames after llr.replay_limit = 3 replays without progress: no layer above recovers "
+        f"them here, so they are among the {s['frames_lost']} frames lost (not delivered)")
+assert any(w.startswith(note) for w in s["warnings"]), s.get("warnings")
+assert note in open(sys.argv[2]).read(), "report"
+PY
+    "$xysim" run link-llr --set link.frame_error=0.05 --set llr.replay_limit=1000 --set traffic.frames=20000 \
+      --out "$work/G" --quiet >"$work/report" || fail "run at limit 1000: exit $?"
+    python3 - "$work/G/results.json" "$work/report" <<'PY' || fail "a soak at limit 1000 lost frames"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+assert s["flushed_frames"] == 0 and s["frames_lost"] == 0 and "warnings" not in s, s
+assert "0 flushed, 0 lost (every frame delivered)" in open(sys.argv[2]).read(), "report"
+PY
+    echo "ok: flushed frames named as lost; at llr.replay_limit = 1000 every frame delivered" ;;
   sweep_expected_failures)
     # A point's failure is one short line naming the file that holds all of it; with
     # expect_failures: true the sweep exits 0 and still counts them.

@@ -7,9 +7,11 @@ The cases come from what xysim declares: `xysim scenarios`, then `xysim params S
 key, type, default, unit and range of every parameter. Each is given wrong types, values out of
 range and on its boundaries, units glued on, huge numbers, NaN, unicode, control characters, ...;
 YAML files nest and dot the keys, repeat them, put lists where values go, alias, go deep or are
-junk; --out, --waves and --pcap get places that cannot be written; options are misused.
+junk; --out, --waves and --pcap get places that cannot be written; options are misused. A real
+results.json and sweep directory are mutated (cut short, NaN, wrong types, missing keys, huge
+numbers) and given to `xysim compare`, `xysim export FORMAT` and `xysim run results.json`.
 
-Every run must exit 0, 1 (a check failed) or 2 (bad input), never die of a signal, never leave a
+Every run must exit 0, 1 (a check failed; export has no such outcome) or 2 (bad input), never die of a signal, never leave a
 sanitizer report, and end within --timeout. Exit 2 prints exactly one line on stderr; input that
 is bad for sure must exit 2, and for one bad parameter the line names it.
 
@@ -41,6 +43,9 @@ import tempfile
 import time
 
 SHORT_CASES, LONG_CASES = 500, 3000
+# The results/sweep-file campaign: its runs read files (a run from results.json is pinned), so
+# they are quick; counted apart from the cases above.
+SHORT_FILE_CASES, LONG_FILE_CASES = 80, 800
 # Every accepted run stops by this simulated time, so that it ends quickly.
 PIN_US = 2
 # In-range values above these make a legitimately big model (elaboration, memory, traffic): the
@@ -120,6 +125,7 @@ def discover(xysim):
 # Values: (label, value, expect) with expect "bad" (must exit 2) or "any" (0, 1 or 2)
 
 ANY, BAD = "any", "bad"
+NOT_FAILED = "not-1"  # 0 or 2 only: export and compare of a file against itself have no failed check
 JUNK = [  # wrong for every type
     ("empty", "", BAD), ("space", " ", BAD), ("word", "abc", BAD), ("yaml-null", "~", BAD),
     ("null-word", "null", BAD), ("list", "[1, 2]", BAD), ("map", "{a: 1}", BAD),
@@ -752,6 +758,99 @@ def topology_campaign(seed, files):
 
 
 # ---------------------------------------------------------------------------------------------
+# The results/sweep-file campaign
+
+def real_files(xysim, root):
+    """A results.json of olink-message (the exporters' input) and a two-point sweep directory of
+    it: name -> bytes, as xysim wrote them."""
+    base = os.path.join(root, "base")
+    run = [xysim, "run", "olink-message", "--set", "message.count=1", "--out", os.path.join(base, "R"), "--quiet"]
+    subprocess.run(run, capture_output=True, timeout=120, check=True)
+    sweep = os.path.join(base, "s.yaml")
+    with open(sweep, "w") as f:
+        f.write("scenario: olink-message\nset: {message.count: 1}\ngrid:\n  message.bytes: [4096, 65536]\n")
+    r = subprocess.run([xysim, "sweep", sweep, "--out", os.path.join(base, "S"), "-j", "2"], capture_output=True,
+                       timeout=300)
+    if r.returncode != 0:
+        raise RuntimeError(f"the sweep the file campaign mutates failed: {r.stderr.decode()}")
+    files = {}
+    for name in ["R/results.json", "S/sweep.json", "S/points/0000/results.json", "S/points/0000/point.json",
+                 "S/points/0001/results.json", "S/points/0001/point.json"]:
+        with open(os.path.join(base, name), "rb") as f:
+            files[name] = f.read()
+    return files
+
+
+def json_paths(tree, path=()):
+    """Every path into a JSON tree: tuples of keys and indices, the root's () first."""
+    yield path
+    items = tree.items() if isinstance(tree, dict) else enumerate(tree) if isinstance(tree, list) else ()
+    for k, v in items:
+        yield from json_paths(v, path + (k,))
+
+
+WRONG = ["x", "", [], {}, None, True, -1, 0, 1.5, [1, 2], {"a": 1}]
+HUGE = [1e308, -1e308, 18446744073709551615, 18446744073709551616, 10 ** 40, -(10 ** 40), 2 ** 63, 4.9e-324]
+
+
+def mutate_json(data, rng):
+    """(label, bytes, sure_bad): one mutation of a JSON file's text; sure_bad when no xysim
+    command may accept it (it is no longer JSON)."""
+    import json
+    text = data.decode()
+    kind = rng.choice(["truncate", "nan", "wrong-type", "missing-key", "huge", "junk", "wrong-type", "missing-key"])
+    if kind == "truncate":
+        return kind, data[:rng.randrange(len(data))], True
+    if kind == "junk":
+        at = rng.randrange(len(data))
+        return kind, data[:at] + rng.choice([b"\x00", b"\xff\xfe", b"}", b",", b"\"", b"NaN"]) + data[at:], False
+    tree = json.loads(text)
+    numbers = [m for m in re.finditer(r"(?<=: )-?[0-9][0-9.e+-]*", text)]
+    if kind == "nan":
+        m = rng.choice(numbers)
+        return kind, (text[:m.start()] + rng.choice(["NaN", "Infinity", "-Infinity", "nan"]) + text[m.end():]).encode(), True
+    paths = [p for p in json_paths(tree) if p]
+    path = rng.choice(paths)
+    parent = tree
+    for k in path[:-1]:
+        parent = parent[k]
+    if kind == "missing-key":
+        if isinstance(parent, dict):
+            del parent[path[-1]]
+        else:
+            parent.pop(path[-1])
+    else:
+        parent[path[-1]] = rng.choice(WRONG if kind == "wrong-type" else HUGE)
+    return f"{kind}/{path[0]}", json.dumps(tree, indent=2).encode(), False
+
+
+def file_cases(files, rng, count):
+    """Mutated results.json and sweep directories through compare, export and run."""
+    formats = ["nccl-tests", "astra-sim", "htsim", "ns3"]
+    cases = []
+    for _ in range(count):
+        target = rng.choice(["results", "results", "sweep", "point"])
+        out = ["--out", "{d}/o"]
+        if target == "results":
+            label, data, sure = mutate_json(files["R/results.json"], rng)
+            given = {"r.json": data, "good.json": files["R/results.json"]}
+            command = rng.choice(["compare", "export", "run"])
+            argv = (["compare", "{d}/r.json", "{d}/good.json"] if command == "compare"
+                    else ["export", rng.choice(formats), "{d}/r.json"] + out if command == "export"
+                    else ["run", "{d}/r.json", "--set", f"sim.max_time_us={PIN_US}", "--quiet"] + out)
+        else:
+            given = {name[2:]: data for name, data in files.items() if name.startswith("S/")}
+            name = "sweep.json" if target == "sweep" else f"points/000{rng.randrange(2)}/results.json"
+            label, given[name], sure = mutate_json(given[name], rng)
+            command = "export"
+            argv = ["export", rng.choice(formats), "{d}"] + out
+        # A compare may find a difference (exit 1); an export or a run that failed a check cannot.
+        expect = BAD if sure else ANY if command in ("compare", "run") else NOT_FAILED
+        cases.append(Case(f"files/{target}/{command}/{label}", argv, expect, files=given))
+    return cases
+
+
+# ---------------------------------------------------------------------------------------------
 # Running and judging
 
 SANITIZER = re.compile(r"ERROR: (Address|Leak|Undefined)Sanitizer|runtime error: |Sanitizer:DEADLYSIGNAL")
@@ -766,6 +865,7 @@ def prepare(case, root):
     d = os.path.join(root, f"case{case.id:05d}")
     os.makedirs(d, exist_ok=True)
     for name, data in case.files.items():
+        os.makedirs(os.path.dirname(os.path.join(d, name)), exist_ok=True)
         with open(os.path.join(d, name), "wb") as f:
             f.write(data)
     for name in case.dirs:
@@ -817,6 +917,8 @@ def judge(case, rc, err):
         bad.append("failed check")
     if case.expect == BAD and rc in (0, 1):
         bad.append(f"bad input exited {rc}")
+    if case.expect == NOT_FAILED and rc == 1:
+        bad.append("exit 1 where only 0 or 2 can be")
     return bad
 
 
@@ -831,6 +933,8 @@ def main():
     ap.add_argument("--long", action="store_true", help="the long campaign (also XY_LONG=1)")
     ap.add_argument("--cases", type=int, help=f"how many (default {SHORT_CASES}, long {LONG_CASES}; with "
                                               f"--topology files, {TOPOLOGY_SHORT}, long {TOPOLOGY_LONG})")
+    ap.add_argument("--file-cases", type=int,
+                    help=f"how many of the results/sweep-file campaign (default {SHORT_FILE_CASES}, long {LONG_FILE_CASES})")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds a run may take")
@@ -840,6 +944,7 @@ def main():
     args = ap.parse_args()
     long_campaign = args.long or bool(os.environ.get("XY_LONG"))
     xysim = os.path.abspath(args.xysim)
+    file_count = 0
     if args.topology:
         count = args.cases or (TOPOLOGY_LONG if long_campaign else TOPOLOGY_SHORT)
         cases = topology_campaign(args.seed, count)
@@ -847,6 +952,16 @@ def main():
         count = args.cases or (LONG_CASES if long_campaign else SHORT_CASES)
         names, params = discover(xysim)
         cases = campaign(names, params, args.seed, long_campaign, count)
+        file_count = args.file_cases if args.file_cases is not None else LONG_FILE_CASES if long_campaign else SHORT_FILE_CASES
+    if file_count:
+        base = tempfile.mkdtemp(prefix="xysim-fuzz-base-")
+        try:
+            files = real_files(xysim, base)
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
+        cases += file_cases(files, random.Random(args.seed), file_count)
+        for n, c in enumerate(cases):
+            c.id = n
     if args.case:
         cases = [c for c in cases if c.id in args.case]
     if args.list:
@@ -888,7 +1003,7 @@ def main():
             print(f"  command: {shown(xysim, argv)[:2000]}")
             for name in c.files:
                 print(f"  file:    {os.path.join(kept, name)}")
-            print(f"  again:   {shlex.join([sys.argv[0], args.xysim, '--seed', str(args.seed), '--cases', str(count)] + (['--topology'] if args.topology else []) + (['--long'] if long_campaign else []) + ['--case', str(c.id)])}")
+            print(f"  again:   {shlex.join([sys.argv[0], args.xysim, '--seed', str(args.seed), '--cases', str(count), '--file-cases', str(file_count)] + (['--topology'] if args.topology else []) + (['--long'] if long_campaign else []) + ['--case', str(c.id)])}")
             for line in tail[:6]:
                 print(f"  stderr:  {line[:300]}")
     finally:
@@ -896,8 +1011,8 @@ def main():
     secs = time.monotonic() - start
     campaign_name = ("long" if long_campaign else "short") + (" topology" if args.topology else "")
     print(f"fuzz: {len(cases)} runs of {xysim} ({campaign_name} campaign, seed {args.seed}, "
-          f"{'ASan' if asan else 'no sanitizer'}), {len(failures)} failed, exits "
-          f"{', '.join(f'{k}: {v}' for k, v in sorted(exits.items(), key=str))}, "
+          f"{'ASan' if asan else 'no sanitizer'}; {file_count} of them on mutated results and sweep files), "
+          f"{len(failures)} failed, exits {', '.join(f'{k}: {v}' for k, v in sorted(exits.items(), key=str))}, "
           f"{secs:.0f} s (slowest run {slowest[0]:.1f} s, case {slowest[1]})")
     return 1 if failures else 0
 

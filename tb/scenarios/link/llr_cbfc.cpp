@@ -271,7 +271,8 @@ class LinkLlr : public Testbench {
     s["recovery"] = p_.recovery == Recovery::kLlr ? "llr" : p_.recovery == Recovery::kEndToEnd ? "e2e" : "none";
     s["one_way_latency_cycles"] = p_.latency;
     s["replay_buffer_bytes"] = p_.llr_config.replay_buffer_bytes;
-    if (!p_.warning.empty()) s["warnings"] = {p_.warning};
+    if (!p_.warning.empty()) s["warnings"].push_back(p_.warning);
+    if (const std::string gave_up = flush_note(); !gave_up.empty()) s["warnings"].push_back(gave_up);
     const std::uint64_t delivered_bytes = delivered_bytes_;
     std::uint64_t line_bytes = 0, frames_sent = 0, controls = 0, corrupted = 0;
     for (const std::string n : {"top.a", "top.b"}) {
@@ -342,10 +343,13 @@ class LinkLlr : public Testbench {
     out += fmt::format("  {:<26} {:.2f} Gb/s each way (ratio to zero errors {:.4f}; Go-Back-N {:.4f})\n", "goodput",
                        s["goodput_Gbps"].get<double>(), s["goodput_ratio"].get<double>(),
                        s["gbn_efficiency"].get<double>());
+    const bool in_flight = s.contains("frames_in_flight");
     out += fmt::format("  {:<26} loss {:.3g}, {} replays, {} flushed, {} lost{}\n", "faults",
                        s["frame_loss"].get<double>(), s["replays"].get<std::uint64_t>(),
                        s["flushed_frames"].get<std::uint64_t>(), s["frames_lost"].get<std::uint64_t>(),
-                       s.contains("frames_in_flight") ? fmt::format(", {} still in flight", s["frames_in_flight"].get<std::uint64_t>()) : "");
+                       in_flight ? fmt::format(", {} still in flight", s["frames_in_flight"].get<std::uint64_t>())
+                       : s["frames_lost"].get<std::uint64_t>() == 0 ? " (every frame delivered)" : "");
+    if (const std::string gave_up = flush_note(); !gave_up.empty()) out += fmt::format("  {:<26} {}\n", "", gave_up);
     out += fmt::format("  {:<26} p50 {} p99 {} p99.9 {} max {} ns\n", "frame latency a->b", figure(s["latency_p50_ns"], 1),
                        figure(s["latency_p99_ns"], 1), figure(s["latency_p999_ns"], 1), figure(s["latency_max_ns"], 1));
     return out;
@@ -367,6 +371,17 @@ class LinkLlr : public Testbench {
   }
   // Frames made and neither received nor lost: on their way when the run stopped.
   std::uint64_t in_flight(const Direction& d) const { return d.source->made() - d.scoreboard.received() - lost(d); }
+  // What a FLUSH means here: the sender gave the frames up after llr.replay_limit replays without
+  // progress, and no layer above recovers them on this bare link, so they are lost, not late
+  // (the composed hosts' end-to-end transport resends them; here nothing does). "" without one.
+  std::string flush_note() const {
+    if (flushed() == 0) return "";
+    return fmt::format("{} flushed {} frames after llr.replay_limit = {} replays without progress: no layer above "
+                       "recovers them here, so they are among the {} frames lost (not delivered); raise "
+                       "llr.replay_limit (up to 1000) for a soak that delivers every frame (docs/link.md)",
+                       p_.recovery == Recovery::kEndToEnd ? "The end points' Go-Back-N" : "LLR", flushed(),
+                       p_.llr_config.replay_limit, lost(dirs_[0]) + lost(dirs_[1]));
+  }
   // Frames of mean size back to back, with the ACKs of the other direction sharing the line.
   double zero_error_goodput() const {
     const double frame = (p_.min_bytes + p_.max_bytes) / 2.0;

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "tb/lib/gpu.hpp"
+#include "tb/lib/memory.hpp"
 #include "tb/scenarios/olink/presets.hpp"
 #include "tb/scenarios/olink/streams.hpp"
 
@@ -29,6 +30,11 @@ class OlinkAlltoall : public Testbench {
                                "the cycle-level fabric, or the fast one (timing only, see olink-fast)") == "fast";
     spec.loosely_timed = fast;
     const int gpus = static_cast<int>(spec.gpus);
+    check_memory(static_cast<double>(std::size(kPresets)) * gpus * stream_memory_bytes(spec),
+                 fmt::format("alltoall.gpus = {} x alltoall.outstanding = {} (a slot for each write a GPU keeps in "
+                             "flight, made up front, in each of {} fabrics)",
+                             gpus, spec.outstanding, std::size(kPresets)),
+                 ctx.force_memory);
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
     fix_preset_switch_keys(c, "olink-alltoall, whose OLink presets set the switch's ports, rate, clock and latency "
                               "(olink.<preset>.gpu_gbps, switch_ns)");

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "tb/lib/gpu.hpp"
+#include "tb/lib/memory.hpp"
 #include "tb/scenarios/olink/presets.hpp"
 #include "tb/scenarios/olink/streams.hpp"
 
@@ -33,6 +34,17 @@ class OlinkFast : public Testbench {
     const std::string preset = c.choice("fast.fabric", "olink-rs544", names, "the preset the models run");
     const olink::StreamSpec spec = declare_streams(c, "fast", 16777216, ctx.seed, 65536);
     const int gpus = static_cast<int>(spec.gpus);
+    // The cycle-level GPUs' slots and writes, the fast models' writes, and the bytes the GPUs write
+    // (kept by the cycle-level and the fast data fabric: each source wraps in a 16 MiB region of
+    // each target).
+    olink::StreamSpec timed = spec, loose = spec;
+    loose.loosely_timed = true;
+    const double written = std::min<double>(static_cast<double>(spec.count) * spec.bytes, (gpus - 1) * 16777216.0);
+    check_memory(gpus * (stream_memory_bytes(timed) + 2 * stream_memory_bytes(loose) + 2 * written),
+                 fmt::format("fast.gpus = {} x fast.outstanding = {} (a slot for each write a GPU keeps in flight, "
+                             "made up front) and x fast.bytes_per_gpu = {} (the bytes written, kept by two models)",
+                             gpus, spec.outstanding, static_cast<std::uint64_t>(spec.count) * spec.bytes),
+                 ctx.force_memory);
     bytes_ = spec.bytes;
     const int loads = static_cast<int>(c.integer("fast.loads", 20, "loads", 1, 100000, "64-byte loads, one at a time"));
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");

@@ -36,4 +36,9 @@ olink::StreamSpec declare_streams(Config& c, const std::string& prefix, std::int
   return spec;
 }
 
+double stream_memory_bytes(const olink::StreamSpec& spec) {
+  const double in_flight = std::min(spec.count, spec.outstanding);
+  return spec.loosely_timed ? 16 * in_flight : 200.0 * spec.outstanding + 256 * in_flight;
+}
+
 }  // namespace xy::olink_tb

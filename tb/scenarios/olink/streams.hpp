@@ -20,4 +20,10 @@ std::uint64_t delivered(const olink::StoreStreamer& s);
 olink::StreamSpec declare_streams(Config& c, const std::string& prefix, std::int64_t bytes_per_gpu,
                                   std::uint64_t seed, std::int64_t bytes = 256);
 
+// The memory one GPU's streamer takes with `spec`, and its writes in the fabric, about: peak RSS
+// of olink-alltoall and olink-fast runs (16 GPUs, 1 to 65536 outstanding) gives about 200 bytes a
+// slot (a tlm_generic_payload; the AT protocol makes `outstanding` of them up front, loosely timed
+// one) and about 256 bytes for each write in flight (at most outstanding, at most its writes).
+double stream_memory_bytes(const olink::StreamSpec& spec);
+
 }  // namespace xy::olink_tb

@@ -12,6 +12,7 @@
 #include "hw/switch/reduce.hpp"
 #include "hw/switch/switch.hpp"
 #include "kernel/clock_domain.hpp"
+#include "tb/lib/memory.hpp"
 
 namespace xy {
 namespace {
@@ -239,6 +240,10 @@ class SwitchAllreduce : public Testbench {
     if (bytes % (4ull * n_ * packet_bytes_ / std::gcd<std::uint64_t>(4ull * n_, packet_bytes_)) != 0 || packet_bytes_ % 4)
       throw ConfigError(fmt::format("allreduce.bytes = {}: must split into {} segments of whole {}-byte packets of fp32 "
                                     "(a multiple of endpoints x packet_bytes)", bytes, n_, packet_bytes_));
+    // Each endpoint's vector, and its copies in the in-network GPU and the ring GPU.
+    check_memory(3.0 * n_ * static_cast<double>(bytes),
+                 fmt::format("allreduce.bytes = {} x allreduce.endpoints = {} (three copies of each vector)", bytes, n_),
+                 ctx.force_memory);
     sw::ReduceConfig rc;
     rc.type = sw::ElemType::kFp32;
     rc.accumulate = sw::parse_accum_width(c.choice("reduce.accumulate", "32", {"32", "64"}, "accumulator width (fp32 or fp64)"));

@@ -1,0 +1,62 @@
+// The memory a configuration needs, estimated before anything is allocated, held against the
+// machine's: a run that cannot fit is refused (exit 2) naming what drives it, rather than ending
+// in std::bad_alloc or the kernel's OOM killer after minutes of building. --force-memory lets it
+// try anyway (a machine whose swap or overcommit the estimate does not know of).
+#pragma once
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "kernel/config.hpp"
+
+namespace xy {
+
+// This machine's memory in bytes: MemTotal of /proc/meminfo, else the pages sysconf counts.
+inline double machine_memory_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string key; meminfo >> key;) {
+    double kib = 0;
+    if (key == "MemTotal:" && meminfo >> kib) return kib * 1024;
+    meminfo.ignore(1 << 20, '\n');
+  }
+  return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+// A field of /proc/self/status in bytes (VmSize: address space; VmRSS: memory), 0 when not found.
+inline double own_memory_bytes(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  for (std::string key; status >> key;) {
+    double kib = 0;
+    if (key == field + ":" && status >> kib) return kib * 1024;
+    status.ignore(1 << 20, '\n');
+  }
+  return 0;
+}
+
+// ConfigError when `bytes` (the estimate), added to what the process holds already, exceed the
+// machine's memory, or the process's address space limit (ulimit -v) when lower, and `forced` is
+// false. `driver` names the parameters that drive the estimate, with their values and how they
+// add up.
+inline void check_memory(double bytes, const std::string& driver, bool forced) {
+  double have = machine_memory_bytes(), held = own_memory_bytes("VmRSS");
+  const char* which = "this machine's memory (MemTotal)";
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && static_cast<double>(limit.rlim_cur) < have) {
+    have = static_cast<double>(limit.rlim_cur);
+    held = own_memory_bytes("VmSize");
+    which = "this process's address space limit (ulimit -v)";
+  }
+  if (forced || held + bytes <= have) return;
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  throw ConfigError(fmt::format("{} need about {:.1f} GiB of memory, more than {}, {:.1f} GiB{}: ask for less, or "
+                                "give --force-memory to try anyway",
+                                driver, bytes / kGiB, which, have / kGiB,
+                                held > 0.1 * have ? fmt::format(" ({:.1f} GiB of it already taken)", held / kGiB) : ""));
+}
+
+}  // namespace xy

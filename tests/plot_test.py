@@ -134,7 +134,7 @@ if case == "latency_load":
         same({(r["x"], r["y"]) for r in drawn if r["panel"] == panel}, {(c["offered_load"], c[leaf]) for c in curve},
              f"run, {panel}")
     # A sweep over load x buffer: a line per buffer size, each point from its row of sweep.csv.
-    out = sweep("load-buffer", f"scenario: switch-uniform\nset: {{{SWITCH}}}\n"
+    out = sweep("load-buffer", f"scenario: switch-uniform\nset: {{{SWITCH}, uniform.flow_control: none}}\n"
                                "grid:\n  uniform.load: [0.3, 0.9]\n  switch.buffer_mib: [0.125, 64]\n")
     rows = sweep_rows(out)
     drawn = plot_data("latency-load", out, out="sweep.svg")

@@ -205,6 +205,10 @@ RunResult run_scenario(const RunOptions& options) {
       tb->end_warmup();
       warm = true;
     }
+    if (std::string fault = tb->fault(); !fault.empty()) {
+      failure = fault;
+      break;
+    }
     if (tb->progress() != last_progress) {
       last_progress = tb->progress();
       last_move = sim_now();

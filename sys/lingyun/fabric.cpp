@@ -217,6 +217,30 @@ std::string Fabric::cannot_initialise(Time now) const {
   return "";
 }
 
+std::string Fabric::losses() const {
+  std::string ports, flap;
+  std::uint64_t total = 0;
+  for (const auto& l : links_)
+    for (int s = 0; s < 2; ++s) {
+      const std::uint64_t flushed = l->mac(s).llr_tx().flushed_frames(), bad = l->mac(s).frames_lost();
+      if (flushed + bad == 0) continue;
+      total += flushed + bad;
+      ports += fmt::format("{}{}:", ports.empty() ? "" : ", ", l->side_name(s));
+      if (flushed) ports += fmt::format(" {} flushed", flushed);
+      if (bad) ports += fmt::format(" {} lost (bad FCS, no LLR)", bad);
+      const phy::PhyParams& p = l->phy(s).params();
+      if (flap.empty() && p.down_until > p.down_from)
+        flap = fmt::format(" after the link flap at {} (dark until {}, locked again at {})",
+                           format_time(p.down_from * p.period()),
+                           format_time((p.down_until - p.cdr_lock_cycles) * p.period()),
+                           format_time(p.down_until * p.period()));
+    }
+  if (total == 0) return "";
+  return fmt::format("{} frames given up on the links{} (LLR flushes a frame after llr.replay_limit = {} "
+                     "replays without progress): {}",
+                     total, flap, links_.front()->params().llr_params.config.replay_limit, ports);
+}
+
 std::uint64_t Fabric::drops() const {
   std::uint64_t n = 0;
   for (const auto& s : switches_) n += s->drops();

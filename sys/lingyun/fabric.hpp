@@ -72,6 +72,9 @@ class Fabric {
   // healthy link answers the first INIT (the replay timer is above the loop), and LLR gives up
   // on a frame after as many unanswered tries.
   std::string cannot_initialise(Time now) const;
+  // The frames lost on the links, per port (LLR's flushes, bad FCS without LLR), with the link
+  // flap configured, if any; "" when none was lost.
+  std::string losses() const;
   std::uint64_t drops() const;  // packets the switches dropped, all reasons
   void recycle_drops(PacketPool& pool);
   // Frames lost on hops without LLR (bad FCS) and frames LLR flushed, over every port.

@@ -191,6 +191,60 @@ std::string Fabric::stall() const {
   return down.empty() ? "" : "link down at " + down;
 }
 
+std::string Fabric::cannot_initialise(Time now) const {
+  for (const auto& l : links_) {
+    if (!l->params().llr) continue;
+    const link::LlrParams& llr = l->params().llr_params;
+    // The PHYs of both directions locked since `up`; none while a flap keeps one dark.
+    Time up = 0;
+    for (int d = 0; d < 2; ++d) {
+      const phy::PhyParams& p = l->phy(d).params();
+      Time locked = p.cdr_lock_cycles * p.period();
+      if (p.down_until > p.down_from && now >= p.down_from * p.period()) locked = p.down_until * p.period();
+      up = std::max(up, locked);
+    }
+    const Time tries = static_cast<Time>(llr.config.replay_limit + 1) * from_ns(llr.replay_timer_ns);
+    if (now < up + tries) continue;
+    for (int s = 0; s < 2; ++s) {
+      const link::LlrTransmitter& tx = l->mac(s).llr_tx();
+      if (tx.state() != link::LlrTxState::kInit || tx.flushed_frames() != 0) continue;  // up once
+      const phy::PhyLink &out = l->phy(s), &back = l->phy(1 - s);
+      const auto failing = [](const phy::PhyLink& line) { return 2 * line.uncorrectable() >= line.codewords(); };
+      if (!failing(out) && !failing(back)) continue;
+      return fmt::format("link {} cannot initialise: its LLR TX is still in INIT {} after its PHYs locked, "
+                         "llr.replay_limit + 1 = {} replay timers of llr.replay_timer_ns = {} without an answer; {} of "
+                         "{} codewords it sent and {} of {} it received uncorrectable",
+                         l->side_name(s), format_time(now - up), llr.config.replay_limit + 1, llr.replay_timer_ns,
+                         out.uncorrectable(), out.codewords(), back.uncorrectable(), back.codewords());
+    }
+  }
+  return "";
+}
+
+std::string Fabric::losses() const {
+  std::string ports, flap;
+  std::uint64_t total = 0;
+  for (const auto& l : links_)
+    for (int s = 0; s < 2; ++s) {
+      const std::uint64_t flushed = l->mac(s).llr_tx().flushed_frames(), bad = l->mac(s).frames_lost();
+      if (flushed + bad == 0) continue;
+      total += flushed + bad;
+      ports += fmt::format("{}{}:", ports.empty() ? "" : ", ", l->side_name(s));
+      if (flushed) ports += fmt::format(" {} flushed", flushed);
+      if (bad) ports += fmt::format(" {} lost (bad FCS, no LLR)", bad);
+      const phy::PhyParams& p = l->phy(s).params();
+      if (flap.empty() && p.down_until > p.down_from)
+        flap = fmt::format(" after the link flap at {} (dark until {}, locked again at {})",
+                           format_time(p.down_from * p.period()),
+                           format_time((p.down_until - p.cdr_lock_cycles) * p.period()),
+                           format_time(p.down_until * p.period()));
+    }
+  if (total == 0) return "";
+  return fmt::format("{} frames given up on the links{} (LLR flushes a frame after llr.replay_limit = {} "
+                     "replays without progress): {}",
+                     total, flap, links_.front()->params().llr_params.config.replay_limit, ports);
+}
+
 std::uint64_t Fabric::drops() const {
   std::uint64_t n = 0;
   for (const auto& s : switches_) n += s->drops();

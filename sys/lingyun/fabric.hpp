@@ -66,6 +66,15 @@ class Fabric {
   // When traffic stops moving: the links LLR cannot bring up or keep up (TX in INIT or FLUSH),
   // with their codeword failure ratio; "" when every link is up.
   std::string stall() const;
+  // At `now` (simulated): the first link LLR can never bring up, or "". A TX still in its first
+  // INIT (never answered) over llr.replay_limit + 1 replay timers after its PHYs locked (a flap's
+  // dark time and relock not counted), while at least half of the codewords either way fail: a
+  // healthy link answers the first INIT (the replay timer is above the loop), and LLR gives up
+  // on a frame after as many unanswered tries.
+  std::string cannot_initialise(Time now) const;
+  // The frames lost on the links, per port (LLR's flushes, bad FCS without LLR), with the link
+  // flap configured, if any; "" when none was lost.
+  std::string losses() const;
   std::uint64_t drops() const;  // packets the switches dropped, all reasons
   void recycle_drops(PacketPool& pool);
   // Frames lost on hops without LLR (bad FCS) and frames LLR flushed, over every port.

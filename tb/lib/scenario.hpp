@@ -57,6 +57,9 @@ class Testbench {
   // When the watchdog fires: what holds the run up, naming the port and VC (a credit deadlock,
   // a pause that never ends), or "" when the testbench cannot tell.
   virtual std::string stall() const { return ""; }
+  // A fault the run cannot get past (a link that can never come up), naming where and why: the
+  // run loop asks after every slice and ends the run with it as its failure; "" while fine.
+  virtual std::string fault() const { return ""; }
   // The least simulated time the run can take (its traffic back to back at line rate) and what
   // sets it, e.g. "traffic.frames = 1000 at 800 Gb/s"; none when unknown. A run that cannot end
   // within sim.max_time_us is refused before it starts; progress lines show the share done.

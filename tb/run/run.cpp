@@ -264,6 +264,10 @@ RunResult simulate(const RunOptions& options, Debris& debris) {
       tb->end_warmup();
       warm = true;
     }
+    if (std::string fault = tb->fault(); !fault.empty()) {
+      failure = fault;
+      break;
+    }
     if (tb->progress() != last_progress) {
       last_progress = tb->progress();
       last_move = sim_now();

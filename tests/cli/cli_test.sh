@@ -748,6 +748,23 @@ PY
     # A line dark for good: both ends flush, then wait for an answer to INIT that never comes.
     expect_failed_run "link down at top.a (its LLR TX in INIT" \
       run link-llr --set link.flap_at_us=5 --set link.flap_us=1000000 --quiet ;;
+  fec_llr_link_cannot_initialise)
+    # Issue 22, defect 7: at BER 0.49 (nearly every codeword fails) LLR's INIT is never answered.
+    # The PHYs lock at 1 us (port.cdr_lock_us); llr.replay_limit + 1 = 4 replay timers of 5 us
+    # later, at 21 us, the link is named, at the end of the 10 us slice it falls in: 30 us, not
+    # the 1 ms watchdog.
+    expect_failed_run "rs272_llr: link top.rs272_llr.e0.port0 cannot initialise: its LLR TX is still in INIT" \
+      run lingyun-fec-llr --set port.errors.ber=0.49 --set traffic.us=2 --set fec_llr.design=rs272_llr \
+      --out "$work/r" --quiet
+    grep -q '"sim_time_ns": 30000.0,' "$work/r/results.json" || fail "stopped at $(grep sim_time_ns "$work/r/results.json")" ;;
+  olink_flap_named)
+    # Issue 22, defect 10: a 20 us flap outlasts LLR's 3 replays 5 us apart, so LLR flushes frames
+    # OLink never resends; the watchdog's failure names the flap (2 us, dark until 22 us, the CDR's
+    # 1 us relock) and the ports that flushed.
+    for s in olink-latency olink-message; do
+      expect_failed_run "olink-rs544: " run $s --set port.link_down_at_us=2 --set port.link_down_us=20 --quiet
+      grep -q "frames given up on the links after the link flap at 2.000 us (dark until 22.000 us, locked again at 23.000 us) (LLR flushes a frame after llr.replay_limit = 3 replays without progress): top.olink-rs544.[a-z0-9]*.port[0-9]: [0-9]* flushed" "$work/err" || fail "$s: $(cat "$work/err")"
+    done ;;
   run_beyond_max_time)
     expect_bad_input "traffic.frames = 1099511627776 at 800 Gb/s needs at least" \
       run link-llr --set traffic.frames=1099511627776 --quiet ;;

@@ -129,6 +129,12 @@ class LingyunFecLlr : public Testbench {
       if (std::string s = r.rig->fabric->stall(); !s.empty()) return fmt::format("{}: {}", r.design->name, s);
     return "";
   }
+  std::string fault() const override {
+    for (const auto& r : runs_)
+      if (std::string f = r.rig->fabric->cannot_initialise(sim_now()); !f.empty())
+        return fmt::format("{}: {}", r.design->name, f);
+    return "";
+  }
   void check() const override {
     for (const auto& r : runs_) {
       const FabricRig& g = *r.rig;

@@ -60,4 +60,10 @@ std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::strin
   return f;
 }
 
+std::string stall(const ComposedFabric& f) {
+  std::string down = f.fabric->stall(), lost = f.fabric->losses();
+  if (down.empty() && lost.empty()) return "";
+  return fmt::format("{}: {}{}{}", f.name, down, down.empty() || lost.empty() ? "" : "; ", lost);
+}
+
 }  // namespace xy::olink_tb

@@ -36,4 +36,8 @@ std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::strin
                                               const sw::SwitchParams& base, const lingyun::PortParams& port,
                                               PacketPool& pool, RunContext& ctx);
 
+// When the watchdog fires: the links the fabric cannot bring up and the frames its links gave
+// up on (OLink has no end-to-end recovery to resend them), named with the fabric; "" when none.
+std::string stall(const ComposedFabric& f);
+
 }  // namespace xy::olink_tb

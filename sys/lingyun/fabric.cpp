@@ -191,32 +191,55 @@ std::string Fabric::stall() const {
   return down.empty() ? "" : "link down at " + down;
 }
 
-std::string Fabric::cannot_initialise(Time now) const {
-  for (const auto& l : links_) {
-    if (!l->params().llr) continue;
-    const link::LlrParams& llr = l->params().llr_params;
-    // The PHYs of both directions locked since `up`; none while a flap keeps one dark.
-    Time up = 0;
-    for (int d = 0; d < 2; ++d) {
-      const phy::PhyParams& p = l->phy(d).params();
-      Time locked = p.cdr_lock_cycles * p.period();
-      if (p.down_until > p.down_from && now >= p.down_from * p.period()) locked = p.down_until * p.period();
-      up = std::max(up, locked);
+std::string Fabric::link_fault(Time now) {
+  last_delivery_.resize(links_.size());
+  for (std::size_t i = 0; i < links_.size(); ++i)
+    if (std::string f = cannot_initialise(*links_[i], now); !f.empty()) return f;
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    const PortLink& l = *links_[i];
+    for (int s = 0; s < 2; ++s) {  // side s sends on phy(s) to the MAC of side 1 - s
+      const phy::PhyLink& line = l.phy(s);
+      LastDelivery& last = last_delivery_[i][s];
+      const std::uint64_t delivered = l.mac(1 - s).delivered();
+      // A configured flap's dark time and relock count as no window: the link comes back.
+      const phy::PhyParams& p = line.params();
+      const bool flap = p.down_until > p.down_from && now >= p.down_from * p.period() && now < p.down_until * p.period();
+      if (delivered != last.delivered || flap || line.codewords() < last.codewords)  // or the warm-up's reset
+        last = {delivered, line.codewords(), line.uncorrectable()};
+      const std::uint64_t words = line.codewords() - last.codewords, bad = line.uncorrectable() - last.uncorrectable;
+      if (words >= kDeadWindowCodewords && 2 * bad >= words)
+        return fmt::format("link {} is dead: no frame came through to {} over its last {} codewords, {} of them "
+                           "uncorrectable (at least half over {} codewords: 802.3's RS-FEC failure, hi_ser)",
+                           l.side_name(s), l.side_name(1 - s), words, bad, kDeadWindowCodewords);
     }
-    const Time tries = static_cast<Time>(llr.config.replay_limit + 1) * from_ns(llr.replay_timer_ns);
-    if (now < up + tries) continue;
-    for (int s = 0; s < 2; ++s) {
-      const link::LlrTransmitter& tx = l->mac(s).llr_tx();
-      if (tx.state() != link::LlrTxState::kInit || tx.flushed_frames() != 0) continue;  // up once
-      const phy::PhyLink &out = l->phy(s), &back = l->phy(1 - s);
-      const auto failing = [](const phy::PhyLink& line) { return 2 * line.uncorrectable() >= line.codewords(); };
-      if (!failing(out) && !failing(back)) continue;
-      return fmt::format("link {} cannot initialise: its LLR TX is still in INIT {} after its PHYs locked, "
-                         "llr.replay_limit + 1 = {} replay timers of llr.replay_timer_ns = {} without an answer; {} of "
-                         "{} codewords it sent and {} of {} it received uncorrectable",
-                         l->side_name(s), format_time(now - up), llr.config.replay_limit + 1, llr.replay_timer_ns,
-                         out.uncorrectable(), out.codewords(), back.uncorrectable(), back.codewords());
-    }
+  }
+  return "";
+}
+
+std::string Fabric::cannot_initialise(const PortLink& l, Time now) {
+  if (!l.params().llr) return "";
+  const link::LlrParams& llr = l.params().llr_params;
+  // The PHYs of both directions locked since `up`; none while a flap keeps one dark.
+  Time up = 0;
+  for (int d = 0; d < 2; ++d) {
+    const phy::PhyParams& p = l.phy(d).params();
+    Time locked = p.cdr_lock_cycles * p.period();
+    if (p.down_until > p.down_from && now >= p.down_from * p.period()) locked = p.down_until * p.period();
+    up = std::max(up, locked);
+  }
+  const Time tries = static_cast<Time>(llr.config.replay_limit + 1) * from_ns(llr.replay_timer_ns);
+  if (now < up + tries) return "";
+  for (int s = 0; s < 2; ++s) {
+    const link::LlrTransmitter& tx = l.mac(s).llr_tx();
+    if (tx.state() != link::LlrTxState::kInit || tx.flushed_frames() != 0) continue;  // up once
+    const phy::PhyLink &out = l.phy(s), &back = l.phy(1 - s);
+    const auto failing = [](const phy::PhyLink& line) { return 2 * line.uncorrectable() >= line.codewords(); };
+    if (!failing(out) && !failing(back)) continue;
+    return fmt::format("link {} cannot initialise: its LLR TX is still in INIT {} after its PHYs locked, "
+                       "llr.replay_limit + 1 = {} replay timers of llr.replay_timer_ns = {} without an answer; {} of "
+                       "{} codewords it sent and {} of {} it received uncorrectable",
+                       l.side_name(s), format_time(now - up), llr.config.replay_limit + 1, llr.replay_timer_ns,
+                       out.uncorrectable(), out.codewords(), back.uncorrectable(), back.codewords());
   }
   return "";
 }

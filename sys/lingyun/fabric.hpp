@@ -7,6 +7,7 @@
 // top.<switch>.port<p> and top.<endpoint>.port<k>, each with .mac, .fc, .phy (its transmit
 // direction) below.
 #pragma once
+#include <array>
 #include <functional>
 #include <memory>
 #include <string>
@@ -66,12 +67,19 @@ class Fabric {
   // When traffic stops moving: the links LLR cannot bring up or keep up (TX in INIT or FLUSH),
   // with their codeword failure ratio; "" when every link is up.
   std::string stall() const;
-  // At `now` (simulated): the first link LLR can never bring up, or "". A TX still in its first
-  // INIT (never answered) over llr.replay_limit + 1 replay timers after its PHYs locked (a flap's
-  // dark time and relock not counted), while at least half of the codewords either way fail: a
-  // healthy link answers the first INIT (the replay timer is above the loop), and LLR gives up
-  // on a frame after as many unanswered tries.
-  std::string cannot_initialise(Time now) const;
+  // At `now` (simulated): the first link that can never carry traffic, or "". Asked after every
+  // slice; it keeps what each port had delivered when last asked.
+  //  - LLR cannot bring it up: a TX still in its first INIT (never answered) over
+  //    llr.replay_limit + 1 replay timers after its PHYs locked (a flap's dark time and relock not
+  //    counted), while at least half of the codewords either way fail. A healthy link answers the
+  //    first INIT (the replay timer is above the loop), and LLR gives up on a frame after as many
+  //    unanswered tries.
+  //  - Else any link, with or without LLR: no frame came through a direction over its last
+  //    kDeadWindowCodewords codewords, at least half of them uncorrectable (a configured flap's
+  //    dark time and relock not counted). 802.3's RS-FEC declares a line of such a symbol error
+  //    ratio failed over a window of this many codewords (hi_ser).
+  std::string link_fault(Time now);
+  static constexpr std::uint64_t kDeadWindowCodewords = 8192;
   // The frames lost on the links, per port (LLR's flushes, bad FCS without LLR), with the link
   // flap configured, if any; "" when none was lost.
   std::string losses() const;
@@ -93,6 +101,13 @@ class Fabric {
   std::vector<std::unique_ptr<sw::Switch>> switches_;
   std::vector<std::vector<End>> endpoint_ports_;
   nlohmann::json description_;
+  static std::string cannot_initialise(const PortLink& l, Time now);
+  // Per link and direction: the receiver's frames delivered and the line's codewords and
+  // uncorrectable codewords, when link_fault() last saw a frame delivered.
+  struct LastDelivery {
+    std::uint64_t delivered = 0, codewords = 0, uncorrectable = 0;
+  };
+  std::vector<std::array<LastDelivery, 2>> last_delivery_;
 };
 
 }  // namespace xy::lingyun

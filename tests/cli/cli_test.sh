@@ -757,6 +757,15 @@ PY
       run lingyun-fec-llr --set port.errors.ber=0.49 --set traffic.us=2 --set fec_llr.design=rs272_llr \
       --out "$work/r" --quiet
     grep -q '"sim_time_ns": 30000.0,' "$work/r/results.json" || fail "stopped at $(grep sim_time_ns "$work/r/results.json")" ;;
+  fec_llr_link_dead_without_llr)
+    # Issue 22, defect 7, a link without LLR (no INIT to wait for): at BER 0.49 no frame crosses
+    # rs544's line. Once 8192 codewords (802.3's RS-FEC failure window, 5,440 bits each on
+    # 8 x 106.25 Gb/s lanes: 52.4 us) failed after the 1 us lock with nothing delivered, the link
+    # is named at the end of the 10 us slice that holds 53.4 us: 60 us, not the 1 ms watchdog.
+    expect_failed_run "rs544: link top.rs544.e0.port0 is dead: no frame came through to top.rs544.leaf0.port0" \
+      run lingyun-fec-llr --set port.errors.ber=0.49 --set traffic.us=2 --set fec_llr.design=rs544 \
+      --out "$work/r" --quiet
+    grep -q '"sim_time_ns": 60000.0,' "$work/r/results.json" || fail "stopped at $(grep sim_time_ns "$work/r/results.json")" ;;
   olink_flap_named)
     # Issue 22, defect 10: a 20 us flap outlasts LLR's 3 replays 5 us apart, so LLR flushes frames
     # OLink never resends; the watchdog's failure names the flap (2 us, dark until 22 us, the CDR's

@@ -131,7 +131,7 @@ class LingyunFecLlr : public Testbench {
   }
   std::string fault() const override {
     for (const auto& r : runs_)
-      if (std::string f = r.rig->fabric->cannot_initialise(sim_now()); !f.empty())
+      if (std::string f = r.rig->fabric->link_fault(sim_now()); !f.empty())
         return fmt::format("{}: {}", r.design->name, f);
     return "";
   }

@@ -111,6 +111,11 @@ class LingyunIncast : public Testbench {
       if (std::string s = r.rig->fabric->stall(); !s.empty()) return s;
     return "";
   }
+  std::string fault() const override {
+    for (const auto& r : runs_)
+      if (std::string f = r.rig->fabric->link_fault(sim_now()); !f.empty()) return f;
+    return "";
+  }
   void check() const override {
     for (const auto& r : runs_) {
       if (std::string e = r.rig->error(); !e.empty()) throw CheckFailure(e);

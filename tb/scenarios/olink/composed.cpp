@@ -66,4 +66,9 @@ std::string stall(const ComposedFabric& f) {
   return fmt::format("{}: {}{}{}", f.name, down, down.empty() || lost.empty() ? "" : "; ", lost);
 }
 
+std::string fault(ComposedFabric& f) {
+  const std::string dead = f.fabric->link_fault(sim_now());
+  return dead.empty() ? "" : fmt::format("{}: {}", f.name, dead);
+}
+
 }  // namespace xy::olink_tb

@@ -39,5 +39,7 @@ std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::strin
 // When the watchdog fires: the links the fabric cannot bring up and the frames its links gave
 // up on (OLink has no end-to-end recovery to resend them), named with the fabric; "" when none.
 std::string stall(const ComposedFabric& f);
+// A link of the fabric that can never carry traffic (Fabric::link_fault), named with the fabric.
+std::string fault(ComposedFabric& f);
 
 }  // namespace xy::olink_tb

@@ -103,6 +103,12 @@ class OlinkLatency : public Testbench {
         if (std::string s = olink_tb::stall(*m.composed); !s.empty()) return s;
     return "";
   }
+  std::string fault() const override {
+    for (const auto& m : runs_)
+      if (m.composed)
+        if (std::string f = olink_tb::fault(*m.composed); !f.empty()) return f;
+    return "";
+  }
   // Loads answered of those the fabrics' programs ask (loads + 1 each: the first warms the path).
   double done_fraction() const override {
     return static_cast<double>(progress()) / (static_cast<double>(runs_.size()) * (loads_ + 1));

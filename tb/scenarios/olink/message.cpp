@@ -64,6 +64,7 @@ class OlinkMessage : public Testbench {
   bool done() const override { return gpus_[0]->done(); }
   std::uint64_t progress() const override { return served_.size(); }
   std::string stall() const override { return olink_tb::stall(*f_); }
+  std::string fault() const override { return olink_tb::fault(*f_); }
   double done_fraction() const override {
     return static_cast<double>(served_.size()) / static_cast<double>((count_ + 1) * frames_per_message());
   }

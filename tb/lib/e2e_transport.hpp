@@ -19,12 +19,36 @@
 #include "hw/link/llr.hpp"
 #include "hw/link/attachment.hpp"
 #include "kernel/channel.hpp"
+#include "kernel/config.hpp"
 #include "kernel/stats.hpp"
 
 namespace xy {
 
 class E2eTransport : public Core, public link::EgressGate {
  public:
+  // Its settings, e2e.rto_us and e2e.ack_timer_ns, on a clock of `period`: Go-Back-N that never
+  // gives up (a packet is resent until it arrives) and keeps its copies in host memory.
+  struct Settings {
+    link::LlrConfig config;
+    double rto_us;  // as declared, for messages
+  };
+  static Settings declare(Config& c, Time period, double default_rto_us) {
+    Settings s;
+    link::LlrConfig& e2e = s.config;
+    e2e.seq_bits = 22;
+    e2e.window = 1u << 21;
+    e2e.replay_buffer_bytes = 1ull << 32;
+    e2e.replay_limit = 1000;
+    s.rto_us = c.real("e2e.rto_us", default_rto_us, "us", 0.5, 1e6,
+                      "end-to-end retransmit timeout (a NACK is re-sent after it too)");
+    e2e.replay_timer_cycles = e2e.nack_timer_cycles = cycles_for(from_us(s.rto_us), period);
+    e2e.ack_timer_cycles = cycles_for(
+        from_ns(c.real("e2e.ack_timer_ns", 500, "ns", 1, 1e6, "ACK this long after the first unacknowledged packet")),
+        period);
+    e2e.validate("e2e");
+    return s;
+  }
+
   // `me`: this endpoint; `peers`: every endpoint. The host sends into `from_host` and takes from
   // `to_host` (host_port()); the transport sends and takes on `port`, the fabric's.
   E2eTransport(std::string name, int me, int peers, const link::LlrConfig& config, std::uint32_t width,
@@ -79,6 +103,13 @@ class E2eTransport : public Core, public link::EgressGate {
   }
 
   std::uint64_t resent() const { return resent_.value(); }
+  // Every packet the host handed over acknowledged, nothing waiting for the line or the host.
+  bool idle() const {
+    if (waiting_ || !deliver_.empty() || from_host_.in_flight()) return false;
+    for (const auto& t : tx_)
+      if (t->kept()) return false;
+    return true;
+  }
 
  private:
   Cycle beats(std::uint32_t bytes) const { return (bytes + width_ - 1) / width_; }

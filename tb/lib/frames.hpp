@@ -52,6 +52,8 @@ class FrameSource : public Core {
     f->phantom = false;
     f->created = clock().time_of(now());
     f->vc = static_cast<std::uint8_t>(vcs_ > 1 ? rng_.below(vcs_) : 0);
+    f->src = src_;
+    f->dst = dst_;
     f->payload.resize(f->bytes - fcs_bytes_);
     rng_.fill(f->payload.data(), f->payload.size());
     if (f->bytes >= sizeof kHeader) std::copy(std::begin(kHeader), std::end(kHeader), f->payload.begin());
@@ -64,12 +66,13 @@ class FrameSource : public Core {
   void spread_over_vcs(int vcs) { vcs_ = vcs; }  // each frame on a random VC in [0, vcs)
   // A frame's `bytes` counts the 4-byte FCS its MAC appends: its payload is 4 bytes shorter.
   void leave_room_for_fcs() { fcs_bytes_ = 4; }
+  void address(std::uint32_t src, std::uint32_t dst) { src_ = src, dst_ = dst; }  // of every frame
 
  private:
   Channel<Packet*>& out_;
   PacketPool& pool_;
   int vcs_ = 1;
-  std::uint32_t fcs_bytes_ = 0;
+  std::uint32_t fcs_bytes_ = 0, src_ = 0, dst_ = 0;
   Scoreboard& scoreboard_;
   Rng rng_;
   std::uint64_t frames_, made_ = 0;

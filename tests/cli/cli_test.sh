@@ -1079,7 +1079,22 @@ s = json.load(open(sys.argv[1]))["summary"]
 assert s["flushed_frames"] == 0 and s["frames_lost"] == 0 and "warnings" not in s, s
 assert "0 flushed, 0 lost (every frame delivered)" in open(sys.argv[2]).read(), "report"
 PY
-    echo "ok: flushed frames named as lost; at llr.replay_limit = 1000 every frame delivered" ;;
+    # Issue 22, defect 13: with the end points' Go-Back-N above LLR (the composed hosts'
+    # transport), what LLR flushes is resent: through bursts of loss and a 30 us flap, LLR gives
+    # frames up and still every frame arrives, exactly once and unchanged (the scoreboards check).
+    "$xysim" run link-llr --set link.recovery=llr+e2e --set link.frame_error=0.05 --set llr.replay_limit=3 \
+      --set link.flap_at_us=20 --set link.flap_us=30 --set traffic.frames=20000 --out "$work/H" --quiet \
+      >"$work/report" || fail "run with the end points above LLR: exit $?"
+    python3 - "$work/H/results.json" "$work/report" <<'PY' || fail "the end points above LLR did not deliver every frame"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+assert s["recovery"] == "llr+e2e" and s["flushed_frames"] > 0 and s["e2e_resent"] > 0, s
+assert s["frames_lost"] == 0 and "frames_in_flight" not in s and "warnings" not in s, s
+report = open(sys.argv[2]).read()
+assert f"{s['flushed_frames']} flushed, 0 lost (every frame delivered)" in report, report
+assert f"the end points' Go-Back-N resent {s['e2e_resent']} packets, so none is lost" in report, report
+PY
+    echo "ok: flushed frames named as lost; at llr.replay_limit = 1000, or with the end points above LLR, every frame delivered" ;;
   sweep_expected_failures)
     # A point's failure is one short line naming the file that holds all of it; with
     # expect_failures: true the sweep exits 0 and still counts them.

@@ -67,19 +67,7 @@ class LingyunFecLlr : public Testbench {
       throw ConfigError(fmt::format("traffic.warmup_us = {}: must be below traffic.us = {}", warmup_us, traffic_us_));
     const lingyun::Topology t = lingyun_fec_llr_topology(c);
     // End to end: Go-Back-N over the path, its timeout above the path's round trip.
-    link::LlrConfig e2e;
-    e2e.seq_bits = 22;
-    e2e.window = 1u << 21;
-    e2e.replay_buffer_bytes = 1ull << 32;  // host memory
-    e2e.replay_limit = 1000;               // never gives up
-    e2e.replay_timer_cycles = cycles_for(
-        from_us(c.real("e2e.rto_us", 8, "us", 0.5, 1e6, "end-to-end retransmit timeout (a NACK is re-sent after it too)")),
-        sp.period());
-    e2e.nack_timer_cycles = e2e.replay_timer_cycles;
-    e2e.ack_timer_cycles = cycles_for(
-        from_ns(c.real("e2e.ack_timer_ns", 500, "ns", 1, 1e6, "ACK this long after the first unacknowledged packet")),
-        sp.period());
-    e2e.validate("e2e");
+    const link::LlrConfig e2e = E2eTransport::declare(c, sp.period(), 8).config;
     const std::string only = c.choice("fec_llr.design", "all", {"all", "rs544", "rs272_llr", "none_llr"},
                                       "run all three designs side by side, or one (a design whose links cannot come "
                                       "up at this BER ends the run)");

@@ -16,6 +16,7 @@
 #include "rtl/link/cbfc_sender_twin.hpp"
 #include "rtl/link/drop_in.hpp"
 #include "rtl/link/llr_twins.hpp"
+#include "tb/lib/e2e_transport.hpp"
 #include "tb/lib/frames.hpp"
 #include "tb/lib/figure.hpp"
 #include "tb/lib/vc_hosts.hpp"
@@ -33,8 +34,10 @@ constexpr std::uint32_t kFrameOverheadBytes = link::kDataHeaderBytes + link::kPr
 
 // Who recovers a corrupted frame: LLR on this hop; Go-Back-N between the end points, whose ACKs
 // and NACKs take `control_delay` more cycles than this hop's (RoCE-style NAK over a path), which
-// is LLR with its timers and its control frames' delay set so; or nobody (the frame is lost).
-enum class Recovery { kLlr, kEndToEnd, kNone };
+// is LLR with its timers and its control frames' delay set so; both, LLR on the hop and the
+// composed hosts' end-to-end transport above it (tb/lib/e2e_transport.hpp), which resends what
+// LLR flushes; or nobody (the frame is lost).
+enum class Recovery { kLlr, kEndToEnd, kLlrAndEndToEnd, kNone };
 
 // The wire frames between a MAC and its line, each way: a cycle through a FIFO of two.
 constexpr ChannelSpec kLineFifo{1, 2, 1, 2};
@@ -60,10 +63,12 @@ struct LineParams {
 
 struct LinkParams : LineParams {
   Recovery recovery;
-  bool llr;  // recovery == kLlr
+  bool llr;        // LLR on this hop: recovery llr or llr+e2e
+  bool transport;  // the end-to-end transport above the MACs: recovery llr+e2e
   Cycle control_delay = 0;
   link::LlrParams llr_params;  // as declared; llr_config: this link's
   LlrConfig llr_config;
+  E2eTransport::Settings e2e;  // the end points' Go-Back-N
   bool rtl = false;  // llr.impl=rtl
   link::LineFaults faults;
   std::uint64_t frames;
@@ -72,21 +77,25 @@ struct LinkParams : LineParams {
   std::string warning;
 
   explicit LinkParams(Config& c) : LineParams(c) {
-    const std::string recovery_name = c.choice(
-        "link.recovery", "llr", {"llr", "e2e", "none"},
-        "llr: Go-Back-N on this hop; e2e: Go-Back-N between end points over e2e.rtt_us; none: corrupted frames are lost");
-    recovery = recovery_name == "llr" ? Recovery::kLlr
-               : recovery_name == "e2e" ? Recovery::kEndToEnd : Recovery::kNone;
-    llr = recovery == Recovery::kLlr;
+    const std::string recovery_name =
+        c.choice("link.recovery", "llr", {"llr", "e2e", "llr+e2e", "none"},
+                 "llr: Go-Back-N on this hop; e2e: Go-Back-N between end points over e2e.rtt_us; llr+e2e: both, the "
+                 "end points resend what LLR flushes; none: corrupted frames are lost");
+    recovery = recovery_name == "llr"       ? Recovery::kLlr
+               : recovery_name == "e2e"     ? Recovery::kEndToEnd
+               : recovery_name == "llr+e2e" ? Recovery::kLlrAndEndToEnd
+                                            : Recovery::kNone;
+    llr = recovery == Recovery::kLlr || recovery == Recovery::kLlrAndEndToEnd;
+    transport = recovery == Recovery::kLlrAndEndToEnd;
     const double e2e_rtt = c.real("e2e.rtt_us", 8, "us", 0, 1e6, "end-to-end round trip of the path (recovery = e2e)");
-    const double e2e_rto = c.real("e2e.rto_us", 32, "us", 0.001, 1e6, "end-to-end retransmit timeout (recovery = e2e)");
+    e2e = E2eTransport::declare(c, period, 32);
     llr_params = link::LlrParams::declare(c, period);
     LlrConfig& l = llr_config = llr_params.config;
-    if (recovery == Recovery::kEndToEnd) {  // after the llr.* timers it replaces
+    if (recovery == Recovery::kEndToEnd) {  // the e2e.* timers replace the llr.* ones
       const Cycle rtt = cycles_for(from_us(e2e_rtt), period);
       control_delay = rtt > 2 * latency ? rtt - 2 * latency : 0;
-      l.replay_timer_cycles = cycles_for(from_us(e2e_rto), period);
-      l.nack_timer_cycles = l.replay_timer_cycles;  // a NACK is re-sent only after a full timeout
+      l.replay_timer_cycles = l.nack_timer_cycles = e2e.config.replay_timer_cycles;  // a NACK re-sent after a timeout
+      l.ack_timer_cycles = e2e.config.ack_timer_cycles;
     }
     const FrameSizes sizes = FrameSizes::declare(c, {64, 1500}, 64, 9216);
     min_bytes = sizes.min_bytes;
@@ -106,7 +115,7 @@ struct LinkParams : LineParams {
     if (llr && given && given < needed)
       warning = fmt::format("llr.replay_buffer_bytes = {} is below the {} the sizing rule asks for: the link will stall "
                             "waiting for ACKs", given, needed);
-    if (recovery != Recovery::kNone) check_timers(e2e_rto);
+    if (recovery != Recovery::kNone) check_timers();
     rtl = llr_params.rtl;
     if (rtl) rtl::check_llr_twins(l);
     faults.frame_error = c.real("link.frame_error", 0, "probability", 0, 1, "chance a frame is corrupted (one bit flipped); 1 = a dead lane");
@@ -125,25 +134,32 @@ struct LinkParams : LineParams {
 
   // An ACK comes back after the loop: both ways, the control delay, the largest frame and the
   // ACK timer; a NACK's replay without the ACK timer (LlrParams::check_timers says why).
-  void check_timers(double e2e_rto_us) const {
+  void check_timers() const {
     const Cycle largest_frame = (max_bytes + kFrameOverheadBytes + width - 1) / width;
     const Cycle nack_loop = 2 * latency + control_delay + largest_frame;
     const Cycle ack_loop = nack_loop + llr_config.ack_timer_cycles;
     const double ns = to_ns(period);
     const std::string parts = fmt::format("2 x {:.2f} ns one way + {:.2f} ns control delay + {:.2f} ns for the "
                                           "largest frame", latency * ns, control_delay * ns, largest_frame * ns);
-    if (recovery != Recovery::kEndToEnd) return llr_params.check_timers(period, ack_loop, nack_loop, parts);
-    if (llr_config.replay_timer_cycles <= ack_loop)  // both timers are e2e.rto_us
+    if (llr) llr_params.check_timers(period, ack_loop, nack_loop, parts);
+    if (recovery == Recovery::kLlr) return;
+    // The end points' ACK: the hop's loop with their own ACK timer (and LLR's, for one above it).
+    const Cycle e2e_loop = nack_loop + e2e.config.ack_timer_cycles + (transport ? llr_config.ack_timer_cycles : 0);
+    if (e2e.config.replay_timer_cycles <= e2e_loop)  // both timers are e2e.rto_us
       throw ConfigError(fmt::format("e2e.rto_us = {}: must be above {:.2f} us, the time an ACK takes to come back ({} + "
-                                    "{:.2f} ns llr.ack_timer_ns)",
-                                    e2e_rto_us, ack_loop * ns / 1000, parts, llr_config.ack_timer_cycles * ns));
+                                    "{:.2f} ns e2e.ack_timer_ns{})",
+                                    e2e.rto_us, e2e_loop * ns / 1000, parts,
+                                    e2e.config.ack_timer_cycles * ns,
+                                    transport ? fmt::format(" + {:.2f} ns llr.ack_timer_ns", llr_config.ack_timer_cycles * ns) : ""));
   }
 };
 
 // One direction's traffic: a source at one port, a sink at the other.
 struct Direction {
   Scoreboard scoreboard;
-  std::unique_ptr<Channel<Packet*>> from_host, to_host;
+  std::unique_ptr<Channel<Packet*>> from_host, to_host;  // into the sending MAC, out of the receiving one
+  // With the end-to-end transport: from the source into the sending end's, out of the receiving end's to the sink.
+  std::unique_ptr<Channel<Packet*>> to_transport, from_transport;
   std::unique_ptr<FrameSource> source;
   std::unique_ptr<FrameSink> sink;
 };
@@ -160,11 +176,17 @@ class LinkLlr : public Testbench {
       const std::string from = d == 0 ? "a" : "b", to = d == 0 ? "b" : "a";
       dir.from_host = std::make_unique<Channel<Packet*>>("top." + from + ".host_tx", clock, ChannelSpec{1, 4, 1, 2});
       dir.to_host = std::make_unique<Channel<Packet*>>("top." + to + ".host_rx", clock, ChannelSpec{1, 0, 1, 2});
-      dir.source = std::make_unique<FrameSource>("top." + from + ".source", *dir.from_host, pool_, dir.scoreboard,
-                                                 ctx.rng("top." + from + ".source"), p_.frames, p_.min_bytes,
-                                                 p_.max_bytes, mean_gap);
+      if (p_.transport) {
+        dir.to_transport = std::make_unique<Channel<Packet*>>("top." + from + ".to_e2e", clock, ChannelSpec{1, 4, 1, 2});
+        dir.from_transport = std::make_unique<Channel<Packet*>>("top." + to + ".from_e2e", clock, ChannelSpec{1, 0, 1, 2});
+      }
+      dir.source = std::make_unique<FrameSource>(
+          "top." + from + ".source", p_.transport ? *dir.to_transport : *dir.from_host, pool_, dir.scoreboard,
+          ctx.rng("top." + from + ".source"), p_.frames, p_.min_bytes, p_.max_bytes, mean_gap);
       dir.source->leave_room_for_fcs();
-      dir.sink = std::make_unique<FrameSink>("top." + to + ".sink", *dir.to_host, pool_, dir.scoreboard);
+      dir.source->address(d, 1 - d);
+      dir.sink = std::make_unique<FrameSink>("top." + to + ".sink", p_.transport ? *dir.from_transport : *dir.to_host,
+                                             pool_, dir.scoreboard);
       domain_.attach(*dir.source);
       domain_.attach(*dir.sink);
       dir.source->wake_at(0);
@@ -192,8 +214,21 @@ class LinkLlr : public Testbench {
       macs_[s]->wake_at(0);
     }
     for (int s = 0; s < 2; ++s) {
-      dirs_[s].from_host->connect(dirs_[s].source.get(), macs_[s].get());
-      dirs_[s].to_host->connect(macs_[1 - s].get(), dirs_[s].sink.get());
+      if (p_.transport) {  // port s's end points: its source and the sink of the other direction
+        const std::string n = std::string(names[s]) + ".e2e";
+        link::PortAttachment port(*dirs_[s].from_host, *dirs_[1 - s].to_host, nullptr, nullptr, [this, s](Core& t) {
+          dirs_[s].from_host->connect(&t, macs_[s].get());
+          dirs_[1 - s].to_host->connect(macs_[s].get(), &t);
+        });
+        transports_[s] = std::make_unique<E2eTransport>(n, s, 2, p_.e2e.config, p_.width, *dirs_[s].to_transport,
+                                                        *dirs_[1 - s].from_transport, port, pool_, ctx.stats);
+        dirs_[s].to_transport->connect(dirs_[s].source.get(), transports_[s].get());
+        dirs_[1 - s].from_transport->connect(transports_[s].get(), dirs_[1 - s].sink.get());
+        domain_.attach(*transports_[s]);
+      } else {
+        dirs_[s].from_host->connect(dirs_[s].source.get(), macs_[s].get());
+        dirs_[s].to_host->connect(macs_[1 - s].get(), dirs_[s].sink.get());
+      }
       to_line_[s]->connect(macs_[s].get(), lines_[s].get());
       from_line_[1 - s]->connect(lines_[s].get(), macs_[1 - s].get());
     }
@@ -216,6 +251,8 @@ class LinkLlr : public Testbench {
   bool done() const override {
     for (const auto& d : dirs_)
       if (d.source->made() < p_.frames || d.from_host->in_flight() || d.to_host->in_flight()) return false;
+    for (const auto& t : transports_)
+      if (t && !t->idle()) return false;
     return macs_[0]->idle() && macs_[1]->idle() && lines_[0]->idle() && lines_[1]->idle();
   }
   double done_fraction() const override {
@@ -231,7 +268,11 @@ class LinkLlr : public Testbench {
                        macs_[0]->llr_tx().kept(), macs_[1]->llr_tx().kept());
   }
   // A FLUSH moves the link on too: a lane that stays bad delivers nothing but keeps flushing.
-  std::uint64_t progress() const override { return macs_[0]->delivered() + macs_[1]->delivered() + flushed(); }
+  // Not with the end points above: what LLR flushed comes again; only frames they deliver count.
+  std::uint64_t progress() const override {
+    if (p_.transport) return dirs_[0].scoreboard.received() + dirs_[1].scoreboard.received();
+    return macs_[0]->delivered() + macs_[1]->delivered() + flushed();
+  }
   // A TX still waiting for its INIT to be answered has lost its partner: the link is down.
   std::string stall() const override {
     std::string down;
@@ -254,12 +295,13 @@ class LinkLlr : public Testbench {
       const Direction& d = dirs_[i];
       if (d.scoreboard.duplicated() || d.scoreboard.reordered() || d.scoreboard.corrupted())
         throw CheckFailure(d.sink->first_error());
-      // With recovery nothing may go missing unless its sender FLUSHed it (then the layer above owns it).
-      const std::uint64_t flushed_here = macs_[i]->llr_tx().flushed_frames();
+      // With recovery nothing may go missing unless its sender FLUSHed it and no layer above
+      // resends it; with the end points above, nothing at all.
+      const std::uint64_t flushed_here = p_.transport ? 0 : macs_[i]->llr_tx().flushed_frames();
       const std::uint64_t missing = d.source->made() - d.scoreboard.received();
       if (p_.recovery != Recovery::kNone && missing > flushed_here)
-        throw CheckFailure(fmt::format("LLR lost {} frames {}, flushed {}", missing, i == 0 ? "a->b" : "b->a",
-                                       flushed_here));
+        throw CheckFailure(fmt::format("{} lost {} frames {}, flushed {}", p_.transport ? "LLR and the end points" : "LLR",
+                                       missing, i == 0 ? "a->b" : "b->a", macs_[i]->llr_tx().flushed_frames()));
     }
   }
 
@@ -268,11 +310,14 @@ class LinkLlr : public Testbench {
     nlohmann::json s;
     const double line_gbps = gbps(p_.width, period);
     s["line_rate_Gbps"] = line_gbps;
-    s["recovery"] = p_.recovery == Recovery::kLlr ? "llr" : p_.recovery == Recovery::kEndToEnd ? "e2e" : "none";
+    s["recovery"] = p_.recovery == Recovery::kLlr              ? "llr"
+                    : p_.recovery == Recovery::kEndToEnd       ? "e2e"
+                    : p_.recovery == Recovery::kLlrAndEndToEnd ? "llr+e2e"
+                                                               : "none";
     s["one_way_latency_cycles"] = p_.latency;
     s["replay_buffer_bytes"] = p_.llr_config.replay_buffer_bytes;
     if (!p_.warning.empty()) s["warnings"].push_back(p_.warning);
-    if (const std::string gave_up = flush_note(); !gave_up.empty()) s["warnings"].push_back(gave_up);
+    if (const std::string gave_up = flush_note(); !gave_up.empty() && !p_.transport) s["warnings"].push_back(gave_up);
     const std::uint64_t delivered_bytes = delivered_bytes_;
     std::uint64_t line_bytes = 0, frames_sent = 0, controls = 0, corrupted = 0;
     for (const std::string n : {"top.a", "top.b"}) {
@@ -324,6 +369,7 @@ class LinkLlr : public Testbench {
                                                {"rx_expected", rx.expected()}};
     }
     s["flushed_frames"] = flushed();
+    if (p_.transport) s["e2e_resent"] = transports_[0]->resent() + transports_[1]->resent();
     s["frames_lost"] = lost(dirs_[0]) + lost(dirs_[1]);
     // Only a run stopped early has frames still on their way; they are not lost.
     if (const std::uint64_t left = in_flight(dirs_[0]) + in_flight(dirs_[1])) s["frames_in_flight"] = left;
@@ -360,9 +406,11 @@ class LinkLlr : public Testbench {
   std::uint64_t flushed() const {
     return macs_[0]->llr_tx().flushed_frames() + macs_[1]->llr_tx().flushed_frames();
   }
-  // Frames of direction `d` gone for good: with recovery those its sender flushed (LLR gave up),
-  // without it those the receiving MAC dropped for a bad FCS and those the line lost.
+  // Frames of direction `d` gone for good: none with the end points above (they resend until it
+  // arrives); with LLR alone those its sender flushed (LLR gave up); without recovery those the
+  // receiving MAC dropped for a bad FCS and those the line lost.
   std::uint64_t lost(const Direction& d) const {
+    if (p_.transport) return 0;
     const int s = static_cast<int>(&d - dirs_);
     const std::uint64_t gone = p_.recovery != Recovery::kNone
                                    ? macs_[s]->llr_tx().flushed_frames()
@@ -376,6 +424,10 @@ class LinkLlr : public Testbench {
   // (the composed hosts' end-to-end transport resends them; here nothing does). "" without one.
   std::string flush_note() const {
     if (flushed() == 0) return "";
+    if (p_.transport)
+      return fmt::format("LLR flushed {} frames after llr.replay_limit = {} replays without progress; the end points' "
+                         "Go-Back-N resent {} packets, so none is lost",
+                         flushed(), p_.llr_config.replay_limit, transports_[0]->resent() + transports_[1]->resent());
     return fmt::format("{} flushed {} frames after llr.replay_limit = {} replays without progress: no layer above "
                        "recovers them here, so they are among the {} frames lost (not delivered); raise "
                        "llr.replay_limit (up to 1000) for a soak that delivers every frame (docs/link.md)",
@@ -400,6 +452,7 @@ class LinkLlr : public Testbench {
   std::unique_ptr<Channel<Packet*>> to_line_[2], from_line_[2];  // per port: its MAC's to its line, from the other's
   std::unique_ptr<Mac> macs_[2];
   std::unique_ptr<SerialLine> lines_[2];  // the line each port sends on
+  std::unique_ptr<E2eTransport> transports_[2];  // recovery llr+e2e: each port's end point above its MAC
   std::uint64_t delivered_bytes_ = 0;
   LatencyHistogram* latency_[2] = {};
   Cycle last_delivery_ = 0;

@@ -45,6 +45,16 @@ struct RunContext {
   nlohmann::json fabrics = nlohmann::json::array();
   Rng rng(const std::string& block) const { return Rng(seed, block); }
   bool force_memory = false;  // --force-memory: build what check_memory (tb/lib/memory.hpp) refuses
+  // The longest a frame takes one way on any link built (PHY pipelines and cable), and what sets
+  // it: a run's watchdog must be longer, or it fires before the first frame could arrive.
+  struct Reach {
+    Time one_way = 0;
+    std::string because;
+  };
+  Reach reach;
+  void reach_at_least(Time one_way, std::string because) {
+    if (one_way > reach.one_way) reach = {one_way, std::move(because)};
+  }
 };
 
 class Testbench {

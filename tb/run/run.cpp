@@ -228,6 +228,11 @@ RunResult simulate(const RunOptions& options, Debris& debris) {
     throw ConfigError(fmt::format("{} needs at least {} of simulated time, beyond sim.max_time_us = {}: raise "
                                   "sim.max_time_us or ask for less",
                                   work.because, format_time(work.at_least), to_us(sim.max_time)));
+  if (ctx.reach.one_way >= sim.watchdog)
+    throw ConfigError(fmt::format("sim.watchdog_us = {}: a frame takes {} one way on {}, so the watchdog would fail the "
+                                  "run before one could arrive; allowed: above {:.3f}",
+                                  to_us(sim.watchdog), format_time(ctx.reach.one_way), ctx.reach.because,
+                                  to_us(ctx.reach.one_way)));
 
   waves.start();
   sc_core::sc_start(sc_core::SC_ZERO_TIME);

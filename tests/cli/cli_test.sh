@@ -766,6 +766,17 @@ PY
       run lingyun-fec-llr --set port.errors.ber=0.49 --set traffic.us=2 --set fec_llr.design=rs544 \
       --out "$work/r" --quiet
     grep -q '"sim_time_ns": 60000.0,' "$work/r/results.json" || fail "stopped at $(grep sim_time_ns "$work/r/results.json")" ;;
+  watchdog_below_one_way)
+    # Issue 22: a watchdog no longer than a frame's one-way trip fails a healthy run before its
+    # first frame could arrive (1000 km of fibre at 5 ns/m: 5 ms; 300 km: 1.5 ms), so it is
+    # refused before the run, naming the link; above it the run starts.
+    expect_bad_input "sim.watchdog_us = 1000: a frame takes 5.000 ms one way on the link (link.phy_latency_ns = 150 + link.cable_m = 1000000 at 5 ns/m)" \
+      run link-llr --set link.cable_m=1000000 --set link.recovery=none --quiet
+    expect_bad_input "sim.watchdog_us = 1000: a frame takes 1.500 ms one way on link top.olink-rs544.e0.port0 (single: cable_m = 300000" \
+      run olink-latency --set topology.cable_m=300000 --set port.llr=false --set port.fc=none --quiet
+    "$xysim" run link-llr --set link.cable_m=1000000 --set link.recovery=none --set sim.watchdog_us=5001 \
+      --set traffic.frames=100 --quiet >/dev/null || fail "a watchdog above the one-way trip: exit $?"
+    echo "ok: watchdogs shorter than a frame's one-way trip refused" ;;
   olink_flap_named)
     # Issue 22, defect 10: a 20 us flap outlasts LLR's 3 replays 5 us apart, so LLR flushes frames
     # OLink never resends; the watchdog's failure names the flap (2 us, dark until 22 us, the CDR's

@@ -195,6 +195,9 @@ class LinkBasic : public Testbench {
     domain_.attach(sink_);
     channel_.connect(&gen_, &sink_);
     gen_.wake_at(0);
+    ctx.reach_at_least(p_.latency * domain_.clock().period(),
+                       fmt::format("the channel (link.latency_cycles = {} at link.clock_mhz = {})", p_.latency,
+                                   p_.clock_mhz));
 
     Waves& w = ctx.waves;
     w.probe("top.link.gen.packet_id", 32, [this] { return gen_.current_id(); });

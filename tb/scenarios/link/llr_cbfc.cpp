@@ -49,15 +49,20 @@ struct LineParams {
   double cable_m;
   Cycle latency;  // one way: PHY + cable
   Time period;
+  double phy_ns;
   explicit LineParams(Config& c) {
     clock_mhz = c.real("link.clock_mhz", 1562.5, "MHz", 1, 100000, "MAC clock");
     width = static_cast<std::uint32_t>(c.integer("link.width_bytes", 64, "bytes", 1, 4096, "line bytes per cycle (64 at 1562.5 MHz = 800 Gb/s)"));
     cable_m = c.real("link.cable_m", 2, "m", 0, 1e7, "cable or fibre length; 5 ns per metre");
-    const double phy_ns = c.real("link.phy_latency_ns", 150, "ns", 0, 1e6, "one-way PHY latency (PCS, FEC, PMA, both ends) (check)");
+    phy_ns = c.real("link.phy_latency_ns", 150, "ns", 0, 1e6, "one-way PHY latency (PCS, FEC, PMA, both ends) (check)");
     period = period_from_mhz(clock_mhz);
     latency = std::max<Cycle>(1, cycles(phy_ns + 5 * cable_m));
   }
   Cycle cycles(double ns) const { return cycles_for(from_ns(ns), period); }
+  void offer_reach(RunContext& ctx) const {
+    ctx.reach_at_least(latency * period,
+                       fmt::format("the link (link.phy_latency_ns = {} + link.cable_m = {} at 5 ns/m)", phy_ns, cable_m));
+  }
   double gbps() const { return xy::gbps(width, period); }
 };
 
@@ -168,6 +173,7 @@ class LinkLlr : public Testbench {
  public:
   explicit LinkLlr(RunContext& ctx) : p_(ctx.config), stats_(ctx.stats), domain_("link", period_from_mhz(p_.clock_mhz)) {
     Clock& clock = domain_.clock();
+    p_.offer_reach(ctx);
     const double mean_frame = (p_.min_bytes + p_.max_bytes) / 2.0 + kFrameOverheadBytes;
     // Load 1 saturates: the source keeps the port's queue full.
     const double mean_gap = p_.load >= 1 ? 0.0 : std::max(0.0, mean_frame / p_.width / p_.load - 1);
@@ -464,6 +470,7 @@ class LinkLlr : public Testbench {
 class LinkCbfc : public Testbench {
  public:
   explicit LinkCbfc(RunContext& ctx) : line_(ctx.config), stats_(ctx.stats), domain_("link", line_.period) {
+    line_.offer_reach(ctx);
     Config& c = ctx.config;
     fc_ = link::declare_fc_mode(c, "fc.mode", "cbfc", "flow control on the link");
     const int vcs = static_cast<int>(c.integer("fc.vcs", 4, "VCs", 1, 8, "virtual channels (priorities) in use"));

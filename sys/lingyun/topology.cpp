@@ -54,7 +54,7 @@ int add_node(Topology& t, std::map<std::string, int>& index, const std::string& 
              const std::string& where) {
   if (!index.emplace(name, static_cast<int>(t.nodes.size())).second)
     throw ConfigError(fmt::format("{}: '{}' is named twice: switch and endpoint names must be unique", where, name));
-  t.nodes.push_back({name, is_switch, ports});
+  t.nodes.push_back({name, is_switch, ports, where});
   return static_cast<int>(t.nodes.size()) - 1;
 }
 
@@ -243,7 +243,9 @@ void Topology::validate() const {
   const std::vector<int> ends = endpoints();
   if (ends.size() < 2) throw ConfigError(fmt::format("topology {}: {} endpoints; at least 2 needed", name, ends.size()));
   for (int e : ends)
-    if (!used[e]) throw ConfigError(fmt::format("topology {}: endpoint {} has no link", name, nodes[e].name));
+    if (!used[e])
+      throw ConfigError(fmt::format("{}: endpoint {} has no link", nodes[e].where.empty() ? "topology " + name : nodes[e].where,
+                                    nodes[e].name));
   // Planes: the switches joined by links between them. The builder gives an endpoint a port per
   // link, in file order, and routes to an endpoint over every port it has on a plane; the
   // testbenches run plane k on port k of every endpoint (FabricRig a scoreboard per plane, OLink

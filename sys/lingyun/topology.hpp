@@ -31,6 +31,7 @@ struct Topology {
     std::string name;
     bool is_switch = false;
     int ports = 0;  // switches: radix; endpoints: links attached
+    std::string where = "";  // file:line, or the preset, for error messages
   };
   struct Link {
     int a = 0, b = 0;  // node indices

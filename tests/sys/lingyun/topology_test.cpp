@@ -198,7 +198,9 @@ TEST_F(TopologyFile, ATopologyThatLoadsButCannotBeBuiltIsRefusedByValidate) {
       {"switches:\n  sw0: {ports: 2}\nendpoints: [h0]\nlinks:\n  - {a: h0, b: sw0}\n",
        "topology FILE: 1 endpoints; at least 2 needed"},
       {"switches:\n  sw0: {ports: 2}\nendpoints: 3\nlinks:\n  - {a: e0, b: sw0}\n  - {a: e1, b: sw0}\n",
-       "topology FILE: endpoint e2 has no link"},
+       "FILE:3: endpoint e2 has no link"},
+      {"switches:\n  sw0: {ports: 2}\nendpoints:\n  - h0\n  - h1\n  - h2\nlinks:\n  - {a: h0, b: sw0}\n  - {a: h1, b: sw0}\n",
+       "FILE:6: endpoint h2 has no link"},
       {"switches:\n  sw0: {ports: 2}\n  sw1: {ports: 2}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0}\n  - {a: e1, b: sw1}\n",
        "FILE:6: endpoint e0's port 0 (link 1, to sw0) cannot reach endpoint e1: no path from sw0 to it through switches"},
       // e1 is on both switches, but an endpoint forwards nothing: e0 cannot reach e2 through it.

@@ -295,6 +295,13 @@ struct Switch::Impl {
       const std::uint64_t free_cells = p.buffer_cells - used;
       if (head.cells > free_cells ||
           static_cast<double>(port_cells[i] + head.cells) > p.dt_alpha * static_cast<double>(free_cells)) {
+        if (static_cast<double>(head.cells) > p.dt_alpha * static_cast<double>(p.buffer_cells))  // not even when empty
+          throw std::runtime_error(fmt::format(
+              "{} port {}: a {} B packet ({} cells of {} B) can never be admitted: a port may hold switch.dt_alpha = "
+              "{:g} x the free cells, {:.2f} of switch.buffer_mib = {:g} ({} cells) even when all are free; allowed: "
+              "dt_alpha x buffer cells of at least {}",
+              name, i, head.bytes, head.cells, p.cell_bytes, p.dt_alpha, p.dt_alpha * static_cast<double>(p.buffer_cells),
+              p.buffer_mib, p.buffer_cells, head.cells));
         if (p.wait_when_full) {  // lossless: hold the port until cells come back
           admission_waits.add();
           ingress_waiting[i] = true;

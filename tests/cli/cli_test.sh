@@ -766,6 +766,17 @@ PY
       run lingyun-fec-llr --set port.errors.ber=0.49 --set traffic.us=2 --set fec_llr.design=rs544 \
       --out "$work/r" --quiet
     grep -q '"sim_time_ns": 60000.0,' "$work/r/results.json" || fail "stopped at $(grep sim_time_ns "$work/r/results.json")" ;;
+  switch_never_admits)
+    # Issue 22: switch.dt_alpha x switch.buffer_mib below one packet's cells admits nothing, even
+    # into an empty buffer (0.01 x 40 cells = 0.4): lossless ports waited for the 1 ms watchdog
+    # with no cause. The switch names the port and the packet at once; the report of what ran
+    # until then shows n/a, not NaN or a 1e300 "slowest GPU".
+    for s in "olink-alltoall --set alltoall.pattern=random" "olink-fast --set fast.pattern=random"; do
+      # shellcheck disable=SC2086  # the arguments are words
+      expect_failed_run "can never be admitted: a port may hold switch.dt_alpha = 0.01 x the free cells, 0.40 of switch.buffer_mib = 0.01 (40 cells) even when all are free" \
+        run $s --set switch.dt_alpha=0.01 --set switch.buffer_mib=0.01 --set switch.when_full=wait
+      ! grep -Eiq "nan|inf|e\+" "$work/out" || fail "$s: impossible figures in the report: $(cat "$work/out")"
+    done ;;
   watchdog_below_one_way)
     # Issue 22: a watchdog no longer than a frame's one-way trip fails a healthy run before its
     # first frame could arrive (1000 km of fibre at 5 ns/m: 5 ms; 300 km: 1.5 ms), so it is

@@ -89,10 +89,13 @@ class OlinkAlltoall : public Testbench {
   nlohmann::json summary() const override {
     nlohmann::json s;
     for (const auto& r : runs_) {
-      double worst = 1e300, sum = 0;
-      for (const auto& g : r.gpus) {
-        const double gbs = static_cast<double>(g->bytes_moved()) / (g->finished_at().to_seconds() * 1e9);
-        worst = std::min(worst, gbs);
+      double worst = 0, sum = 0;
+      for (std::size_t i = 0; i < r.gpus.size(); ++i) {
+        // A run stopped early: what a GPU still writing moved until then.
+        const auto& g = r.gpus[i];
+        const double s_end = (g->done() ? g->finished_at() : sc_core::sc_time_stamp()).to_seconds();
+        const double gbs = s_end > 0 ? static_cast<double>(g->bytes_moved()) / (s_end * 1e9) : 0;
+        worst = i == 0 ? gbs : std::min(worst, gbs);
         sum += gbs;
       }
       const double link = static_cast<double>(r.stages.width) / to_ns(r.stages.period);

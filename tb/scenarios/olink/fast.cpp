@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "tb/lib/figure.hpp"
 #include "tb/lib/gpu.hpp"
 #include "tb/lib/memory.hpp"
 #include "tb/scenarios/olink/presets.hpp"
@@ -155,8 +156,9 @@ class OlinkFast : public Testbench {
                                   "fast+data", "/cycle");
     const auto row = [&](const char* label, const char* key) {
       const double c = s["cycle"][key].get<double>(), f = s["fast"][key].get<double>(),
-                   d = s["fast_data"][key].get<double>();
-      out += fmt::format("  {:<26} {:>12.1f} {:>12.1f} {:>10.3f} {:>12.1f} {:>10.3f}\n", label, c, f, f / c, d, d / c);
+                   d = s["fast_data"][key].get<double>();  // NaN where a model did not finish
+      out += fmt::format("  {:<26} {:>12} {:>12} {:>10} {:>12} {:>10}\n", label, figure(c, 1), figure(f, 1),
+                         figure(f / c, 3), figure(d, 1), figure(d / c, 3));
     };
     row("load latency, ns", "load_latency_ns");
     row("all-to-all, GB/s per GPU", "bandwidth_per_gpu_GBps");

@@ -55,10 +55,12 @@ void BitErrorModel::draw(std::uint64_t bits, std::vector<std::uint64_t>& flips) 
     } else {
       if (next_error_ >= end) break;
       const std::uint64_t symbol = next_error_;
-      // Gray levels 00,01,11,10: outer levels can only cross the 0|1 or 2|3 boundary (LSB),
-      // inner ones also 1|2 (MSB) half the time, so P(LSB) = 3/4 over uniform levels. Drawn,
-      // not read from the data, so that unmaterialised bits see the same flips.
-      flips.push_back(2 * symbol + ((rng_.next() & 3) == 0 ? 1 : 0));
+      // Gray levels 00,01,11,10 under noise: each level crosses to each neighbour equally
+      // often, so the three boundaries are crossed equally often, and two of them (0|1, 2|3)
+      // flip the LSB: P(LSB) = 2/3, P(MSB) = 1/3 over uniform levels. (An error is twice as
+      // likely from an inner level, which has two neighbours.) Drawn, not read from the data,
+      // so that unmaterialised bits see the same flips.
+      flips.push_back(2 * symbol + (rng_.below(3) == 0 ? 1 : 0));
       ++flips_;
       schedule_after_error(symbol);
     }

@@ -2,9 +2,10 @@
 //
 // The stream is a sequence of bits in transmission order, two bits per PAM4 symbol, Gray-coded
 // onto levels 0,1,2,3 = 00,01,11,10. A slicer error moves a symbol to a neighbouring level, so
-// it flips exactly one of its two bits. Which one depends on the level: over scrambled
-// (uniformly random) levels the LSB flips with probability 3/4 and the MSB with 1/4, and the
-// model draws it so — independent of the data, so that a run that never materialises some
+// it flips exactly one of its two bits. Which one depends on the boundary crossed: over
+// scrambled (uniformly random) levels each of the three boundaries is crossed equally often, so
+// the LSB (0|1, 2|3) flips with probability 2/3 and the MSB (1|2) with 1/3, and the model draws
+// it so — independent of the data, so that a run that never materialises some
 // bits (the codec's fast mode) sees exactly the same flips as one that does.
 //
 // Error events, all skip-sampled (the number of clean symbols to the next event is drawn from a

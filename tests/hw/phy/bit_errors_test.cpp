@@ -92,17 +92,28 @@ TEST(BitErrorModel, SeedAndNameDetermineTheFlips) {
   EXPECT_NE(flips_of(8, "lane0"), base);
 }
 
-TEST(BitErrorModel, LsbFlipsThreeTimesAsOftenAsMsb) {
+TEST(BitErrorModel, LsbFlipsAsOftenAsTheBoundariesThatFlipIt) {
+  // First principles: Gray-coded levels 0..3 = 00,01,11,10, uniform, and noise that carries a
+  // level across each of its boundaries with the same probability (outer levels have one,
+  // inner ones two). Count, over every (level, neighbour) crossing, the bit that changes.
+  const int gray[4] = {0b00, 0b01, 0b11, 0b10};
+  int crossings = 0, lsb_crossings = 0;
+  for (int level = 0; level < 4; ++level)
+    for (int next : {level - 1, level + 1}) {
+      if (next < 0 || next > 3) continue;
+      ++crossings;
+      lsb_crossings += (gray[level] ^ gray[next]) == 0b01;
+    }
+  const double p = static_cast<double>(lsb_crossings) / crossings;  // 4 of 6
   BitErrorModel m = model({1e-3});
   std::vector<std::uint64_t> flips;
   m.draw(1'000'000'000, flips);
   std::uint64_t lsb = 0;
   for (std::uint64_t f : flips) lsb += f % 2 == 0;
-  // Each flip is the LSB with p = 3/4 independently: sigma of the fraction = sqrt(p(1-p)/n),
-  // 4.3e-4 for n = 1e6.
+  // Each flip is the LSB with probability p independently: sigma of the fraction =
+  // sqrt(p(1-p)/n), 4.7e-4 for n = 1e6.
   const double n = flips.size(), fraction = lsb / n;
-  EXPECT_NEAR(fraction, 0.75, 5 * std::sqrt(0.75 * 0.25 / n))
-      << "LSB:MSB = " << lsb << ":" << flips.size() - lsb;
+  EXPECT_NEAR(fraction, p, 5 * std::sqrt(p * (1 - p) / n)) << "LSB:MSB = " << lsb << ":" << flips.size() - lsb;
 }
 
 TEST(BitErrorModel, DfePropagationMakesRunsOfMeanOneOverOneMinusA) {

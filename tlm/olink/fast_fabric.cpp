@@ -156,8 +156,9 @@ Time FastFabric::carry(std::uint32_t src, tlm::tlm_generic_payload& trans, Time 
   const std::uint32_t dst = gpu_of(trans.get_address()), length = trans.get_data_length();
   const std::uint32_t frames = length > ep.max_bytes ? segments_of(trans, ep.segment_bytes) : 1;
   const std::uint32_t bytes = frames > 1 ? ep.segment_bytes : length, last = length - (frames - 1) * bytes;
-  const auto request = [&](std::uint32_t b) { return kEthernetHeaderBytes + kHeaderBytes + request_data_bytes(trans, b); };
-  const auto response = [&](std::uint32_t b) { return kEthernetHeaderBytes + kHeaderBytes + response_data_bytes(trans, b); };
+  // Without the FCS, as send() takes them.
+  const auto request = [&](std::uint32_t b) { return frame_bytes(request_data_bytes(trans, b)) - kFcsBytes; };
+  const auto response = [&](std::uint32_t b) { return frame_bytes(response_data_bytes(trans, b)) - kFcsBytes; };
   const Arrivals at_owner = send(src, dst, {frames, request(bytes), request(last)}, {ready, ready}, now);
   // The owner's memory serves each frame's data as it comes; a short last frame waits for the one
   // before it to be served.

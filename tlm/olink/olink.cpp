@@ -96,10 +96,11 @@ void encode(const Header& h, const std::uint8_t* data, std::uint32_t data_bytes,
   put<std::uint64_t>(o + 28, h.compare);
   frame.assign(std::begin(head), std::end(head));
   frame.insert(frame.end(), data, data + data_bytes);
+  frame.resize(frame_bytes(data_bytes) - kFcsBytes, 0);  // the pad
 }
 
 std::optional<Header> decode(const std::vector<std::uint8_t>& f) {
-  if (f.size() < kEthernetHeaderBytes + kHeaderBytes || f[12] != (kEtherType >> 8) || f[13] != (kEtherType & 0xFF))
+  if (f.size() < kMinFrameBytes - kFcsBytes || f[12] != (kEtherType >> 8) || f[13] != (kEtherType & 0xFF))
     return std::nullopt;
   const std::uint8_t* o = &f[kEthernetHeaderBytes];
   Header h;

@@ -7,7 +7,8 @@
 //   2..3 source GPU, 4..5 destination GPU, 6..7 data bytes, 8..15 address,
 //   16..19 transaction id, 20..27 operand (atomics), 28..35 compare (CAS), 36..39 zero
 // followed by the data (stores, load responses, the old value of an atomic) and, for a store
-// with byte enables, one enable byte per data byte. The frame also pays 4 bytes of FCS.
+// with byte enables, one enable byte per data byte, then zeros up to Ethernet's least frame (a
+// load's request, a Store's completion). The frame also pays 4 bytes of FCS.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -21,6 +22,13 @@ inline constexpr int kGpuShift = 40;
 inline constexpr std::uint64_t kOffsetMask = (std::uint64_t{1} << kGpuShift) - 1;
 inline constexpr std::uint32_t kEthernetHeaderBytes = 14, kHeaderBytes = 40, kFcsBytes = 4;
 inline constexpr std::uint32_t kPreambleGapBytes = 8 + 12;  // on the line between frames
+inline constexpr std::uint32_t kMinFrameBytes = 64;          // Ethernet's least, FCS included
+
+// A frame's bytes with its FCS when it carries `data_bytes` after the headers: padded to 64.
+inline constexpr std::uint32_t frame_bytes(std::uint32_t data_bytes) {
+  const std::uint32_t b = kEthernetHeaderBytes + kHeaderBytes + data_bytes + kFcsBytes;
+  return b < kMinFrameBytes ? kMinFrameBytes : b;
+}
 
 inline std::uint64_t uva(std::uint32_t gpu, std::uint64_t offset) {
   return (static_cast<std::uint64_t>(gpu) << kGpuShift) | offset;

@@ -27,12 +27,6 @@ std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::strin
   f->ep.egress = cycles("egress_ns", pr.egress, "GPU NIC: transaction to frame on the line");
   f->ep.ingress = cycles("ingress_ns", pr.ingress, "GPU NIC: frame in to transaction");
   f->ep.memory = cycles("memory_ns", pr.memory, "HBM access at the target");
-  // OLink's frames without data (a load's request, a Store's completion) are 14 + 40 + 4 bytes,
-  // below the 64 (Ethernet's least) the LLR twin takes: refused here, not a failure mid-run.
-  if (port.llr && port.llr_rtl())
-    throw ConfigError(fmt::format("llr.impl = 'rtl': OLink's frames without data are {} bytes, below the 64 the LLR "
-                                  "twin takes; allowed: llr.impl=model, or port.llr=false",
-                                  olink::kEthernetHeaderBytes + olink::kHeaderBytes + olink::kFcsBytes));
   lingyun::PortParams pp = port;
   pp.phy = port.phy.with_fec(fec);
   f->core = std::make_unique<ClockDomain>(("olink_" + f->name).c_str(), f->period);

@@ -48,7 +48,7 @@ class OlinkLatency : public Testbench {
     for (const char* key : {"llr.ack_every", "llr.nack_timer_ns", "llr.replay_buffer_bytes", "llr.seq_bits", "llr.window",
                             "cbfc.credit_bytes", "cbfc.update_spacing_bytes", "cbfc.update_timer_ns"})
       c.fix(key, "olink-latency, which sends one load at a time: one frame in flight each way");
-    port.check_frame(olink::kEthernetHeaderBytes + olink::kHeaderBytes + bytes_ + olink::kFcsBytes,
+    port.check_frame(olink::frame_bytes(bytes_),
                      fmt::format("a load's response frame (olink.bytes = {} and {} bytes of headers and FCS)", bytes_,
                                  olink::kEthernetHeaderBytes + olink::kHeaderBytes + olink::kFcsBytes));
     for (const Preset& pr : kPresets) {
@@ -216,7 +216,7 @@ class OlinkLatency : public Testbench {
   };
   static std::string name(const Measured& m) { return m.composed ? m.composed->name : m.fabric->name; }
   static Cycle beats(const PresetFabric& f, std::uint32_t payload) {
-    return (olink::kEthernetHeaderBytes + olink::kHeaderBytes + payload + olink::kFcsBytes + f.width - 1) / f.width - 1;
+    return (olink::frame_bytes(payload) + f.width - 1) / f.width - 1;
   }
   // The loads measured: all but the first (the links' bring-up).
   static std::size_t measured(const Measured& m) { return std::max<std::size_t>(m.gpu->results().size(), 1) - 1; }

@@ -49,6 +49,26 @@ TEST(OlinkFrame, ShortOrForeignFramesAreNotDecoded) {
   EXPECT_FALSE(decode(frame).has_value());
 }
 
+// IEEE 802.3's least frame is 64 bytes with its FCS: a frame without data (14 + 40 bytes of
+// headers) is padded with zeros to 60, one with data past that is not.
+TEST(OlinkFrame, FramesShorterThanEthernetsLeastArePaddedWithZeros) {
+  std::vector<std::uint8_t> frame(500, 0xAA);
+  Header h;
+  h.op = Op::kLoad;
+  h.bytes = 64;
+  encode(h, nullptr, 0, frame);
+  ASSERT_EQ(frame.size() + 4, 64u);
+  for (std::size_t i = 14 + 40; i < frame.size(); ++i) EXPECT_EQ(frame[i], 0) << i;
+  EXPECT_EQ(decode(frame)->bytes, 64u);  // the header, not the frame, says what the data is
+  EXPECT_EQ(frame_bytes(0), 64u);
+  const std::uint8_t data[20] = {};
+  encode(h, data, 4, frame);
+  EXPECT_EQ(frame.size(), 60u);
+  encode(h, data, 20, frame);
+  EXPECT_EQ(frame.size(), 14 + 40 + 20u);
+  EXPECT_EQ(frame_bytes(20), 14 + 40 + 20 + 4u);
+}
+
 // The sizes the fast fabric books without building frames are those of the frames themselves:
 // the request's payload from to_request, the response's data from the owner's memory.
 TEST(OlinkFrame, DataBytesAreThoseOfTheRealRequestAndResponse) {

@@ -44,6 +44,8 @@ TEST(LingyunPort, EveryStageOfARequestMatchesTheArithmeticOfItsHop) {
     // Measured figures carry their provenance.
     EXPECT_EQ(f["provenance"]["request.serialize_ns"], "measured");
     EXPECT_EQ(f["provenance"]["request.pma_cable_ns"], "configured");
+    // The load less every stage is what is left, not a measurement (issue 23, defect 8).
+    EXPECT_EQ(f["provenance"]["endpoint_other_ns"], "residual");
   }
 }
 

@@ -170,8 +170,10 @@ class LingyunFecLlr : public Testbench {
           {"llr_replayed_frames", f.replayed_frames},
           {"frames_lost_on_links", g.fabric->frames_lost_on_links()},
           {"e2e_resent", resent(g)},
-          {"frames_lost_after_recovery", unrecovered(r)},
+          {"frames_lost_after_recovery", lost(r)},
       };
+      // Only a run stopped early has frames still on their way; they are not lost.
+      if (const std::uint64_t left = g.missing() - lost(r)) s[r.design->name]["frames_in_flight"] = left;
       // A delivered frame's path, stage by stage, mean over the frames (four hops).
       nlohmann::json stages = nlohmann::json::object(), provenance = nlohmann::json::object();
       for (int st = lingyun::kStageMacTx; st < lingyun::kStages; ++st) {
@@ -242,6 +244,11 @@ class LingyunFecLlr : public Testbench {
   // Frames that will never arrive: lost on links with no end-to-end recovery to resend them.
   static std::uint64_t unrecovered(const Run& r) {
     return r.rig->transports.empty() ? r.rig->fabric->frames_lost_on_links() + r.rig->fabric->drops() : 0;
+  }
+  // Frames sent and never delivered, from the scoreboards once every frame has had its chance;
+  // before that (a run stopped early) those the links and switches gave up on, at most.
+  std::uint64_t lost(const Run& r) const {
+    return done() ? r.rig->missing() : std::min(r.rig->missing(), unrecovered(r));
   }
   static std::uint64_t resent(const FabricRig& g) {
     std::uint64_t n = 0;

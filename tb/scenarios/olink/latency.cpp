@@ -179,14 +179,17 @@ class OlinkLatency : public Testbench {
         if ((m.composed != nullptr) == composed) out += fmt::format(" {:>13}", name(m));
       out += "\n";
       for (const auto& st : breakdown(*first)) {
-        out += fmt::format("  {:<30}", st.name + (st.provenance == "measured" ? "" : " *"));
+        out += fmt::format("  {:<30}", st.name + (st.provenance == "measured"   ? ""
+                                                  : st.provenance == "residual" ? " +"
+                                                                                : " *"));
         for (const auto& m : runs_)
           if ((m.composed != nullptr) == composed)
             out += fmt::format(" {:>13.1f}", s[name(m)]["breakdown"][st.name + "_ns"].get<double>());
         out += "\n";
       }
     }
-    out += "  (* configured or derived from configuration; the rest measured from timestamps)\n";
+    out += "  (* configured or derived from configuration; + the load less every other stage; the rest measured from "
+           "timestamps)\n";
     for (const char* row : {"load_latency_ns", "one_way_ns"}) {
       out += fmt::format("  {:<30}", row == std::string("load_latency_ns") ? "load, measured (mean)" : "one way (request)");
       for (const auto& m : runs_) {
@@ -212,7 +215,9 @@ class OlinkLatency : public Testbench {
   struct StageNs {
     std::string name;
     double ns;
-    std::string provenance;  // measured | configured | derived (from codeword size and lane rate)
+    // measured | configured | derived (from codeword size and lane rate) | residual (the measured
+    // load minus every other stage)
+    std::string provenance;
   };
   static std::string name(const Measured& m) { return m.composed ? m.composed->name : m.fabric->name; }
   static Cycle beats(const PresetFabric& f, std::uint32_t payload) {
@@ -258,7 +263,9 @@ class OlinkLatency : public Testbench {
             lingyun::stage_provenance(static_cast<Stage>(st)));
       add("gpu_ingress", f.ep.ingress * ns, "configured");
       // The rest: the clock edge a load starts on, and the NICs waiting for a frame's tail.
-      out.push_back({"endpoint_other", measured(m) == 0 ? 0.0 : mean_load(m) - sum, "measured"});
+      // Not a stage anything measured: what is left of the measured load, so the stages add up
+      // to it by construction.
+      out.push_back({"endpoint_other", measured(m) == 0 ? 0.0 : mean_load(m) - sum, "residual"});
       return out;
     }
     const double ns = to_ns(m.fabric->period);

@@ -21,7 +21,12 @@ Mac::Mac(std::string name, const MacConfig& config, LlrEnds ends, Channel<Packet
       bad_control_(stats.counter(this->name() + ".rx.bad_fcs_control", "frames", "control frames received with a bad FCS")),
       lost_(stats.counter(this->name() + ".rx.lost", "frames", "data frames with a bad FCS and no LLR: lost on this hop")),
       delivered_(stats.counter(this->name() + ".rx.delivered", "frames", "data frames handed to the core")) {
-  if (!config_.llr) tx_->on_control({LlrControl::kAck, 0}, 0);  // straight to ADVANCE, nothing kept
+  // Straight to ADVANCE: without LLR nothing is kept; connected ends need no INIT, and the one
+  // the TX has ready is dropped (sent anyway, it would reset the partner's RX mid-stream).
+  if (!config_.llr || config_.connected) {
+    tx_->on_control({LlrControl::kAck, 0}, 0);
+    if (config_.connected) tx_->poll_control();
+  }
 }
 
 Packet* Mac::control_frame() {

@@ -33,6 +33,9 @@ namespace xy::link {
 struct MacConfig {
   bool llr = true;      // LLR on this hop; without it frames with a bad FCS are lost (counted)
   LlrConfig llr_config;  // in cycles of the MAC's clock
+  // LLR starts up, no INIT exchanged: for LLR's state machines run end to end, whose ends are
+  // connected before traffic as queue pairs are (an INIT over an end-to-end loop is not sent).
+  bool connected = false;
 };
 
 // The LLR ends a MAC uses (RTL twins, say: rtl/link/drop_in.hpp); null ones are the C++ models.

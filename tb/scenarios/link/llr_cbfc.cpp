@@ -205,7 +205,9 @@ class LinkLlr : public Testbench {
       to_line_[s] = std::make_unique<Channel<Packet*>>(std::string(names[s]) + ".to_line", clock, kLineFifo);
       from_line_[s] = std::make_unique<Channel<Packet*>>(std::string(names[s]) + ".from_line", clock, ChannelSpec{});
     }
-    const link::MacConfig mac{p_.recovery != Recovery::kNone, p_.llr_config};
+    // Go-Back-N between end points starts connected (queue pairs are, before traffic): no INIT
+    // over the end-to-end loop.
+    const link::MacConfig mac{p_.recovery != Recovery::kNone, p_.llr_config, p_.recovery == Recovery::kEndToEnd};
     for (int s = 0; s < 2; ++s) {
       const std::string n = names[s];
       link::LlrEnds ends{rtl::llr_transmitter(p_.rtl, p_.llr_config, clock), rtl::llr_receiver(p_.rtl, p_.llr_config)};

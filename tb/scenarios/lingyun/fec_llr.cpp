@@ -8,6 +8,7 @@
 // per hop and end-to-end resends, and frames lost, each traced to the codewords that failed.
 #include <cmath>
 #include <deque>
+#include <limits>
 #include <memory>
 
 #include <fmt/format.h>
@@ -71,7 +72,10 @@ class LingyunFecLlr : public Testbench {
     e2e.seq_bits = 22;
     e2e.window = 1u << 21;
     e2e.replay_buffer_bytes = 1ull << 32;  // host memory
-    e2e.replay_limit = 1000;               // never gives up
+    // Never gives up: every RTO without an ACK counts as a replay, so a limit of 1000 was only
+    // 1000 x e2e.rto_us (8 ms; 0.5 ms at the least RTO) of no progress, after which the frames
+    // were dropped uncounted and the run could only end at the watchdog.
+    e2e.replay_limit = std::numeric_limits<int>::max();
     e2e.replay_timer_cycles = cycles_for(
         from_us(c.real("e2e.rto_us", 8, "us", 0.5, 1e6, "end-to-end retransmit timeout (a NACK is re-sent after it too)")),
         sp.period());

@@ -13,7 +13,7 @@ PortFc::PortFc(std::string name, FcMode mode, const CbfcConfig& cbfc, const PfcC
       cbfc_tx_(credits ? std::move(credits) : std::make_unique<CbfcSender>(cbfc)), cbfc_rx_(cbfc_tx_->config()),
       pfc_tx_(pfc, clock.period()), pfc_rx_(pfc, clock.period()), out_(out), in_(in),
       blocked_since_(static_cast<std::size_t>(std::max({1, cbfc.vcs, pfc.priorities})), kNotBlocked),
-      held_vc_(blocked_since_.size(), 0) {
+      held_vc_(blocked_since_.size(), 0), refused_bytes_(blocked_since_.size(), 0) {
   if (options_.receives) {
     xoffs_ = &stats.counter(this->name() + ".pfc.xoff", "frames", "pause frames with a non-zero pause time sent upstream");
     cf_updates_ = &stats.counter(this->name() + ".cbfc.cf_updates", "updates", "CF_Updates sent upstream");
@@ -32,6 +32,7 @@ bool PortFc::can_send(const Packet& p) const {
   // Held from the first refusal until the feeder asks again and may go (it is woken when credits
   // come or a pause ends).
   Cycle& since = blocked_since_.at(p.vc);
+  if (!fc_ok) refused_bytes_[p.vc] = p.bytes;
   if (!fc_ok && since == kNotBlocked) since = now();
   if (fc_ok && since != kNotBlocked) {
     held_vc_[p.vc] += hold_clip(now()) - hold_clip(since);
@@ -123,6 +124,11 @@ std::string PortFc::held_back(int vc, std::uint32_t bytes) const {
   return "";
 }
 
+std::string PortFc::holding(int vc) const {
+  if (vc < 0 || vc >= vcs() || blocked_since_[vc] == kNotBlocked) return "";
+  return held_back(vc, refused_bytes_[vc]);
+}
+
 bool PortFc::cc_due() const {
   return !arrived_cc_.empty() &&
          (!options_.cc_may_overtake_frames || frames_arrived_ >= arrived_cc_.front().after_frames);
@@ -137,7 +143,10 @@ void PortFc::eval() {
   while (in_.can_pop()) {
     const FcMessage m = in_.pop();
     if (m.credit && m.credit->kind == CreditUpdate::kCf) cbfc_tx_->on_cf_update(m.credit->vc, m.credit->counters[0]);
-    if (m.credit && m.credit->kind == CreditUpdate::kCc) arrived_cc_.push_back(m);
+    if (m.credit && m.credit->kind == CreditUpdate::kCc) {
+      arrived_cc_.push_back(m);
+      ++cc_arrived_;
+    }
     if (m.pause) pfc_tx_.on_pause(*m.pause, now());
     woke_upstream = true;
   }

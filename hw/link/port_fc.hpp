@@ -84,6 +84,13 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
   std::uint64_t pause_frames() const { return pause_frames_; }  // XOFF and XON
   // Why a frame of `bytes` on `vc` may not go now (credits short, paused), in words; or "".
   std::string held_back(int vc, std::uint32_t bytes) const;
+  // While the feeder is held back on `vc` (from a refusal for credits or a pause until it may
+  // go): held_back() for the frame it was last refused; "" when it is not held.
+  std::string holding(int vc) const;
+  // CC_Updates the sending half sent and the receiving half was given (the rest lost on the way
+  // or still on it).
+  std::uint64_t cc_updates_sent() const { return cc_updates_ ? cc_updates_->value() : 0; }
+  std::uint64_t cc_updates_arrived() const { return cc_arrived_; }
   // Offers the halves it runs to the waves under its name: CBFC's .cbfc_tx (the model or its
   // twin) and .cbfc_rx, or PFC's .pfc_tx.prioN.paused and .pfc_rx.prioN.occupancy.
   void probe(Waves& waves) const;
@@ -112,6 +119,8 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
   // query, because a refusal is the event that starts a hold.
   mutable std::vector<Cycle> blocked_since_;
   mutable std::vector<std::uint64_t> held_vc_;
+  mutable std::vector<std::uint32_t> refused_bytes_;  // per VC: the frame refused last
+  std::uint64_t cc_arrived_ = 0;
   Cycle holds_until_ = ~Cycle{0};
   Cycle hold_clip(Cycle c) const { return std::min(c, holds_until_); }
   OverflowLog overflow_;

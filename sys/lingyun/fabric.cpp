@@ -188,7 +188,63 @@ std::string Fabric::stall() const {
                           down.empty() ? "" : ", ", l->side_name(s), link::to_string(tx.state()), tx.flushed_frames(),
                           l->phy(1 - s).uncorrectable(), line.codewords_sent());
     }
-  return down.empty() ? "" : "link down at " + down;
+  return down.empty() ? credits_held() : "link down at " + down;
+}
+
+// Where the credits a held sender lacks are, from both ends' counters: S_CC - R_CC for frames
+// the receiver never counted in (lost on the hop, or on their way), R_CF - S_CF freed but not
+// yet reported, R_CC - R_CF still in the receiver's buffer; together exactly its credits in use.
+std::string Fabric::credits_held() const {
+  std::string first;
+  bool first_lacks = false;  // its credits are missing, not just in a full buffer further on
+  int held = 0;
+  for (const auto& l : links_)
+    for (int s = 0; s < 2; ++s) {
+      const link::PortFc& fc = l->fc(s);
+      for (int vc = 0; vc < fc.vcs(); ++vc) {
+        const std::string why = fc.holding(vc);
+        if (why.empty()) continue;
+        ++held;
+        if (fc.mode() != link::FcMode::kCbfc) {
+          if (first.empty()) first = "paused at " + why;
+          continue;
+        }
+        const link::CreditSender& tx = fc.cbfc_sender();
+        const link::PortFc& far = l->fc(1 - s);
+        const link::CbfcReceiver& rx = far.cbfc_receiver();
+        const std::uint32_t mask = tx.config().counter_mask();
+        const std::uint32_t unreceived = (tx.consumed(vc) - rx.consumed(vc)) & mask;
+        const std::uint32_t unreported = (rx.freed(vc) - tx.freed(vc)) & mask;
+        const std::uint32_t buffered = rx.occupancy(vc);
+        const bool lacks = unreceived + unreported > 0;
+        if (!first.empty() && (first_lacks || !lacks)) continue;
+        std::string where;
+        if (unreceived) {
+          const link::LlrTransmitter& llr = l->mac(s).llr_tx();
+          const phy::PhyLink& line = l->phy(s);
+          const std::string lost =
+              l->params().llr ? fmt::format("its LLR delivered {} frames there and flushed {} (after llr.replay_limit = "
+                                            "{} replays without progress)",
+                                            l->mac(1 - s).delivered(), llr.flushed_frames(),
+                                            l->params().llr_params.config.replay_limit)
+                              : fmt::format("{} frames lost there with a bad FCS", l->mac(1 - s).frames_lost());
+          where += fmt::format("{} for frames {} never received: {}, {} of the {} codewords it sent uncorrectable; only a "
+                               "CC_Update returns them (cbfc.resync_us = {}: {} sent, {} arrived)",
+                               unreceived, l->side_name(1 - s), lost, line.uncorrectable(), line.codewords(),
+                               to_us(l->params().cbfc.resync), fc.cc_updates_sent(), far.cc_updates_arrived());
+        }
+        if (unreported)
+          where += fmt::format("{}{} freed by {} but not yet reported back (CF_Updates lost or on their way)",
+                               where.empty() ? "" : "; ", unreported, l->side_name(1 - s));
+        if (buffered)
+          where += fmt::format("{}{} in the buffer of {} (its core has not taken them on)", where.empty() ? "" : "; ",
+                               buffered, l->side_name(1 - s));
+        first = fmt::format("credits held at {}; of those in use, {}", why, where);
+        first_lacks = lacks;
+      }
+    }
+  if (held > 1) first += fmt::format(" (and {} more held by flow control)", held - 1);
+  return first;
 }
 
 std::string Fabric::link_fault(Time now) {

@@ -65,7 +65,10 @@ class Fabric {
   // consumed (the first one found).
   std::string overflow() const;
   // When traffic stops moving: the links LLR cannot bring up or keep up (TX in INIT or FLUSH),
-  // with their codeword failure ratio; "" when every link is up.
+  // with their codeword failure ratio; else a port whose feeder flow control holds back, and
+  // where its credits are (frames the far end never received, with what the hop lost and the
+  // CC_Updates that would return them; freed but not reported; in the far buffer); "" when
+  // neither.
   std::string stall() const;
   // At `now` (simulated): the first link that can never carry traffic, or "". Asked after every
   // slice; it keeps what each port had delivered when last asked.
@@ -102,6 +105,7 @@ class Fabric {
   std::vector<std::vector<End>> endpoint_ports_;
   nlohmann::json description_;
   static std::string cannot_initialise(const PortLink& l, Time now);
+  std::string credits_held() const;  // the held port stall() names once every link is up
   // Per link and direction: the receiver's frames delivered and the line's codewords and
   // uncorrectable codewords, when link_fault() last saw a frame delivered.
   struct LastDelivery {

@@ -12,6 +12,7 @@
 // hands the host at most one packet a cycle.
 #pragma once
 #include <deque>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,7 +39,9 @@ class E2eTransport : public Core, public link::EgressGate {
     e2e.seq_bits = 22;
     e2e.window = 1u << 21;
     e2e.replay_buffer_bytes = 1ull << 32;
-    e2e.replay_limit = 1000;
+    // Never gives up: every RTO without an ACK counts as a replay, so a limit of 1000 was only
+    // 1000 x e2e.rto_us of no progress, after which the frames were dropped uncounted.
+    e2e.replay_limit = std::numeric_limits<int>::max();
     s.rto_us = c.real("e2e.rto_us", default_rto_us, "us", 0.5, 1e6,
                       "end-to-end retransmit timeout (a NACK is re-sent after it too)");
     e2e.replay_timer_cycles = e2e.nack_timer_cycles = cycles_for(from_us(s.rto_us), period);

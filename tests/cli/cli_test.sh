@@ -820,6 +820,30 @@ PY
     "$xysim" run link-llr --set link.cable_m=1000000 --set link.recovery=none --set sim.watchdog_us=5001 \
       --set traffic.frames=100 --quiet >/dev/null || fail "a watchdog above the one-way trip: exit $?"
     echo "ok: watchdogs shorter than a frame's one-way trip refused" ;;
+  fec_llr_credits_held_named)
+    # At BER 1e-4 without FEC about 40 % of the 5140-bit units fail, so a frame of 1000 B or more
+    # arrives intact less than a third of the time: LLR gives most bursts up after
+    # llr.replay_limit = 3 replays, their credits leave with them, and only a CC_Update (every
+    # 256 us, itself lost as often) returns them. e1's port runs dry and the watchdog's failure
+    # names it, the hop that lost its credits and the CC_Updates, not a bare watchdog.
+    expect_failed_run "none_llr: credits held at top.none_llr.e1.port0.fc VC 0: " \
+      run lingyun-fec-llr --set fec_llr.design=none_llr --set port.errors.ber=1e-4 --set traffic.us=20 \
+      --out "$work/r" --quiet
+    python3 - "$work/r/results.json" "$work/err" <<'PY' || fail "credit hold not explained: $(cat "$work/err")"
+import json, re, sys
+stats = json.load(open(sys.argv[1]))["stats"]
+err = open(sys.argv[2]).read()
+m = re.search(r"needs (\d+) credits, (\d+) of (\d+) available \((\d+) in use\); of those in use, (\d+) for frames "
+              r"top.none_llr.leaf1.port0 never received: its LLR delivered (\d+) frames there and flushed (\d+) .*"
+              r"cbfc.resync_us = 256: (\d+) sent, (\d+) arrived\): no data delivered from", err)
+assert m, err
+need, avail, buf, used, unreceived, delivered, flushed, sent, arrived = map(int, m.groups())
+assert avail < need and avail + used == buf, m.groups()
+assert 0 < unreceived <= used and flushed > delivered > 0, m.groups()
+assert delivered == stats["top.none_llr.leaf1.port0.mac.rx.delivered"]["value"], delivered
+assert sent == stats["top.none_llr.e1.port0.fc.cbfc.cc_updates"]["value"] and arrived < sent, (sent, arrived)
+PY
+    ;;
   olink_flap_named)
     # Issue 22, defect 10: a 20 us flap outlasts LLR's 3 replays 5 us apart, so LLR flushes frames
     # OLink never resends; the watchdog's failure names the flap (2 us, dark until 22 us, the CDR's

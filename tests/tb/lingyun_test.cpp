@@ -131,6 +131,19 @@ TEST(LingyunFecLlr, EndToEndRecoveryResendsWhatKp4LostOnItsHops) {
   EXPECT_EQ(d["frames_lost_after_recovery"].get<std::uint64_t>(), 0u);
 }
 
+// The hosts' Go-Back-N never gives up: a link dark for 600 us (every link of the path flaps,
+// LLR flushes what it held) outlasts 1000 retransmit timeouts of 0.5 us (500 us), after which the
+// transport used to drop its frames uncounted; once the link is back every frame arrives.
+TEST(LingyunFecLlr, EndToEndRecoveryOutlastsAFlapOfAThousandTimeouts) {
+  const RunResult r = testing::run_quiet(
+      "lingyun-fec-llr", {"fec_llr.design=rs272_llr", "port.errors.ber=0", "e2e.rto_us=0.5", "port.link_down_at_us=8",
+                          "port.link_down_us=600", "traffic.us=10"});
+  ASSERT_EQ(r.failure, "");
+  const auto& d = r.results["summary"]["rs272_llr"];
+  EXPECT_GT(d["frames_lost_on_links"].get<std::uint64_t>(), 0u);  // LLR flushed during the flap
+  EXPECT_EQ(d["frames_delivered"], d["frames_sent"]);
+}
+
 // Claim C3 on composed ports. R's port runs at its line (800 Gb/s less the part of each beat a
 // frame leaves empty: over 90 %) whatever the flow control. A victim on its own VC gets what it
 // offers (half a line, over 90 % of 400 Gb/s); on the incast's VC it waits in the same queue of

@@ -179,5 +179,45 @@ TEST(LingyunFabric, ALinksReachIsCheckedForWhatItRunsOnly) {
   EXPECT_EQ(l.rfind(llr.topology.name + ":6: link e1 - sw0: LLR over 40000 m needs", 0), 0u) << l;
 }
 
+// A stalled fabric whose links are up names the port its flow control holds back and where the
+// credits it lacks are, from both ends' counters (nothing runs: the ends are driven by hand). Its
+// links run no LLR, so they are up from the start. 33 frames of 1500 B take ceil(1500 / 128) = 12
+// credits each, 396 of the 400 of e0's port: a 34th is refused with 4 left.
+TEST(LingyunFabric, AStallNamesThePortHeldForCreditsAndWhereTheyAre) {
+  Built b("switches:\n  sw0: {ports: 2}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0, llr: false}\n"
+          "  - {a: e1, b: sw0, llr: false}\n",
+          {"cbfc.buffer_credits=400"});
+  const auto f = b.build();
+  EXPECT_EQ(f->stall(), "");
+  PortLink& l = *f->links()[0];
+  link::PortFc &sender = l.fc(0), &receiver = l.fc(1);  // e0's port, and the switch port it feeds
+  Packet frame;
+  frame.bytes = 1500;
+  for (int i = 0; i < 33; ++i) {
+    ASSERT_TRUE(sender.can_send(frame)) << i;
+    sender.on_send(frame);
+  }
+  EXPECT_EQ(f->stall(), "");  // none refused yet
+  EXPECT_FALSE(sender.can_send(frame));
+  const std::string held = "credits held at top.e0.port0.fc VC 0: a 1500 B frame needs 12 credits, 4 of 400 available "
+                           "(396 in use); of those in use, ";
+  EXPECT_EQ(f->stall(), held + "396 for frames top.sw0.port0 never received: 0 frames lost there with a bad FCS, 0 of "
+                               "the 0 codewords it sent uncorrectable; only a CC_Update returns them (cbfc.resync_us "
+                               "= 256: 0 sent, 0 arrived)");
+  // 3 of them arrive (36 credits) and 2 leave (24 freed, never reported): 396 - 36 = 360 never
+  // received, 36 - 24 = 12 still buffered.
+  for (int i = 0; i < 3; ++i) receiver.on_arrive(frame);
+  for (int i = 0; i < 2; ++i) receiver.on_depart(frame.bytes, frame.vc);
+  EXPECT_EQ(f->stall(), held + "360 for frames top.sw0.port0 never received: 0 frames lost there with a bad FCS, 0 of "
+                               "the 0 codewords it sent uncorrectable; only a CC_Update returns them (cbfc.resync_us "
+                               "= 256: 0 sent, 0 arrived); 24 freed by top.sw0.port0 but not yet reported back "
+                               "(CF_Updates lost or on their way); 12 in the buffer of top.sw0.port0 (its core has not "
+                               "taken them on)");
+  // A frame of 64 B (one credit) may go: the hold is over.
+  frame.bytes = 64;
+  EXPECT_TRUE(sender.can_send(frame));
+  EXPECT_EQ(f->stall(), "");
+}
+
 }  // namespace
 }  // namespace xy::lingyun

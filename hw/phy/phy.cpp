@@ -25,6 +25,14 @@ void scramble_block(Scrambler& s, std::uint8_t* bits, std::uint64_t at, bool des
 
 Cycle ns_to_cycles(double ns, Time period) { return cycles_for(from_ns(ns), period); }
 
+// A codec's tables (about 160 KB for RS(544,514): encoding, syndromes, Chien search) are its
+// code's alone, never written after construction: every PHY of a code shares one, rather than a
+// fabric holding a copy per direction of every link (most of a composed link's memory).
+const ReedSolomon& shared_codec(const std::string& fec) {
+  static const ReedSolomon kp4(rs544()), low_latency(rs272());
+  return fec == "rs272" ? low_latency : kp4;
+}
+
 }  // namespace
 
 PhyParams PhyParams::declare(Config& c, const std::string& prefix, int default_lanes, Cable cable) {
@@ -145,7 +153,7 @@ struct PhyLink::Impl {
   const int n, k, t, blocks_per_codeword;  // of p, cached: they are asked per symbol
   const bool no_fec;
   Clock& clock;
-  ReedSolomon codec;
+  const ReedSolomon& codec;  // shared_codec's
   std::vector<BitErrorModel> lanes;
   Channel<Packet*>* in;
   Channel<Packet*>* out;
@@ -199,7 +207,7 @@ PhyLink::Impl::Impl(const std::string& name_, const PhyParams& params, Clock& cl
                     PacketPool& pool_)
     : name(name_), p(params), n(p.n()), k(p.k()), t(p.t()), blocks_per_codeword(p.blocks_per_codeword()),
       no_fec(p.fec == "none"), clock(clock_),
-      codec(p.fec == "rs272" ? rs272() : rs544()),  // `none` never calls the codec
+      codec(shared_codec(p.fec)),  // `none` never calls the codec
       in(in_), out(out_), pool(pool_),
       line(name + ".line", clock, ChannelSpec{p.encoder_cycles() + p.path_cycles + p.group_cycles(), 0, 1, 2}),
       tx(*this, name + ".tx"), rx(*this, name + ".rx"),

@@ -346,7 +346,10 @@ Routes::Routes(const Topology& t) {
     adj[l.b].push_back({l.a, pb});
   }
   const std::vector<int> ends = t.endpoints();
-  next.assign(n, std::vector<std::vector<int>>(ends.size()));
+  // A row per switch only: an endpoint's would be as long and empty, nodes x endpoints of them
+  // (400 MB at 4096 endpoints).
+  next.assign(n, {});
+  for (int s : t.switches()) next[s].resize(ends.size());
   int longest = 0;
   for (std::size_t e = 0; e < ends.size(); ++e) {
     // Distances to endpoint e, through switches only.

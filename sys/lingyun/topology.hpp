@@ -69,7 +69,7 @@ struct Topology {
 // shortest path (an ECMP set). Port p of a switch is its p-th link in file order.
 struct Routes {
   explicit Routes(const Topology& t);
-  // next[s][e]: ports of switch node s toward endpoint e (empty for endpoint nodes).
+  // next[s][e]: ports of switch node s toward endpoint e; next[n] of an endpoint node is empty.
   std::vector<std::vector<std::vector<int>>> next;
   // port_of[link][side]: the port the link takes at that end (side 0 = a).
   std::vector<std::array<int, 2>> port_of;

@@ -60,7 +60,10 @@ struct FabricRig {
     const int n = fabric->endpoints();
     int planes = 0;
     for (int e = 0; e < n; ++e) planes = std::max(planes, fabric->ports_of(e));
-    boards.assign(planes, std::vector<std::vector<Scoreboard>>(n, std::vector<Scoreboard>(n)));
+    // Plane by plane: a whole plane as the value to copy would hold a second N x N for a while
+    // (1 GiB of peak memory at 4096 endpoints).
+    boards.resize(planes);
+    for (auto& plane : boards) plane.assign(n, std::vector<Scoreboard>(n));
     for (int e = 0; e < n; ++e)
       for (int k = 0; k < fabric->ports_of(e); ++k) {
         const std::string host = fmt::format("{}.{}.host{}", name, t.nodes[t.endpoints()[e]].name, k);

@@ -280,6 +280,20 @@ void PhyLink::Impl::tx_commit() {
   tx.set_busy(in && in->ready_by(clock.now() + 1) && tx_blocks.size() < room);
 }
 
+double PhyLink::memory_bytes(const PhyParams& p) {
+  // A group leaves every C cycles and is free again E + P + C + D cycles later (decoded), plus
+  // the one the TX fills and the one whose frames the RX delivers.
+  const double groups = std::ceil(static_cast<double>(p.fixed_cycles()) / static_cast<double>(p.group_cycles())) + 2;
+  // A codeword: its message bits, its 66b blocks, and the symbols as sent and received where the
+  // decoder runs on it (the exact codec; with the fast one, the words the channel touched).
+  const bool symbols = !p.fast || p.errors.ber > 0 || p.errors.p_good_to_bad > 0;
+  constexpr double kChunk = 16;  // malloc's header and rounding, per vector
+  const double word = (p.k() * kSymbolBits + 7) / 8 + 8 + kChunk +
+                      p.blocks_per_codeword() * static_cast<double>(sizeof(Block66)) + kChunk +
+                      (symbols ? 2 * (p.n() * static_cast<double>(sizeof(std::uint16_t)) + kChunk) : 0);
+  return groups * (sizeof(CodewordGroup) + p.interleave * (sizeof(CodewordGroup::Word) + word));
+}
+
 CodewordGroup* PhyLink::Impl::make_group() {
   CodewordGroup* g;
   if (free_groups.empty()) {

@@ -335,6 +335,15 @@ double Topology::longest_cable_m() const {
   return m;
 }
 
+std::string Topology::sized_by() const {
+  int ports = 0;
+  for (int s : switches()) ports += nodes[s].ports;
+  const std::string made = fmt::format("{} switches of {} ports in all, {} links", switches().size(), ports, links.size());
+  if (name == "single" || name == "leaf-spine" || name == "dual-plane")
+    return fmt::format("topology.endpoints = {} (topology = {}: {})", endpoints().size(), name, made);
+  return fmt::format("topology = {} ({} endpoints, {})", name, endpoints().size(), made);
+}
+
 Routes::Routes(const Topology& t) {
   const int n = static_cast<int>(t.nodes.size());
   std::vector<int> next_port(n, 0);

@@ -63,6 +63,9 @@ struct Topology {
   // flow), for the bisection bandwidth.
   int bisection_links() const;
   double longest_cable_m() const;
+  // What sets its size, for a message about its memory: the preset's topology.endpoints or the
+  // file, with the switches, their ports and the links it makes.
+  std::string sized_by() const;
 };
 
 // Routes from the graph: for every switch and destination endpoint, the switch's ports on a

@@ -25,6 +25,14 @@ void scramble_block(Scrambler& s, std::uint8_t* bits, std::uint64_t at, bool des
 
 Cycle ns_to_cycles(double ns, Time period) { return cycles_for(from_ns(ns), period); }
 
+// A codec's tables (about 160 KB for RS(544,514): encoding, syndromes, Chien search) are its
+// code's alone, never written after construction: every PHY of a code shares one, rather than a
+// fabric holding a copy per direction of every link (most of a composed link's memory).
+const ReedSolomon& shared_codec(const std::string& fec) {
+  static const ReedSolomon kp4(rs544()), low_latency(rs272());
+  return fec == "rs272" ? low_latency : kp4;
+}
+
 }  // namespace
 
 PhyParams PhyParams::declare(Config& c, const std::string& prefix, int default_lanes, Cable cable) {
@@ -145,7 +153,7 @@ struct PhyLink::Impl {
   const int n, k, t, blocks_per_codeword;  // of p, cached: they are asked per symbol
   const bool no_fec;
   Clock& clock;
-  ReedSolomon codec;
+  const ReedSolomon& codec;  // shared_codec's
   std::vector<BitErrorModel> lanes;
   Channel<Packet*>* in;
   Channel<Packet*>* out;
@@ -199,7 +207,7 @@ PhyLink::Impl::Impl(const std::string& name_, const PhyParams& params, Clock& cl
                     PacketPool& pool_)
     : name(name_), p(params), n(p.n()), k(p.k()), t(p.t()), blocks_per_codeword(p.blocks_per_codeword()),
       no_fec(p.fec == "none"), clock(clock_),
-      codec(p.fec == "rs272" ? rs272() : rs544()),  // `none` never calls the codec
+      codec(shared_codec(p.fec)),  // `none` never calls the codec
       in(in_), out(out_), pool(pool_),
       line(name + ".line", clock, ChannelSpec{p.encoder_cycles() + p.path_cycles + p.group_cycles(), 0, 1, 2}),
       tx(*this, name + ".tx"), rx(*this, name + ".rx"),
@@ -270,6 +278,20 @@ void PhyLink::Impl::tx_commit() {
   if (!stopped) tx.wake_at(next_send);
   const std::uint64_t room = 2ull * p.interleave * blocks_per_codeword;
   tx.set_busy(in && in->ready_by(clock.now() + 1) && tx_blocks.size() < room);
+}
+
+double PhyLink::memory_bytes(const PhyParams& p) {
+  // A group leaves every C cycles and is free again E + P + C + D cycles later (decoded), plus
+  // the one the TX fills and the one whose frames the RX delivers.
+  const double groups = std::ceil(static_cast<double>(p.fixed_cycles()) / static_cast<double>(p.group_cycles())) + 2;
+  // A codeword: its message bits, its 66b blocks, and the symbols as sent and received where the
+  // decoder runs on it (the exact codec; with the fast one, the words the channel touched).
+  const bool symbols = !p.fast || p.errors.ber > 0 || p.errors.p_good_to_bad > 0;
+  constexpr double kChunk = 16;  // malloc's header and rounding, per vector
+  const double word = (p.k() * kSymbolBits + 7) / 8 + 8 + kChunk +
+                      p.blocks_per_codeword() * static_cast<double>(sizeof(Block66)) + kChunk +
+                      (symbols ? 2 * (p.n() * static_cast<double>(sizeof(std::uint16_t)) + kChunk) : 0);
+  return groups * (sizeof(CodewordGroup) + p.interleave * (sizeof(CodewordGroup::Word) + word));
 }
 
 CodewordGroup* PhyLink::Impl::make_group() {

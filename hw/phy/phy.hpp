@@ -100,6 +100,9 @@ class PhyLink {
   PhyLink(const std::string& name, const PhyParams& params, Clock& clock, Stats& stats, std::uint64_t seed,
           const std::string& random_stream, Channel<Packet*>* in, Channel<Packet*>* out, PacketPool& pool);
   ~PhyLink();
+  // The memory one direction takes for its codeword groups, estimated before it is built: made
+  // once and reused, as many as are between the TX and the decoder's output at once.
+  static double memory_bytes(const PhyParams& p);
 
   std::uint64_t codewords() const;       // received
   std::uint64_t codewords_sent() const;

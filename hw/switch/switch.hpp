@@ -93,6 +93,9 @@ class Switch {
   Switch(const std::string& name, const SwitchParams& params, Clock& clock, Stats& stats,
          std::vector<Channel<Packet*>*> in, std::vector<Channel<Packet*>*> out, RouteFn route, std::uint64_t seed = 1);
   ~Switch();
+  // The memory a switch of `ports` takes for its queues and arbiter, estimated before it is
+  // built: a VOQ per input and output pair and the arbiter's request bitmaps grow as ports^2.
+  static double memory_bytes(int ports);
 
   Core& ingress_core(int port);
   Core& egress_core(int port);

@@ -140,6 +140,23 @@ Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::Sw
 
 Fabric::~Fabric() = default;
 
+double Fabric::memory_bytes(const Topology& t, const PortParams& port_params, double load) {
+  double bytes = 0;
+  std::vector<int> links_at(t.nodes.size(), 0);
+  for (const auto& l : t.links) {
+    bytes += PortLink::memory_bytes(link_ports(port_params, l), l.cable_m, load);
+    ++links_at[l.a];
+    ++links_at[l.b];
+  }
+  // Routes: a set of next ports per switch and endpoint, each its own allocation, at most every
+  // port the switch has a link on (ECMP over all of them).
+  const double ends = static_cast<double>(t.endpoints().size());
+  for (int s : t.switches())
+    bytes += sw::Switch::memory_bytes(t.nodes[s].ports) +
+             ends * (sizeof(std::vector<int>) + 16 + links_at[s] * sizeof(int));
+  return bytes;
+}
+
 link::PortAttachment Fabric::port(int e, int k) {
   const End x = endpoint_ports_[e][k];
   link::PortFc& fc = x.link->fc(x.side);

@@ -37,6 +37,10 @@ class Fabric {
          const PortParams& port_params, Clock& core, Clock& phy, Clock& endpoint_clock, Stats& stats, std::uint64_t seed,
          PacketPool& pool, bool spray);
   ~Fabric();
+  // The memory a fabric of `t` with these ports takes, estimated before it is built (held
+  // against the machine's by tb/lib/memory.hpp): every link (PortLink::memory_bytes, its frames
+  // in flight at `load`, a fraction of the line rate), every switch's queues, and the routes.
+  static double memory_bytes(const Topology& t, const PortParams& port_params, double load);
 
   int endpoints() const { return static_cast<int>(endpoint_ports_.size()); }
   int ports_of(int e) const { return static_cast<int>(endpoint_ports_[e].size()); }

@@ -82,6 +82,10 @@ class PortLink {
   PortLink(const std::string (&side_names)[2], const PortParams& params, double cable_m, Clock& phy_clock,
            Clock& core0, Clock& core1, Stats& stats, std::uint64_t seed, PacketPool& pool);
   ~PortLink();
+  // The memory a link of these ports over `cable_m` takes, estimated before it is built: its
+  // blocks and counters, its PHYs' codeword groups, and the frames each side keeps in flight
+  // (LLR's replay buffer among them) at `load`, a fraction of the line rate.
+  static double memory_bytes(const PortParams& params, double cable_m, double load);
   // The cores at each end: who pushes into tx(side) (woken when room or credits return) and
   // who pops rx(side).
   void attach(int side, Core* feeder, Core* taker);

@@ -337,6 +337,15 @@ double Topology::longest_cable_m() const {
   return m;
 }
 
+std::string Topology::sized_by() const {
+  int ports = 0;
+  for (int s : switches()) ports += nodes[s].ports;
+  const std::string made = fmt::format("{} switches of {} ports in all, {} links", switches().size(), ports, links.size());
+  if (name == "single" || name == "leaf-spine" || name == "dual-plane")
+    return fmt::format("topology.endpoints = {} (topology = {}: {})", endpoints().size(), name, made);
+  return fmt::format("topology = {} ({} endpoints, {})", name, endpoints().size(), made);
+}
+
 Routes::Routes(const Topology& t) {
   const int n = static_cast<int>(t.nodes.size());
   std::vector<int> next_port(n, 0);
@@ -348,7 +357,10 @@ Routes::Routes(const Topology& t) {
     adj[l.b].push_back({l.a, pb});
   }
   const std::vector<int> ends = t.endpoints();
-  next.assign(n, std::vector<std::vector<int>>(ends.size()));
+  // A row per switch only: an endpoint's would be as long and empty, nodes x endpoints of them
+  // (400 MB at 4096 endpoints).
+  next.assign(n, {});
+  for (int s : t.switches()) next[s].resize(ends.size());
   int longest = 0;
   for (std::size_t e = 0; e < ends.size(); ++e) {
     // Distances to endpoint e, through switches only.

@@ -64,13 +64,16 @@ struct Topology {
   // flow), for the bisection bandwidth.
   int bisection_links() const;
   double longest_cable_m() const;
+  // What sets its size, for a message about its memory: the preset's topology.endpoints or the
+  // file, with the switches, their ports and the links it makes.
+  std::string sized_by() const;
 };
 
 // Routes from the graph: for every switch and destination endpoint, the switch's ports on a
 // shortest path (an ECMP set). Port p of a switch is its p-th link in file order.
 struct Routes {
   explicit Routes(const Topology& t);
-  // next[s][e]: ports of switch node s toward endpoint e (empty for endpoint nodes).
+  // next[s][e]: ports of switch node s toward endpoint e; next[n] of an endpoint node is empty.
   std::vector<std::vector<std::vector<int>>> next;
   // port_of[link][side]: the port the link takes at that end (side 0 = a).
   std::vector<std::array<int, 2>> port_of;

@@ -5,6 +5,7 @@
 #pragma once
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <string>
@@ -44,6 +45,35 @@ struct FabricRig {
             PacketPool& pool, RunContext& ctx, bool spray = false, const link::LlrConfig* e2e = nullptr)
       : FabricRig(name, domain, t, sp, pp, std::vector<Host::Traffic>(t.endpoints().size(), traffic), stats, pool, ctx,
                   spray, e2e) {}
+  // The memory a rig takes, estimated before it is built (tb/lib/memory.hpp holds it against the
+  // machine's): the fabric with its links at the traffic's load, a host on every endpoint port
+  // with the frames it has in flight, and a scoreboard for every source and sink of a plane
+  // (N x N), each with a lane once a packet is expected on it: the pairs `traffic` reaches, at
+  // random over the others, in the packets it makes until it stops.
+  static double memory_bytes(const lingyun::Topology& t, const sw::SwitchParams& sp, const lingyun::PortParams& pp,
+                             const Host::Traffic& traffic) {
+    const std::vector<int> ends = t.endpoints();
+    const double n = static_cast<double>(ends.size());
+    double hosts = 0, planes = 0;
+    for (int e : ends) {
+      hosts += t.nodes[e].ports;
+      planes = std::max<double>(planes, t.nodes[e].ports);
+    }
+    const double width = sp.port_bytes_per_cycle();
+    const double beats = (std::ceil(traffic.min_bytes / width) + std::ceil(traffic.max_bytes / width)) / 2;
+    const double packets = traffic.load * static_cast<double>(traffic.stop_at) / beats;  // a host's, at most
+    const double pairs = traffic.load <= 0  ? 0
+                         : traffic.dst >= 0 ? 1
+                                            : (n - 1) * -std::expm1(packets * std::log1p(-1 / (n - 1)));
+    // A host, its clock's share, its channels and counters, at 1 % load; and at line rate the
+    // frames queued for and in the switches (their packets and wire bytes), in proportion to the
+    // load. Measured, peak RSS, with PortLink::memory_bytes (64 to 1500 B frames).
+    constexpr double kHostBytes = 10e3, kHostFramesBytes = 159e3;
+    return lingyun::Fabric::memory_bytes(t, pp, traffic.load) +
+           hosts * (kHostBytes + traffic.load * kHostFramesBytes) +
+           planes * n * (n * sizeof(Scoreboard) + sizeof(std::vector<Scoreboard>)) +
+           hosts * pairs * Scoreboard::lane_heap_bytes();
+  }
   // The same with each endpoint's own traffic (its hosts on every port send alike).
   FabricRig(const std::string& name, const std::string& domain, const lingyun::Topology& t,
             const sw::SwitchParams& sp, const lingyun::PortParams& pp, const std::vector<Host::Traffic>& traffic,
@@ -60,7 +90,10 @@ struct FabricRig {
     const int n = fabric->endpoints();
     int planes = 0;
     for (int e = 0; e < n; ++e) planes = std::max(planes, fabric->ports_of(e));
-    boards.assign(planes, std::vector<std::vector<Scoreboard>>(n, std::vector<Scoreboard>(n)));
+    // Plane by plane: a whole plane as the value to copy would hold a second N x N for a while
+    // (1 GiB of peak memory at 4096 endpoints).
+    boards.resize(planes);
+    for (auto& plane : boards) plane.assign(n, std::vector<Scoreboard>(n));
     for (int e = 0; e < n; ++e)
       for (int k = 0; k < fabric->ports_of(e); ++k) {
         const std::string host = fmt::format("{}.{}.host{}", name, t.nodes[t.endpoints()[e]].name, k);

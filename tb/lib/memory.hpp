@@ -6,11 +6,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <string>
 
 #include <fmt/format.h>
+#include <systemc>
 
 #include "kernel/config.hpp"
 
@@ -57,6 +59,27 @@ inline void check_memory(double bytes, const std::string& driver, bool forced) {
                                 "give --force-memory to try anyway",
                                 driver, bytes / kGiB, which, have / kGiB,
                                 held > 0.1 * have ? fmt::format(" ({:.1f} GiB of it already taken)", held / kGiB) : ""));
+}
+
+// SystemC gives every SC_THREAD a stack of its own, mapped when the simulation starts: an mmap and
+// a guard page, two of the memory maps the kernel lets a process have (vm.max_map_count), and
+// SC_DEFAULT_STACK_SIZE of address space. More threads than that ends in SystemC's E518 (stack
+// setup failed), stacks above the memory in std::bad_alloc.
+inline double thread_stack_bytes(std::size_t threads) {
+  return static_cast<double>(threads) * sc_core::SC_DEFAULT_STACK_SIZE;
+}
+
+// ConfigError when `threads` stacks need more maps than the process may have; `what` names what
+// makes them ("this configuration has 40000 SystemC threads (...)").
+inline void check_thread_maps(std::size_t threads, const std::string& what) {
+  long max_maps = 65530;  // the kernel's default
+  std::ifstream("/proc/sys/vm/max_map_count") >> max_maps;
+  constexpr long kOtherMaps = 4096;  // the program, its libraries, its heap
+  const long allowed = std::max(0L, (max_maps - kOtherMaps) / 2);
+  if (static_cast<long>(threads) > allowed)
+    throw ConfigError(fmt::format("{}, above the {} SystemC threads this machine can map (vm.max_map_count = {}, two "
+                                  "maps a stack): ask for fewer endpoints or GPUs",
+                                  what, allowed, max_maps));
 }
 
 }  // namespace xy

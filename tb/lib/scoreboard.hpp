@@ -32,15 +32,19 @@ class Scoreboard {
   // step is a bijection of the state for a given word and of the word for a given state, so a
   // frame that differs from another in one word (any bytes of it) always has another digest.
   static std::uint64_t digest(const Packet& p);
+  // The heap a scoreboard takes once a packet of one VC is expected: its lane and the lane's
+  // ring (malloc's header and rounding for each), for estimates of a rig's memory.
+  static std::size_t lane_heap_bytes() { return sizeof(Lane) + kFirstRing * sizeof(Expected) + 2 * 16; }
 
  private:
+  static constexpr std::size_t kFirstRing = 4;  // small: a switch rig has a scoreboard per source and sink
   struct Expected {
     std::uint64_t id;
     std::uint32_t bytes;
     std::uint64_t digest;
   };
   struct Lane {  // one VC: ids increase along it
-    Ring<Expected> expected{4};  // small: a switch rig has a scoreboard per source and sink
+    Ring<Expected> expected{kFirstRing};
     std::uint64_t highest_id = 0;
   };
   Lane& lane(std::uint8_t vc) {

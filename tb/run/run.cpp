@@ -130,10 +130,9 @@ void check_capture(const Capture& capture, const std::string& scenario) {
                                 links.size() > kNamed ? fmt::format(", ... ({} in all)", links.size()) : ""));
 }
 
-// SystemC gives every SC_THREAD a stack of its own, mapped when the simulation starts: an mmap and a
-// guard page, two of the memory maps the kernel lets a process have (vm.max_map_count), and
-// SC_DEFAULT_STACK_SIZE of address space. More threads than that ends in SystemC's E518 (stack
-// setup failed), stacks above the memory in std::bad_alloc: both found here, before the start.
+// Every SC_THREAD's stack (thread_stack_bytes, check_thread_maps in tb/lib/memory.hpp) held
+// against the maps and the memory after the build, before the start, where SystemC would stop
+// with E518.
 void check_threads(bool force_memory) {
   std::size_t threads = 0;
   std::vector<sc_core::sc_object*> todo = sc_core::sc_get_top_level_objects();
@@ -144,16 +143,10 @@ void check_threads(bool force_memory) {
     threads += kind == "sc_thread_process" || kind == "sc_cthread_process";
     todo.insert(todo.end(), o->get_child_objects().begin(), o->get_child_objects().end());
   }
-  long max_maps = 65530;  // the kernel's default
-  std::ifstream("/proc/sys/vm/max_map_count") >> max_maps;
-  constexpr long kOtherMaps = 4096;  // the program, its libraries, its heap
-  const long allowed = std::max(0L, (max_maps - kOtherMaps) / 2);
-  if (static_cast<long>(threads) > allowed)
-    throw ConfigError(fmt::format("this configuration has {} SystemC threads (GPUs, hosts, endpoints that wait in "
-                                  "stacks of their own), above the {} this machine can map (vm.max_map_count = {}, "
-                                  "two maps a stack): ask for fewer endpoints or GPUs",
-                                  threads, allowed, max_maps));
-  check_memory(static_cast<double>(threads) * sc_core::SC_DEFAULT_STACK_SIZE,
+  check_thread_maps(threads, fmt::format("this configuration has {} SystemC threads (GPUs, hosts, endpoints that "
+                                         "wait in stacks of their own)",
+                                         threads));
+  check_memory(thread_stack_bytes(threads),
                fmt::format("{} SystemC threads (GPUs, hosts, endpoints), each with a stack of {} KiB,", threads,
                            sc_core::SC_DEFAULT_STACK_SIZE / 1024),
                force_memory);

@@ -1124,6 +1124,30 @@ PY
       expect_bad_input "the sweep's 24300000 points (1 seeds x the grid's combinations and the points listed) need about" \
         sweep "$work/big.yaml" --out "$work/B"
       [ ! -e "$work/B" ] || fail "a refused sweep made its directory"
+      # A composed fabric, refused before it is built, naming the preset's size: 10 fabrics (one
+      # per offered load) of 4096 endpoints on 2 leaves of 4096 ports and a spine of 4096 hold
+      # at least their scoreboards (4096^2 a fabric, 64 B each: 24 B of vector, five counters)
+      # and VOQs (3 x 4096^2, a head and a tail of 4 B): 13.75 GiB.
+      expect_bad_input "topology.endpoints = 4096 (topology = leaf-spine: 3 switches of 12288 ports in all, 8192 links), a fabric for each of uniform.points = 10 loads, need about" \
+        run switch-uniform --set topology=leaf-spine --set topology.endpoints=4096 --set switch.when_full=wait --quiet
+      python3 - "$work/err" <<'PY' || fail "leaf-spine 4096: estimate below its scoreboards and VOQs"
+import re, sys
+need = float(re.search(r"need about ([0-9.]+) GiB", open(sys.argv[1]).read()).group(1))
+least = 10 * (4096**2 * 64 + 3 * 4096**2 * 8) / 2**30
+assert need >= least, (need, least)
+PY
+      # A topology file, named: 2000 endpoints on two switches of 1024 ports.
+      python3 -c "print('switches:\n  sw0: {ports: 1024}\n  sw1: {ports: 1024}\nendpoints: 2000\nlinks:\n' +
+        ''.join('  - {a: e%d, b: sw%d}\n' % (e, e // 1000) for e in range(2000)) + '  - {a: sw0, b: sw1}\n' * 24)" \
+        >"$work/two.yaml"
+      expect_bad_input "topology = $work/two.yaml (2000 endpoints, 2 switches of 2048 ports in all, 2024 links), a fabric for each of uniform.points = 10 loads, need about" \
+        run switch-uniform --set topology="$work/two.yaml" --set switch.when_full=wait --quiet
+    ) || exit 1
+    (
+      # OLink GPUs on a composed fabric of 4096 endpoints (8192 links), above 1 GiB.
+      ulimit -v 1048576
+      expect_bad_input "topology.endpoints = 4096 (topology = leaf-spine: 3 switches of 12288 ports in all, 8192 links) need about" \
+        run olink-message --set topology=leaf-spine --set topology.endpoints=4096 --set switch.when_full=wait --quiet
     ) || exit 1
     if [ -n "${ASAN_OPTIONS:-}" ]; then
       echo "ok: memory estimated before allocating (under AddressSanitizer: no address-space limit, its cases left out)"

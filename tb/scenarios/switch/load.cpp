@@ -12,6 +12,7 @@
 #include "tb/lib/fabric_rig.hpp"
 #include "tb/lib/figure.hpp"
 #include "tb/lib/latency_csv.hpp"
+#include "tb/lib/memory.hpp"
 #include "tb/lib/switch_rig.hpp"
 #include "kernel/clock_domain.hpp"
 
@@ -152,10 +153,21 @@ class SwitchUniform : public Testbench {
     }
     period_ = p.period();
     const int runs = single > 0 ? 1 : points;
+    const auto traffic_at = [&](int k) {
+      return Host::Traffic{single > 0 ? single : static_cast<double>(k) / points, min_bytes, max_bytes, warmup_ + measure_};
+    };
+    if (topology) {  // a fabric for each offered load, all built before the first runs
+      double bytes = 0;
+      for (int k = 1; k <= runs; ++k) bytes += FabricRig::memory_bytes(*topology, p, *port, traffic_at(k));
+      check_memory(bytes,
+                   runs > 1 ? fmt::format("{}, a fabric for each of uniform.points = {} loads,", topology->sized_by(), runs)
+                            : topology->sized_by(),
+                   ctx.force_memory);
+    }
     for (int k = 1; k <= runs; ++k) {
       Point pt;
-      pt.load = single > 0 ? single : static_cast<double>(k) / points;
-      Host::Traffic t{pt.load, min_bytes, max_bytes, warmup_ + measure_};
+      const Host::Traffic t = traffic_at(k);
+      pt.load = t.load;
       const std::string name = fmt::format("top.load{}", k);
       if (topology)
         pt.fabric = std::make_unique<FabricRig>(name, fmt::format("load{}", k), *topology, p, *port, t, stats_, pool_, ctx);

@@ -2,6 +2,12 @@
 // process).
 #include "hw/phy/phy.hpp"
 
+#include <malloc.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "kernel/clock_domain.hpp"
@@ -84,6 +90,30 @@ TEST(PhyLink, FastAndExactCodecsGiveIdenticalResults) {
   EXPECT_GT(a.failed_codewords(), 0u);
   EXPECT_EQ(stats.find_counter("top.exact.fec.decoded_codewords")->value(), 20000u);
   EXPECT_LT(stats.find_counter("top.fast.fec.decoded_codewords")->value(), 20000u);  // it skipped clean ones
+}
+
+// A fabric has two PHYs per link. The codec's tables depend on the code alone: the encoder's
+// 2^m rows of n-k parity symbols, the 2t syndrome and t Chien tables of 2^m entries, the field's
+// exp (2(2^m - 1) symbols) and log (2^m ints), 2-byte symbols. Each further PHY of a code must
+// grow the heap by less than one copy of them.
+TEST(PhyLink, PhysOfACodeShareItsCodecTables) {
+  for (const char* fec : {"rs544", "rs272"}) {
+    const PhyParams p = params({std::string("phy.fec=") + fec});
+    const std::size_t size = 1u << 10, parity = static_cast<std::size_t>(p.n() - p.k()), t = parity / 2;
+    const std::size_t tables = 2 * (size * parity + parity * size + t * size + 2 * (size - 1)) + 4 * size;
+    Clock clock("phy", p.period());
+    Stats stats;
+    PacketPool pool;
+    std::vector<std::unique_ptr<PhyLink>> links;
+    links.push_back(std::make_unique<PhyLink>("top.first", p, clock, stats, 1, "first", nullptr, nullptr, pool));
+    constexpr int kMore = 8;
+    const std::size_t before = mallinfo2().uordblks;
+    for (int i = 0; i < kMore; ++i)
+      links.push_back(std::make_unique<PhyLink>("top.l" + std::to_string(i), p, clock, stats, 1, "l" + std::to_string(i),
+                                                nullptr, nullptr, pool));
+    const std::size_t each = (mallinfo2().uordblks - before) / kMore;
+    EXPECT_LT(each, tables) << fec << ": " << each << " B a PHY, the tables are " << tables << " B";
+  }
 }
 
 }  // namespace

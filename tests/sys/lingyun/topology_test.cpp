@@ -4,7 +4,9 @@
 #include "sys/lingyun/topology.hpp"
 
 #include <gtest/gtest.h>
+#include <malloc.h>
 
+#include <array>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -78,6 +80,20 @@ TEST_F(TopologyFile, ALeafSpineHasItsNodesLinksAndPortsInFileOrder) {
   EXPECT_EQ(t.longest_cable_m(), 40);
 }
 
+// Routes keep a row of sets per switch, not per node: one switch and 1024 endpoints hold 1024
+// sets (a vector each, its one port in malloc's least chunk of 32 B) and a port pair per link,
+// not a row of 1024 empty sets for each endpoint as well (25 MB).
+TEST(Routes, KeepARowPerSwitchNotPerNode) {
+  const Topology t = Topology::single(1024, 2);
+  const std::size_t before = mallinfo2().uordblks;
+  const Routes r(t);
+  const std::size_t held = mallinfo2().uordblks - before;
+  const std::size_t sets = 1024 * (sizeof(Ports) + 32), pairs = 1024 * sizeof(std::array<int, 2>),
+                    rows = t.nodes.size() * sizeof(std::vector<Ports>);
+  EXPECT_LT(held, 2 * (sets + pairs + rows)) << held << " B";
+  EXPECT_EQ(r.next[0].size(), 1024u);
+}
+
 TEST_F(TopologyFile, ALeafSpinesRoutesAreTheShortestPathsEachSpineAnEqualCostChoice) {
   const Topology t = Topology::load(write(kLeafSpine));
   const Routes r(t);
@@ -93,8 +109,7 @@ TEST_F(TopologyFile, ALeafSpinesRoutesAreTheShortestPathsEachSpineAnEqualCostCho
   };
   ASSERT_EQ(r.next.size(), 8u);
   for (int s = 0; s < 4; ++s) EXPECT_EQ(r.next[s], next[s]) << t.nodes[s].name;
-  for (int e = 4; e < 8; ++e)
-    for (const Ports& p : r.next[e]) EXPECT_TRUE(p.empty()) << t.nodes[e].name;  // endpoints do not route
+  for (int e = 4; e < 8; ++e) EXPECT_TRUE(r.next[e].empty()) << t.nodes[e].name;  // endpoints do not route
   EXPECT_EQ(r.max_switch_hops, 3);  // h0 -> leaf0 -> spine -> leaf1 -> h2
 }
 

@@ -43,6 +43,10 @@ struct PhyParams {
   Pipeline rs544, rs272, none;  // per FEC mode, so that one declaration serves every mode
   Cycle path_cycles = 0, cdr_lock_cycles = 0;
   Cycle down_from = 0, down_until = 0;  // a link flap: dark, then CDR relock; empty = none
+  bool flaps() const { return down_until > down_from; }
+  // A flap began by `now`; and `now` is within it (dark, or the CDR relocking).
+  bool flap_began(Time now) const { return flaps() && now >= down_from * period(); }
+  bool flapping_at(Time now) const { return flap_began(now) && now < down_until * period(); }
   Cycle am_period_groups = 0, am_cycles = 0;
   ErrorModelSpec errors;
   double max_skew_ns = 0, pma_tx_ns = 0, pma_rx_ns = 0, cable_m = 0;

@@ -136,6 +136,7 @@ Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::Sw
     if (!node.is_switch) nodes.back()["links"] = endpoint_links[endpoint_of[n]];
   }
   description_ = {{"prefix", prefix}, {"topology", t_.name}, {"nodes", nodes}, {"links", links}};
+  last_delivery_.resize(links_.size());
 }
 
 Fabric::~Fabric() = default;
@@ -203,7 +204,7 @@ std::string Fabric::stall() const {
       const phy::PhyLink& line = l->phy(s);
       down += fmt::format("{}{} (its LLR TX in {}, {} frames flushed; {} of {} codewords it sent uncorrectable)",
                           down.empty() ? "" : ", ", l->side_name(s), link::to_string(tx.state()), tx.flushed_frames(),
-                          l->phy(1 - s).uncorrectable(), line.codewords_sent());
+                          line.uncorrectable(), line.codewords_sent());
     }
   return down.empty() ? credits_held() : "link down at " + down;
 }
@@ -265,7 +266,6 @@ std::string Fabric::credits_held() const {
 }
 
 std::string Fabric::link_fault(Time now) {
-  last_delivery_.resize(links_.size());
   for (std::size_t i = 0; i < links_.size(); ++i)
     if (std::string f = cannot_initialise(*links_[i], now); !f.empty()) return f;
   for (std::size_t i = 0; i < links_.size(); ++i) {
@@ -276,8 +276,7 @@ std::string Fabric::link_fault(Time now) {
       const std::uint64_t delivered = l.mac(1 - s).delivered();
       // A configured flap's dark time and relock count as no window: the link comes back.
       const phy::PhyParams& p = line.params();
-      const bool flap = p.down_until > p.down_from && now >= p.down_from * p.period() && now < p.down_until * p.period();
-      if (delivered != last.delivered || flap || line.codewords() < last.codewords)  // or the warm-up's reset
+      if (delivered != last.delivered || p.flapping_at(now) || line.codewords() < last.codewords)  // or the warm-up's reset
         last = {delivered, line.codewords(), line.uncorrectable()};
       const std::uint64_t words = line.codewords() - last.codewords, bad = line.uncorrectable() - last.uncorrectable;
       if (words >= kDeadWindowCodewords && 2 * bad >= words)
@@ -297,7 +296,7 @@ std::string Fabric::cannot_initialise(const PortLink& l, Time now) {
   for (int d = 0; d < 2; ++d) {
     const phy::PhyParams& p = l.phy(d).params();
     Time locked = p.cdr_lock_cycles * p.period();
-    if (p.down_until > p.down_from && now >= p.down_from * p.period()) locked = p.down_until * p.period();
+    if (p.flap_began(now)) locked = p.down_until * p.period();
     up = std::max(up, locked);
   }
   const Time tries = static_cast<Time>(llr.config.replay_limit + 1) * from_ns(llr.replay_timer_ns);
@@ -329,7 +328,7 @@ std::string Fabric::losses() const {
       if (flushed) ports += fmt::format(" {} flushed", flushed);
       if (bad) ports += fmt::format(" {} lost (bad FCS, no LLR)", bad);
       const phy::PhyParams& p = l->phy(s).params();
-      if (flap.empty() && p.down_until > p.down_from)
+      if (flap.empty() && p.flaps())
         flap = fmt::format(" after the link flap at {} (dark until {}, locked again at {})",
                            format_time(p.down_from * p.period()),
                            format_time((p.down_until - p.cdr_lock_cycles) * p.period()),

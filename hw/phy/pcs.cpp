@@ -51,13 +51,19 @@ Block66 idle_block() { return {kSyncControl, kBlockIdle}; }
 
 std::size_t blocks_for_frame(std::size_t size) { return 1 + size / 8 + 1 + 1; }
 
+Block66 frame_block(const std::uint8_t* bytes, std::size_t size, std::size_t i) {
+  const std::size_t data_blocks = size / 8;
+  if (i == 0) return {kSyncControl, kBlockStart | (bytes_le(kPreamble, 7) << 8)};
+  if (i <= data_blocks) return {kSyncData, bytes_le(bytes + 8 * (i - 1), 8)};
+  if (i == data_blocks + 1) {
+    const std::size_t tail = size - 8 * data_blocks;
+    return {kSyncControl, kBlockTerminate[tail] | (bytes_le(bytes + 8 * data_blocks, tail) << 8)};
+  }
+  return idle_block();
+}
+
 void encode_frame(const std::uint8_t* bytes, std::size_t size, std::vector<Block66>& out) {
-  out.push_back({kSyncControl, kBlockStart | (bytes_le(kPreamble, 7) << 8)});
-  std::size_t i = 0;
-  for (; i + 8 <= size; i += 8) out.push_back({kSyncData, bytes_le(bytes + i, 8)});
-  const std::size_t tail = size - i;
-  out.push_back({kSyncControl, kBlockTerminate[tail] | (bytes_le(bytes + i, tail) << 8)});
-  out.push_back(idle_block());
+  for (std::size_t i = 0; i < blocks_for_frame(size); ++i) out.push_back(frame_block(bytes, size, i));
 }
 
 bool decode_frame(const Block66* blocks, std::size_t count, std::vector<std::uint8_t>& bytes) {

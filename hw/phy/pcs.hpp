@@ -31,6 +31,8 @@ Block66 idle_block();
 void encode_frame(const std::uint8_t* bytes, std::size_t size, std::vector<Block66>& out);
 // Number of 66b blocks encode_frame() makes for a frame of `size` bytes.
 std::size_t blocks_for_frame(std::size_t size);
+// Block `i` (< blocks_for_frame(size)) of those, made alone.
+Block66 frame_block(const std::uint8_t* bytes, std::size_t size, std::size_t i);
 
 // Decodes the blocks of one frame (start .. terminate); false if any block is not what a
 // frame is made of (an invalid sync header, an unknown block type, a misplaced control block).

@@ -146,7 +146,10 @@ struct PhyLink::Impl {
   void make_symbols(CodewordGroup::Word& w);
   void distribute_errors(CodewordGroup& g);
   void decode(CodewordGroup& g);
+  bool fec_decode(CodewordGroup::Word& w, int symbol_errors);
+  void deliver_blocks_fast(CodewordGroup::Word& w, bool failed, bool decoded_word);
   void deliver_frames(Cycle group_sent, Cycle group_arrived);
+  void sent_blocks(std::uint64_t first, std::vector<Block66>& out) const;
 
   std::string name;
   PhyParams p;
@@ -164,9 +167,10 @@ struct PhyLink::Impl {
 
   // TX state
   Scrambler scrambler;
-  std::deque<Block66> tx_blocks;      // blocks not yet sent
-  std::uint64_t tx_block_base = 0;    // global index of tx_blocks.front()
-  std::uint64_t tx_block_end = 0;     // global index one past the last queued block
+  // Blocks are numbered from the first one sent, idles included; a frame's are made from its
+  // bytes when a codeword's bits are (sent_blocks), never queued.
+  std::uint64_t tx_block_base = 0;    // the next block to send
+  std::uint64_t tx_block_end = 0;     // one past the last block of the frames taken in
   Cycle next_send = 0;
   std::uint64_t groups_sent = 0;
   bool stopped = false;
@@ -177,15 +181,16 @@ struct PhyLink::Impl {
   std::vector<std::uint64_t> lane_flips;
 
   // RX state
-  Scrambler descrambler;
-  struct RxBlock {
-    Block66 block;
-    bool failed;  // carried by a failed codeword
-    bool exact;   // its bits arrived as sent (no residual error in its word or just before)
+  Scrambler descrambler;        // exact codec
+  Scrambler error_descrambler;  // fast codec: the descrambler run over the channel's error alone
+  struct RxWord {
+    bool failed;                  // flagged uncorrectable, or lost
+    bool exact;                   // its bits arrived as sent (no residual error in it or just before)
+    std::vector<Block66> blocks;  // as received; only when not exact
   };
-  std::deque<RxBlock> rx_blocks;
+  std::deque<RxWord> rx_words;   // decoded, with blocks of frames not yet delivered
   bool rx_in_sync = true;  // the descrambler has seen exactly the bits the scrambler made
-  std::uint64_t rx_block_base = 0;
+  std::uint64_t rx_block_base = 0;  // first block of rx_words.front()
   std::deque<FrameRecord> frames;    // taken in by the TX, not yet delivered
   std::deque<std::pair<Cycle, CodewordGroup*>> decoding;
   std::deque<Packet*> rx_out;
@@ -243,16 +248,12 @@ PhyLink::Impl::Impl(const std::string& name_, const PhyParams& params, Clock& cl
 void PhyLink::Impl::tx_eval() {
   // Take in at most one frame per cycle while fewer than two groups of blocks wait.
   const std::uint64_t room = 2ull * p.interleave * blocks_per_codeword;
-  if (in && in->can_pop() && tx_blocks.size() < room && clock.now() >= p.cdr_lock_cycles) {
+  if (in && in->can_pop() && tx_block_end - tx_block_base < room && clock.now() >= p.cdr_lock_cycles) {
     Packet* f = in->pop();
     f->injected = clock.time_of(clock.now());
     f->advance(stages.serialize, f->injected);
     const std::uint64_t first = tx_block_end;
-    const std::size_t before = tx_blocks.size();
-    std::vector<Block66> blocks;
-    encode_frame(f->payload.data(), f->payload.size(), blocks);  // the bytes the line carries
-    tx_blocks.insert(tx_blocks.end(), blocks.begin(), blocks.end());
-    tx_block_end += tx_blocks.size() - before;
+    tx_block_end += blocks_for_frame(f->payload.size());
     frames.push_back({f, first, tx_block_end - 1});  // the trailing idle is not part of the frame
     frames_in.add();
   }
@@ -277,20 +278,21 @@ void PhyLink::Impl::tx_eval() {
 void PhyLink::Impl::tx_commit() {
   if (!stopped) tx.wake_at(next_send);
   const std::uint64_t room = 2ull * p.interleave * blocks_per_codeword;
-  tx.set_busy(in && in->ready_by(clock.now() + 1) && tx_blocks.size() < room);
+  tx.set_busy(in && in->ready_by(clock.now() + 1) && tx_block_end - tx_block_base < room);
 }
 
 double PhyLink::memory_bytes(const PhyParams& p) {
   // A group leaves every C cycles and is free again E + P + C + D cycles later (decoded), plus
   // the one the TX fills and the one whose frames the RX delivers.
   const double groups = std::ceil(static_cast<double>(p.fixed_cycles()) / static_cast<double>(p.group_cycles())) + 2;
-  // A codeword: its message bits, its 66b blocks, and the symbols as sent and received where the
-  // decoder runs on it (the exact codec; with the fast one, the words the channel touched).
-  const bool symbols = !p.fast || p.errors.ber > 0 || p.errors.p_good_to_bad > 0;
+  // A codeword: its message bits and 66b blocks, and the symbols as sent and received. The fast
+  // codec makes them only for the words the channel touched; the exact one for every word.
+  const bool made = !p.fast || p.errors.ber > 0 || p.errors.p_good_to_bad > 0;
   constexpr double kChunk = 16;  // malloc's header and rounding, per vector
-  const double word = (p.k() * kSymbolBits + 7) / 8 + 8 + kChunk +
-                      p.blocks_per_codeword() * static_cast<double>(sizeof(Block66)) + kChunk +
-                      (symbols ? 2 * (p.n() * static_cast<double>(sizeof(std::uint16_t)) + kChunk) : 0);
+  const double word = made ? (p.k() * kSymbolBits + 7) / 8 + 8 + kChunk +
+                                 p.blocks_per_codeword() * static_cast<double>(sizeof(Block66)) + kChunk +
+                                 2 * (p.n() * static_cast<double>(sizeof(std::uint16_t)) + kChunk)
+                           : 0;
   return groups * (sizeof(CodewordGroup) + p.interleave * (sizeof(CodewordGroup::Word) + word));
 }
 
@@ -305,32 +307,23 @@ CodewordGroup* PhyLink::Impl::make_group() {
     free_groups.pop_back();
   }
   g->index = groups_sent;
-  const int per_word = blocks_per_codeword;
   for (auto& w : g->words) {
-    w.message.assign(bits.size(), 0);  // zero: rs272's pad symbol (the "+1") stays zero
-    w.blocks.resize(per_word);
-    Block66 four[4];
-    for (int b = 0; b < per_word; ++b) {
-      Block66 blk = idle_block();
-      if (!tx_blocks.empty()) {
-        blk = tx_blocks.front();
-        tx_blocks.pop_front();
-        ++tx_block_base;
-      } else {
-        ++tx_block_base;
-        ++tx_block_end;  // an idle fills the gap: keep global block numbers aligned
-      }
-      four[b % 4] = w.blocks[b] = blk;
-      if (b % 4 == 3) {
-        const std::uint64_t at = static_cast<std::uint64_t>(b / 4) * 257;
-        transcode(four, w.message.data(), at);
-        scramble_block(scrambler, w.message.data(), at, false);
-      }
-    }
-    w.scrambler_end = scrambler.state();
     w.symbols_valid = false;
-    if (!p.fast) make_symbols(w);
     w.flips.clear();
+    // The fast codec makes a word's bits only if the channel leaves an error in them (decode).
+    if (!p.fast) {
+      sent_blocks(tx_block_base, w.blocks);
+      w.message.assign(bits.size(), 0);  // zero: rs272's pad symbol (the "+1") stays zero
+    }
+    tx_block_base += blocks_per_codeword;
+    tx_block_end = std::max(tx_block_end, tx_block_base);  // idles fill the gap
+    if (p.fast) continue;
+    for (int b = 0; b < blocks_per_codeword; b += 4) {
+      const std::uint64_t at = static_cast<std::uint64_t>(b / 4) * 257;
+      transcode(&w.blocks[b], w.message.data(), at);
+      scramble_block(scrambler, w.message.data(), at, false);
+    }
+    make_symbols(w);
   }
   distribute_errors(*g);
   return g;
@@ -384,81 +377,135 @@ void PhyLink::Impl::decode(CodewordGroup& g) {
       symbol_errors = n;
     }
     if (symbol_errors > t) beyond_t.add();
-    bool failed = g.lost;
+    // The exact codec decodes every word that arrived; the fast one only those with errors.
+    const bool failed = g.lost || ((touched || !p.fast) && fec_decode(w, symbol_errors));
     if (g.lost) uncorrectable.add();
     message_bits.add(static_cast<std::uint64_t>(k) * kSymbolBits);
-    if (p.fast && !touched && rx_in_sync) {
-      // Its bits arrive as sent (or, lost, are taken as sent and marked): the blocks are the ones
-      // sent and the descrambler ends where the scrambler did, exactly as decoding them would.
-      for (const Block66& b : w.blocks) rx_blocks.push_back({b, failed, true});
-      descrambler.set_state(w.scrambler_end);
+    if (p.fast) {
+      deliver_blocks_fast(w, failed, touched && !g.lost);
       continue;
     }
+    // Exact: descramble and transcode back what the decoder left (a lost word's bits are taken
+    // as sent and the word marked).
     bool residual = false;  // message bits still wrong after the decoder
-    std::uint8_t* rx_message = w.message.data();  // untouched: what was sent
-    if (!g.lost && (touched || !p.fast)) {
-      if (!w.symbols_valid) make_symbols(w);
-      w.received = w.sent;
-      for (std::uint32_t f : w.flips)
-        w.received[f / kSymbolBits] ^= static_cast<std::uint16_t>(1u << (f % kSymbolBits));
-      if (no_fec) {
-        failed = touched;  // the CRC sees every error; nothing corrects it
-        if (failed) uncorrectable.add();
-      } else {
-        decoded.add();
-        const DecodeResult r = codec.decode(w.received.data());
-        const bool restored = std::equal(w.received.begin(), w.received.end(), w.sent.begin());
-        if (!r.ok) {
-          failed = true;
-          uncorrectable.add();
-        } else if (!restored) {
-          miscorrected.add();
-        } else if (r.corrected) {
-          corrected_codewords.add();
-          corrected_symbols.add(r.corrected);
-        }
-        if (symbol_errors <= t && !restored) decoder_failures.add();
+    std::uint8_t* rx_message = w.message.data();
+    if (touched && !g.lost) {
+      std::fill(bits.begin(), bits.end(), 0);
+      for (int s = 0; s < k; ++s) {
+        put_bits(bits.data(), static_cast<std::uint64_t>(s) * kSymbolBits, kSymbolBits, w.received[s]);
+        residual = residual || w.received[s] != w.sent[s];
       }
-      if (touched) {  // residual errors in the message
-        std::fill(bits.begin(), bits.end(), 0);
-        for (int s = 0; s < k; ++s) {
-          put_bits(bits.data(), static_cast<std::uint64_t>(s) * kSymbolBits, kSymbolBits, w.received[s]);
-          const int wrong = __builtin_popcount(w.received[s] ^ w.sent[s]);
-          post_fec_bit_errors.add(wrong);
-          residual = residual || wrong;
-        }
-        rx_message = bits.data();
-      }
+      rx_message = bits.data();
     }
     // A residual error reaches the next word's first bits through the descrambler.
     const bool exact = !residual && rx_in_sync;
+    RxWord& rw = rx_words.emplace_back(RxWord{failed, exact, {}});
     for (int x = 0; x < blocks_per_codeword / 4; ++x) {
       Block66 four[4];
       const std::uint64_t at = static_cast<std::uint64_t>(x) * 257;
       scramble_block(descrambler, rx_message, at, true);
       untranscode(rx_message, at, four);
-      for (const auto& b : four) rx_blocks.push_back({b, failed, exact});
+      if (!exact) rw.blocks.insert(rw.blocks.end(), four, four + 4);  // else they are the ones sent
     }
     rx_in_sync = !residual;
   }
 }
 
+// The channel's flips put into the word's symbols and decoded; true if the word failed. The fast
+// codec decodes the error alone (an all-zero word sent): RS codes are linear, so the syndromes,
+// the error locator and the corrections are those of the word actually sent, and so is every
+// outcome counted here.
+bool PhyLink::Impl::fec_decode(CodewordGroup::Word& w, int symbol_errors) {
+  if (p.fast) w.sent.assign(n, 0);
+  else if (!w.symbols_valid) make_symbols(w);
+  w.received = w.sent;
+  for (std::uint32_t f : w.flips) w.received[f / kSymbolBits] ^= static_cast<std::uint16_t>(1u << (f % kSymbolBits));
+  bool failed = false;
+  if (no_fec) {
+    failed = !w.flips.empty();  // the CRC sees every error; nothing corrects it
+    if (failed) uncorrectable.add();
+  } else {
+    decoded.add();
+    const DecodeResult r = codec.decode(w.received.data());
+    const bool restored = std::equal(w.received.begin(), w.received.end(), w.sent.begin());
+    if (!r.ok) {
+      failed = true;
+      uncorrectable.add();
+    } else if (!restored) {
+      miscorrected.add();
+    } else if (r.corrected) {
+      corrected_codewords.add();
+      corrected_symbols.add(r.corrected);
+    }
+    if (symbol_errors <= t && !restored) decoder_failures.add();
+  }
+  for (int s = 0; s < k; ++s) post_fec_bit_errors.add(__builtin_popcount(w.received[s] ^ w.sent[s]));
+  return failed;
+}
+
+// The fast codec's blocks as received, without the scrambler: the descrambler is linear, so what
+// it makes of (sent ^ e) is the sent bits ^ what it makes of e from e's own history. A word with
+// no error left in it and none carried from the last word's final bits is its blocks as sent.
+void PhyLink::Impl::deliver_blocks_fast(CodewordGroup::Word& w, bool failed, bool decoded_word) {
+  bool residual = false;
+  if (decoded_word)
+    for (int s = 0; s < k && !residual; ++s) residual = w.received[s] != 0;
+  if (!residual && error_descrambler.state() == 0) {
+    rx_words.push_back({failed, true, {}});
+    return;
+  }
+  std::fill(bits.begin(), bits.end(), 0);  // the error left in the message, then descrambled
+  if (residual)
+    for (int s = 0; s < k; ++s) put_bits(bits.data(), static_cast<std::uint64_t>(s) * kSymbolBits, kSymbolBits, w.received[s]);
+  w.message.assign(bits.size(), 0);
+  sent_blocks(rx_block_base + rx_words.size() * blocks_per_codeword, w.blocks);
+  for (int x = 0; x < blocks_per_codeword / 4; ++x) {
+    const std::uint64_t at = static_cast<std::uint64_t>(x) * 257;
+    scramble_block(error_descrambler, bits.data(), at, true);
+    transcode(&w.blocks[4 * x], w.message.data(), at);
+  }
+  for (std::size_t i = 0; i < bits.size(); ++i) w.message[i] ^= bits[i];
+  RxWord& rw = rx_words.emplace_back(RxWord{failed, false, std::vector<Block66>(blocks_per_codeword)});
+  for (int x = 0; x < blocks_per_codeword / 4; ++x)
+    untranscode(w.message.data(), static_cast<std::uint64_t>(x) * 257, &rw.blocks[4 * x]);
+}
+
+// The blocks of the word that begins with block `first`: those of the frames it carries (not yet
+// delivered, so still listed), idles between them.
+void PhyLink::Impl::sent_blocks(std::uint64_t first, std::vector<Block66>& out) const {
+  out.assign(blocks_per_codeword, idle_block());
+  const std::uint64_t end = first + blocks_per_codeword;
+  for (const FrameRecord& f : frames) {
+    if (f.first_block >= end) break;
+    const std::vector<std::uint8_t>& bytes = f.packet->payload;
+    for (std::uint64_t b = std::max(first, f.first_block); b < std::min(end, f.end_block); ++b)
+      out[b - first] = frame_block(bytes.data(), bytes.size(), b - f.first_block);
+  }
+}
+
 void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
-  const std::uint64_t have = rx_block_base + rx_blocks.size();
+  const std::uint64_t have = rx_block_base + rx_words.size() * blocks_per_codeword;
   while (!frames.empty() && frames.front().end_block <= have) {
     const FrameRecord f = frames.front();
     frames.pop_front();
-    const std::size_t from = f.first_block - rx_block_base, count = f.end_block - f.first_block;
+    const std::size_t count = f.end_block - f.first_block;
+    const std::size_t first_word = (f.first_block - rx_block_base) / blocks_per_codeword,
+                      end_word = (f.end_block - 1 - rx_block_base) / blocks_per_codeword + 1;
     bool bad = false, exact = true;
-    for (std::size_t i = 0; i < count; ++i) {
-      bad = bad || rx_blocks[from + i].failed;
-      exact = exact && rx_blocks[from + i].exact;
+    for (std::size_t i = first_word; i < end_word; ++i) {
+      bad = bad || rx_words[i].failed;
+      exact = exact && rx_words[i].exact;
     }
     // Blocks that arrived as sent decode into the bytes sent, which the frame still carries.
     bool ok = true;
     if (!exact) {
       frame_blocks.resize(count);
-      for (std::size_t i = 0; i < count; ++i) frame_blocks[i] = rx_blocks[from + i].block;
+      for (std::size_t i = 0; i < count; ++i) {
+        const std::uint64_t b = f.first_block + i - rx_block_base;
+        const RxWord& w = rx_words[b / blocks_per_codeword];
+        frame_blocks[i] = w.exact ? frame_block(f.packet->payload.data(), f.packet->payload.size(), i)
+                                  : w.blocks[b % blocks_per_codeword];
+      }
       ok = decode_frame(frame_blocks.data(), count, frame_bytes);
     }
     Packet* o = f.packet;
@@ -474,11 +521,11 @@ void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
     o->advance(stages.to_mac, clock.time_of(clock.now()));
     rx_out.push_back(o);
   }
-  // Drop the blocks no frame still needs.
+  // Drop the words no frame still needs.
   const std::uint64_t keep_from = frames.empty() ? have : frames.front().first_block;
-  while (rx_block_base < keep_from && !rx_blocks.empty()) {
-    rx_blocks.pop_front();
-    ++rx_block_base;
+  while (!rx_words.empty() && rx_block_base + blocks_per_codeword <= keep_from) {
+    rx_words.pop_front();
+    rx_block_base += blocks_per_codeword;
   }
 }
 

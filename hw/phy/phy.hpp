@@ -14,6 +14,10 @@
 // every codeword sent from going down until the CDR has locked again. Abstracted: lane
 // skew only adds its worst case as latency; alignment markers cost their time but carry no
 // bits; the line is never idle (idles are sent), so the TX wakes every C cycles.
+// Codecs. `exact` makes every word's bits, scrambles, encodes and decodes it. `fast` gives the
+// same outcome bit for bit (tests/hw/phy) and makes bits only where the channel left an error:
+// RS codes and the scrambler are linear, so it decodes the error pattern alone, and a word's
+// received blocks are its sent blocks XOR the descrambled residual error.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -36,7 +40,7 @@ struct PhyParams {
   int lanes = 4;
   int interleave = 1;
   double lane_gbps = 106.25;
-  bool fast = true;  // decode only the codewords the channel touched
+  bool fast = true;  // the fast codec: bits only for the codewords the channel touched
   struct Pipeline {
     Cycle encoder = 0, decoder = 0;
   };
@@ -79,12 +83,11 @@ struct CodewordGroup {
   Cycle arrived = 0;  // RX cycle its last bit was in
   bool lost = false;  // sent while the link was down: nothing usable arrives
   struct Word {
-    std::vector<std::uint8_t> message;    // transcoded, scrambled message bits as sent
+    std::vector<std::uint8_t> message;    // transcoded, scrambled message bits as sent (exact codec)
     std::vector<std::uint16_t> sent;      // message + parity symbols, made when needed
     std::vector<std::uint16_t> received;  // after the channel and the decoder
     std::vector<std::uint32_t> flips;     // bit positions (symbol * m + bit) the lanes flipped
     std::vector<Block66> blocks;          // the 66b blocks it carries, as sent
-    std::uint64_t scrambler_end = 0;      // the TX scrambler's state after it
     bool symbols_valid = false;           // `sent` holds this word (with parity)
   };
   std::vector<Word> words;

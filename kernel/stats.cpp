@@ -11,7 +11,12 @@ namespace xy {
 LatencyHistogram::LatencyHistogram(Time period) : period_(period) {}
 
 void LatencyHistogram::record(Cycle cycles) {
-  ++counts_[cycles];
+  if (cycles < kDense) {
+    if (cycles >= dense_.size()) dense_.resize(cycles + 1);
+    ++dense_[cycles];
+  } else {
+    ++counts_[cycles];
+  }
   min_ = count_ ? std::min(min_, cycles) : cycles;
   max_ = std::max(max_, cycles);
   sum_ += cycles;
@@ -39,12 +44,17 @@ std::vector<Cycle> LatencyHistogram::quantiles(std::initializer_list<double> qs)
 }
 
 std::vector<std::pair<Cycle, std::uint64_t>> LatencyHistogram::bins() const {
-  std::vector<std::pair<Cycle, std::uint64_t>> out(counts_.begin(), counts_.end());
-  std::sort(out.begin(), out.end());
+  std::vector<std::pair<Cycle, std::uint64_t>> out;
+  for (Cycle c = 0; c < dense_.size(); ++c)
+    if (dense_[c]) out.emplace_back(c, dense_[c]);
+  const std::size_t sparse_from = out.size();
+  out.insert(out.end(), counts_.begin(), counts_.end());
+  std::sort(out.begin() + static_cast<std::ptrdiff_t>(sparse_from), out.end());
   return out;
 }
 
 void LatencyHistogram::reset() {
+  dense_.clear();
   counts_.clear();
   count_ = sum_ = min_ = max_ = 0;
 }

@@ -6,7 +6,8 @@
 // wire least significant byte first, so a receiver running the same CRC over frame and FCS
 // always ends with the same value (kFcsResidue) when nothing was corrupted.
 //
-// zlib computes it (its braided tables run several bytes a step, about twice slicing-by-8).
+// Intel ISA-L computes it by carry-less multiplication (crc32.cpp says which routine and why);
+// tests/hw/link checks it against a bitwise CRC written there and the published check value.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -47,11 +47,11 @@ class LatencyHistogram {
 
  private:
   Time period_;
-  // Count per value: below kDense in a vector as long as the largest value seen there (a record
-  // is one increment), above it one hash update per record, so that memory and the quantiles'
-  // work follow the distinct values, not the range (a queue that builds spreads a few thousand
-  // samples over millions of cycles).
-  static constexpr Cycle kDense = 4096;
+  // Count per value: below kDense in a vector as long as the largest value seen there (8 KiB at
+  // most; a record is one increment, and a PHY's frame latencies fall there), above it one hash
+  // update per record, so that memory and the quantiles' work follow the distinct values, not the
+  // range (a queue that builds spreads a few thousand samples over millions of cycles).
+  static constexpr Cycle kDense = 1024;
   std::vector<std::uint64_t> dense_;
   std::unordered_map<Cycle, std::uint64_t> counts_;
   std::uint64_t count_ = 0, sum_ = 0;

@@ -1,6 +1,6 @@
 // The MAC's wire format (hw/link/wire.hpp): every message kind's bytes written out
 // here by hand from the layout the header states, the FCS checked against a bitwise CRC-32 written
-// in this file (the model's runs on ISA-L) and against the published check value; every
+// in this file (the model's runs on libdeflate) and against the published check value; every
 // kind parsed back; a flipped bit, a cut frame, a frame of the wrong length for its kind and
 // garbage refused.
 #include "hw/link/wire.hpp"

@@ -25,6 +25,7 @@ void encode_data(const Packet& frame, std::uint32_t seq, std::vector<std::uint8_
   if (frame.bytes < kFcsBytes + 1) throw std::logic_error("a data frame shorter than its FCS");
   const std::uint32_t body = frame.bytes - kFcsBytes;
   out.clear();
+  out.reserve(kDataHeaderBytes + body + kFcsBytes);  // `out` is often a frame's old, empty buffer
   out.push_back(static_cast<std::uint8_t>(WireKind::kData));
   put(out, seq, 3);
   if (frame.phantom) {

@@ -97,7 +97,6 @@ struct CodewordGroup {
 struct FrameRecord {
   Packet* packet;
   std::uint64_t first_block, end_block;  // [first, end): start .. terminate
-  bool sent = false;                     // the group with its last block is on the line
 };
 
 class PhyLink {

@@ -78,8 +78,14 @@ TEST(SwitchEcmp, HashingCollidesFlowsOnALinkWhileSprayingSpreadsThem) {
   const RunResult r = testing::run_quiet("switch-ecmp", {"ecmp.packets=500"});
   ASSERT_EQ(r.failure, "");  // every packet of every flow exactly once, no drops
   const auto& s = r.results["summary"];
-  EXPECT_GE(s["ecmp-crc32"]["flows_on_worst_link"].get<int>(), 5);  // claim C12: 5 of 32 on one link
+  EXPECT_GE(s["ecmp-crc32"]["flows_on_worst_link"].get<int>(), 5);  // 5 of 32 on one link
   EXPECT_GT(s["ecmp-toeplitz"]["flows_on_worst_link"].get<int>(), 4);
+  // The uniform-hash reference, against figures worked out by hand: 32 flows on 8 links put 5 or
+  // more on some link unless all are 4 (32! / (4!^8 8^32) = 3.0172e-5 of the assignments).
+  const auto& u = s["ecmp-crc32"]["uniform_hash"];
+  EXPECT_NEAR(u["p_worst_at_least"].get<double>(), 1 - 3.0171870e-5, 1e-11);
+  EXPECT_EQ(u["worst_median"].get<int>(), 7);
+  EXPECT_EQ(u["worst_p95"].get<int>(), 9);
   EXPECT_LE(s["spray"]["max_over_mean_link_load"].get<double>(), 1.1);
   EXPECT_LT(s["spray"]["completion_max_us"].get<double>(), s["ecmp-crc32"]["completion_max_us"].get<double>());
 }

@@ -19,6 +19,28 @@ using sw::SwitchParams;
 // switch-ecmp: 32 elephant flows from leaf A through 8 equal-cost uplinks to leaf B (claims C6,
 // C12), once per path choice, side by side in one simulation.
 
+// The reference a hash is judged against: P(some link carries >= `worst` of `flows` flows) when
+// each flow picks one of `links` links uniformly at random, counted exactly (the assignments with
+// every link at most m flows, bin by bin: ways_b(n) = sum_k C(n, k) ways_{b-1}(n - k), k <= m).
+double uniform_hash_p_worst_at_least(int flows, int links, int worst) {
+  if (worst <= 0) return 1;
+  const int m = worst - 1;
+  std::vector<double> ways(flows + 1, 0.0);  // ways[n] / links^n: n flows on the links so far
+  ways[0] = 1;
+  std::vector<std::vector<double>> choose(flows + 1, std::vector<double>(flows + 1, 0.0));
+  for (int n = 0; n <= flows; ++n) {
+    choose[n][0] = 1;
+    for (int k = 1; k <= n; ++k) choose[n][k] = choose[n - 1][k - 1] + (k < n ? choose[n - 1][k] : 0);
+  }
+  for (int b = 0; b < links; ++b) {
+    std::vector<double> next(flows + 1, 0.0);
+    for (int n = 0; n <= flows; ++n)
+      for (int k = 0; k <= std::min(m, n); ++k) next[n] += choose[n][k] * ways[n - k];
+    ways = next;
+  }
+  return 1 - ways[flows] / std::pow(links, flows);
+}
+
 // Sends one flow: `packets` packets of `bytes` to `dst`, paced at `rate` of the line.
 class FlowSender : public Core {
  public:
@@ -177,14 +199,23 @@ class SwitchEcmp : public Testbench {
       }
       int worst_flows = 0;
       for (int n : v->flows_on_link) worst_flows = std::max(worst_flows, n);
-      s[v->name] = {{"link_bytes", links},
+      if (v->hashed) {  // derived, not simulated: where this worst link sits among a uniform hash's
+        int median = 0, p95 = 0;
+        while (uniform_hash_p_worst_at_least(kFlows, kLinks, median + 1) > 0.5) ++median;
+        while (uniform_hash_p_worst_at_least(kFlows, kLinks, p95 + 1) > 0.05) ++p95;
+        s[v->name]["uniform_hash"] = {
+            {"p_worst_at_least", uniform_hash_p_worst_at_least(kFlows, kLinks, worst_flows)},
+            {"worst_median", median},
+            {"worst_p95", p95}};
+      }
+      s[v->name].update({{"link_bytes", links},
                     {"flows_first_link", flows},
                     {"flows_on_worst_link", worst_flows},
                     {"max_over_mean_link_load", worst / (total / kLinks)},
                     {"completion_max_us", fct_max},
                     {"completion_mean_us", fct_sum / kFlows},
                     {"out_of_order_packets", ooo},
-                    {"peak_reorder_held_packets", held}};
+                    {"peak_reorder_held_packets", held}});
     }
     return s;
   }
@@ -199,6 +230,14 @@ class SwitchEcmp : public Testbench {
                          r["completion_max_us"].get<double>(), r["completion_mean_us"].get<double>(),
                          r["out_of_order_packets"].get<std::uint64_t>(), r["peak_reorder_held_packets"].get<std::uint64_t>());
     }
+    for (const auto& v : variants_) {
+      if (!v->hashed) continue;
+      const auto& u = s[v->name]["uniform_hash"];
+      out += fmt::format("  {:<14} a uniform random hash puts >= {} flows on some link with P = {:.3g} (its worst "
+                         "link: median {}, 95th percentile {})\n",
+                         v->name, s[v->name]["flows_on_worst_link"].get<int>(), u["p_worst_at_least"].get<double>(),
+                         u["worst_median"].get<int>(), u["worst_p95"].get<int>());
+    }
     return out;
   }
 
@@ -206,6 +245,7 @@ class SwitchEcmp : public Testbench {
   // Leaf A: hosts on ports 0..31, uplinks on 32..39 to leaf B's ports 0..7; B: receivers on 8..39.
   struct Variant {
     std::string name;
+    bool hashed;  // one path per flow
     sw::PathSelector selector;
     std::vector<std::unique_ptr<Channel<Packet*>>> channels;
     std::unique_ptr<Switch> a, b;
@@ -217,7 +257,8 @@ class SwitchEcmp : public Testbench {
 
     Variant(std::string n, sw::PathChoice choice, sw::HashKind hash, const SwitchParams& p, std::uint64_t packets,
             std::uint32_t bytes, double rate, SwitchEcmp& tb, RunContext& ctx)
-        : name(std::move(n)), selector(choice, hash, kLinks, ctx.rng("top." + name + ".paths")) {
+        : name(std::move(n)), hashed(choice == sw::PathChoice::kEcmpHash),
+          selector(choice, hash, kLinks, ctx.rng("top." + name + ".paths")) {
       Clock& clock = tb.domain_->clock();
       auto channel = [&](const std::string& what) {
         channels.push_back(std::make_unique<Channel<Packet*>>(fmt::format("top.{}.{}", name, what), clock, ChannelSpec{1, 0, 1, 2}));

@@ -114,7 +114,7 @@ std::vector<File> astra_sim(const std::vector<Input>& inputs) {
       {"xysim-provenance",
        {{"endpoint-delay", fmt::format("half of delivered_ns less transfer_ns, both measured, mean over {} points of {}: "
                                        "{:.1f} ns, rounded (ASTRA-sim reads an integer, ns); most of it is the NICs' "
-                                       "configured olink.<fabric>.egress_ns and ingress_ns",
+                                       "configured olink.gpu.egress_ns and ingress_ns",
                                        s.messages.size(), s.inputs, endpoint)},
         {"scheduling-policy", "default: LIFO, as ASTRA-sim's examples"},
         {"active-chunks-per-dimension", "default: 1, ASTRA-sim's own"},

@@ -33,9 +33,38 @@ TEST(OlinkLatency, BreakdownAddsUpToTheMeasuredLatencyForEveryFabric) {
   EXPECT_DOUBLE_EQ(s["pcie-switch"]["load_latency_ns"].get<double>(), 2 * 1290 + 201 + 1 + 1);
   EXPECT_DOUBLE_EQ(s["pcie-switch"]["breakdown"]["uplink_request_ns"].get<double>(), 270);
   EXPECT_DOUBLE_EQ(s["nvlink-class"]["breakdown"]["uplink_request_ns"].get<double>(), 0);
-  // NVLink-class: 2 x (20 + 2 x 30 + 40 + 20) + 120 = 400 ns, give or take rounding to its
-  // 7031.25 MHz clock (0.14 ns a cycle).
-  EXPECT_NEAR(s["nvlink-class"]["load_latency_ns"].get<double>(), 400, 1);
+  // NVLink-class with the GPU side OLink has (controller 100 ns each way, HBM 200) on OLink's 2 m
+  // cables (5 ns beyond the 1 m its 30 ns link holds): 2 x (100 + 2 x 35 + 40 + 100) + 200 = 820
+  // ns, give or take rounding to its 7031.25 MHz clock (0.14 ns a cycle, a dozen stages).
+  EXPECT_NEAR(s["nvlink-class"]["load_latency_ns"].get<double>(), 820, 2);
+  EXPECT_NEAR(s["nvlink-class"]["breakdown"]["memory_ns"].get<double>(),
+              s["olink-rs544"]["breakdown"]["memory_ns"].get<double>(), 1);
+}
+
+// The NVLink-class comparator crosses what OLink's fabric crosses: on a leaf-spine, GPU 0 and 1 on
+// different leaves, 3 switches of 40 ns and links of 30 ns + 5 ns a metre beyond 1 m: two 2 m
+// GPU links and two 10 m spine links, 2 x 35 + 2 x 75 = 220 ns each way.
+TEST(OlinkLatency, NvlinkClassFollowsALeafSpine) {
+  const RunResult r = testing::run_quiet("olink-latency", {"olink.loads=2", "topology=leaf-spine"});
+  ASSERT_EQ(r.failure, "");
+  const auto& b = r.results["summary"]["nvlink-class"]["breakdown"];
+  EXPECT_NEAR(b["switch_request_ns"].get<double>(), 3 * 40, 0.5);
+  EXPECT_NEAR(b["links_request_ns"].get<double>(), 2 * 35 + 2 * 75, 0.5);
+}
+
+// ... and its cables: 100 m from each GPU to the switch, 30 + 5 x 99 ns a link.
+TEST(OlinkLatency, NvlinkClassFollowsTheCables) {
+  const RunResult r = testing::run_quiet("olink-latency", {"olink.loads=2", "topology.cable_m=100"});
+  ASSERT_EQ(r.failure, "");
+  const auto& s = r.results["summary"];
+  EXPECT_NEAR(s["nvlink-class"]["breakdown"]["links_request_ns"].get<double>(), 2 * (30 + 5 * 99), 0.5);
+  // The ratio's sensitivity is the breakdown's arithmetic: OLink's decoder taken out of its load.
+  const auto& c1 = s["claim_c1"];
+  const auto& dec = c1["sensitivity"]["port.rs544.decoder_ns"];
+  EXPECT_NEAR(dec["ratio_at_zero"].get<double>(),
+              (s["olink-rs544"]["load_latency_ns"].get<double>() - dec["olink_ns"].get<double>()) /
+                  s["nvlink-class"]["load_latency_ns"].get<double>(),
+              1e-9);
 }
 
 // One switch stage far larger than the others still splits each fabric's switch time exactly:

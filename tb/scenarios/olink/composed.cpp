@@ -16,17 +16,14 @@ std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::strin
   f->name = pr.name;
   f->sp = base;
   f->period = base.period();
-  const std::string k = std::string("olink.") + pr.name + ".";
-  const auto cycles = [&](const char* key, double def, const char* what) {
-    const double ns = ctx.config.real(k + key, def, "ns", 0, 1e6, what);
-    return cycles_for(from_ns(ns), f->period);
-  };
+  const GpuSide gpu = GpuSide::declare(pr, ctx.config);
+  const auto cycles = [&](double ns) { return cycles_for(from_ns(ns), f->period); };
   f->ep.gpus = static_cast<std::uint32_t>(t.endpoints().size());
   f->ep.width = base.port_bytes_per_cycle();
   f->ep.memory_width = f->ep.width;
-  f->ep.egress = cycles("egress_ns", pr.egress, "GPU NIC: transaction to frame on the line");
-  f->ep.ingress = cycles("ingress_ns", pr.ingress, "GPU NIC: frame in to transaction");
-  f->ep.memory = cycles("memory_ns", pr.memory, "HBM access at the target");
+  f->ep.egress = cycles(gpu.egress_ns);
+  f->ep.ingress = cycles(gpu.ingress_ns);
+  f->ep.memory = cycles(gpu.memory_ns);
   lingyun::PortParams pp = port;
   pp.phy = port.phy.with_fec(fec);
   f->core = std::make_unique<ClockDomain>(("olink_" + f->name).c_str(), f->period);

@@ -30,7 +30,7 @@ struct ComposedFabric {
   std::vector<std::pair<Time, Time>> arrivals[2];  // every frame: onto the sender's line, off the receiver's
 };
 
-// Declares the preset's NIC stages (olink.<preset>.egress_ns, ingress_ns, memory_ns) and builds its
+// Declares the GPU's side (GpuSide: olink.gpu.*) and builds the preset's
 // fabric on `t` with the ports of `port` and the FEC `fec`, its endpoints attached.
 std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::string& fec, const lingyun::Topology& t,
                                               const sw::SwitchParams& base, const lingyun::PortParams& port,

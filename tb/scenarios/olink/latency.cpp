@@ -70,7 +70,11 @@ class OlinkLatency : public Testbench {
         period = m.composed->period;
         summary_line_ = m.composed->fabric->summary();
       } else {
-        m.fabric = make_preset_fabric(pr, 2, base, pool_, ctx);
+        // NVLink-class crosses the switches and cables OLink's fabric does; the PCIe fabric's
+        // own shape (its uplink) is what it stands for.
+        const PresetPath path = PresetPath::between(topology, 0, 1);
+        const bool follows = std::string(pr.name) == "nvlink-class";
+        m.fabric = make_preset_fabric(pr, 2, base, pool_, ctx, "", true, follows ? &path : nullptr);
         name = m.fabric->name;
         ends = &m.fabric->endpoints;
         period = m.fabric->period;
@@ -168,8 +172,49 @@ class OlinkLatency : public Testbench {
                        {"closer_to_seed", std::abs(one - 1200) < std::abs(load - 1200) ? "one_way" : "round_trip"},
                        {"olink_over_nvlink_load", load / nv["load_latency_ns"].get<double>()},
                        {"ten_x_gap_met", load / nv["load_latency_ns"].get<double>() >= 10}};
+      add_c1_sensitivity(kp4, nv, s["claim_c1"]);
     }
     return s;
+  }
+
+  // Derived from the breakdowns (a load is the sum of its stages, one at a time): how much of
+  // OLink's load each provenance holds, and the OLink/NVLink-class ratio with each configured stage
+  // taken out (at 0) or doubled, and with the GPU's side (controller and memory) taken out.
+  static void add_c1_sensitivity(const nlohmann::json& olink, const nlohmann::json& nvlink, nlohmann::json& c1) {
+    nlohmann::json by = {{"configured", 0.0}, {"derived", 0.0}, {"measured", 0.0}, {"residual", 0.0}};
+    for (const auto& [stage, ns] : olink["breakdown"].items())
+      by[olink["provenance"][stage].get<std::string>()] = by[olink["provenance"][stage].get<std::string>()].get<double>() + ns.get<double>();
+    c1["olink_load_by_provenance_ns"] = by;
+    const auto sum = [](const nlohmann::json& f, std::initializer_list<const char*> stages) {
+      double ns = 0;
+      for (const char* st : stages) ns += f["breakdown"].value(std::string(st) + "_ns", 0.0);
+      return ns;
+    };
+    const double lo = olink["load_latency_ns"].get<double>(), ln = nvlink["load_latency_ns"].get<double>();
+    c1["olink_switch_ns"] = sum(olink, {"request.switch", "response.switch"});
+    struct Input { const char* key; std::initializer_list<const char*> olink, nvlink; };
+    const Input inputs[] = {
+        {"olink.gpu.egress_ns", {"gpu_egress", "gpu_egress_target"}, {"gpu_egress", "gpu_egress_target"}},
+        {"olink.gpu.ingress_ns", {"gpu_ingress", "gpu_ingress_target"}, {"gpu_ingress", "gpu_ingress_target"}},
+        {"olink.gpu.memory_ns", {"memory"}, {"memory"}},
+        {"port.pma_tx_ns, pma_rx_ns, cable", {"request.pma_cable", "response.pma_cable"}, {}},
+        {"port.rs544.encoder_ns", {"request.fec_encode", "response.fec_encode"}, {}},
+        {"port.rs544.decoder_ns", {"request.fec_decode", "response.fec_decode"}, {}},
+        {"switch.lat.* (OLink's switches)", {"request.switch", "response.switch"}, {}},
+        {"olink.nvlink-class.link_ns, cable", {}, {"links_request", "links_response"}},
+        {"olink.nvlink-class.switch_ns", {}, {"switch_request", "switch_response"}},
+    };
+    nlohmann::json sens = nlohmann::json::object();
+    for (const Input& in : inputs) {
+      const double o = sum(olink, in.olink), n = sum(nvlink, in.nvlink);
+      sens[in.key] = {{"olink_ns", o}, {"nvlink_ns", n}, {"ratio_at_zero", (lo - o) / (ln - n)},
+                      {"ratio_doubled", (lo + o) / (ln + n)}};
+    }
+    c1["sensitivity"] = sens;
+    const auto gpu = [&](const nlohmann::json& f) {
+      return sum(f, {"gpu_egress", "gpu_egress_target", "gpu_ingress", "gpu_ingress_target", "memory"});
+    };
+    c1["fabric_only_ratio"] = (lo - gpu(olink)) / (ln - gpu(nvlink));
   }
   std::string report() const override {
     const nlohmann::json s = summary();
@@ -209,6 +254,22 @@ class OlinkLatency : public Testbench {
                          s["claim_c1"]["closer_to_seed"].get<std::string>() == "one_way" ? "one-way time" : "round trip",
                          s["claim_c1"]["olink_over_nvlink_load"].get<double>(),
                          s["claim_c1"]["ten_x_gap_met"].get<bool>() ? "met" : "not met");
+    if (s.contains("claim_c1")) {
+      const auto& c1 = s["claim_c1"];
+      const auto& by = c1["olink_load_by_provenance_ns"];
+      out += fmt::format("  C1: of OLink's load {:.1f} ns are configured, {:.1f} derived, {:.1f} measured ({:.1f} of it the "
+                         "switches, whose stages are configured) and {:.1f} residual; fabric only (no GPU controller "
+                         "or memory): {:.2f}x\n",
+                         by["configured"].get<double>(), by["derived"].get<double>(), by["measured"].get<double>(),
+                         c1["olink_switch_ns"].get<double>(), by["residual"].get<double>(),
+                         c1["fabric_only_ratio"].get<double>());
+      out += fmt::format("  {:<38} {:>9} {:>9} {:>9} {:>9}\n", "C1 ratio with one input (ns of a load)", "OLink",
+                         "NVLink-cl", "at 0", "doubled");
+      for (const auto& [key, v] : c1["sensitivity"].items())
+        out += fmt::format("  {:<38} {:>9.1f} {:>9.1f} {:>8.2f}x {:>8.2f}x\n", key, v["olink_ns"].get<double>(),
+                           v["nvlink_ns"].get<double>(), v["ratio_at_zero"].get<double>(),
+                           v["ratio_doubled"].get<double>());
+    }
     return out;
   }
 
@@ -284,16 +345,16 @@ class OlinkLatency : public Testbench {
     const Cycle data = (bytes_ + f.width - 1) / f.width;
     return {{"entry", 1},
             {"gpu_egress", f.egress},
-            {"links_request", 2 * f.link},
-            {"switch_request", f.switch_cycles()},
+            {"links_request", f.path_link_cycles()},
+            {"switch_request", f.path_switches * f.switch_cycles()},
             {"uplink_request", f.uplink},
             {"switch_down_request", f.uplink ? f.switch_cycles() : 0},
             {"frame_tail_request", beats(f, 0)},
             {"gpu_ingress_target", f.ingress},
             {"memory", f.memory + data},
             {"gpu_egress_target", f.egress},
-            {"links_response", 2 * f.link},
-            {"switch_response", f.switch_cycles()},
+            {"links_response", f.path_link_cycles()},
+            {"switch_response", f.path_switches * f.switch_cycles()},
             {"uplink_response", f.uplink},
             {"switch_down_response", f.uplink ? f.switch_cycles() : 0},
             {"frame_tail_response", beats(f, bytes_)},
@@ -311,8 +372,8 @@ class OlinkLatency : public Testbench {
       return (f.ep.egress + f.ep.ingress) * to_ns(f.period) + sum_path(f, 0);
     }
     const PresetFabric& f = *m.fabric;
-    const Cycle switches = f.uplink ? 2 * f.switch_cycles() + f.uplink : f.switch_cycles();
-    return to_ns(f.period) * static_cast<double>(f.egress + 2 * f.link + switches + beats(f, 0) + f.ingress);
+    const Cycle switches = f.uplink ? 2 * f.switch_cycles() + f.uplink : f.path_switches * f.switch_cycles();
+    return to_ns(f.period) * static_cast<double>(f.egress + f.path_link_cycles() + switches + beats(f, 0) + f.ingress);
   }
 
   std::uint32_t bytes_ = 64;

@@ -139,8 +139,8 @@ class OlinkMessage : public Testbench {
               {"delivered_ns", "measured: write handed to GPU 0's NIC to the other NIC handing its last Store to memory, mean"},
               {"write_ns", "measured: write handed to GPU 0's NIC to its last acknowledgement back, mean"},
               {"line_GBps", "derived: port lanes x lane rate less FEC and transcoding (configured port.*)"},
-              {"nic_egress_ns", "configured: olink.<fabric>.egress_ns"},
-              {"nic_ingress_ns", "configured: olink.<fabric>.ingress_ns"},
+              {"nic_egress_ns", "configured: olink.gpu.egress_ns"},
+              {"nic_ingress_ns", "configured: olink.gpu.ingress_ns"},
               {"message_bytes", "configured: message.bytes"}}}};
   }
   std::string report() const override {

@@ -11,6 +11,22 @@ namespace xy::olink_tb {
 using olink::EndpointParams;
 using olink::OlinkEndpoint;
 
+GpuSide GpuSide::declare(const Preset& pr, Config& c) {
+  GpuSide g;
+  g.memory_ns = c.real("olink.gpu.memory_ns", 200, "ns", 0, 1e6, "HBM access at the target GPU, every fabric");
+  if (pr.dma_egress > 0) {
+    const std::string k = std::string("olink.") + pr.name + ".";
+    g.egress_ns = c.real(k + "egress_ns", pr.dma_egress, "ns", 0, 1e6, "DMA engine: transaction to frame on the line");
+    g.ingress_ns = c.real(k + "ingress_ns", pr.dma_ingress, "ns", 0, 1e6, "DMA engine: frame in to transaction");
+  } else {
+    g.egress_ns = c.real("olink.gpu.egress_ns", 100, "ns", 0, 1e6,
+                         "the GPU's fabric controller: transaction to frame on the line (OLink, NVLink-class)");
+    g.ingress_ns = c.real("olink.gpu.ingress_ns", 100, "ns", 0, 1e6,
+                          "the GPU's fabric controller: frame in to transaction (OLink, NVLink-class)");
+  }
+  return g;
+}
+
 Stages declare_stages(const Preset& pr, int gpus, const sw::SwitchParams& base, Config& c) {
   const std::string k = std::string("olink.") + pr.name + ".";
   Stages f;
@@ -20,10 +36,12 @@ Stages declare_stages(const Preset& pr, int gpus, const sw::SwitchParams& base, 
     const double ns = c.real(k + key, def, "ns", 0, 1e6, what);
     return cycles_for(from_ns(ns), f.period);
   };
-  f.egress = cycles("egress_ns", pr.egress, "GPU NIC: transaction to frame on the line");
-  f.ingress = cycles("ingress_ns", pr.ingress, "GPU NIC: frame in to transaction");
-  f.link = std::max<Cycle>(1, cycles("link_ns", pr.link, "one link: SerDes, FEC, MAC/LLR both ends, cable"));
-  f.memory = cycles("memory_ns", pr.memory, "HBM access at the target");
+  const GpuSide gpu = GpuSide::declare(pr, c);
+  const auto gpu_cycles = [&](double ns) { return cycles_for(from_ns(ns), f.period); };
+  f.egress = gpu_cycles(gpu.egress_ns);
+  f.ingress = gpu_cycles(gpu.ingress_ns);
+  f.link = std::max<Cycle>(1, cycles("link_ns", pr.link, "one link: SerDes, FEC, MAC/LLR both ends, 1 m of cable"));
+  f.memory = gpu_cycles(gpu.memory_ns);
   const Cycle core = std::max<Cycle>(6, cycles("switch_ns", pr.switch_core, "the switch, parser to egress"));
   const double uplink = c.real(k + "uplink_ns", pr.uplink, "ns", 0, 1e6,
                               "0: the switch joins the GPUs; > 0: every frame goes up one uplink all GPUs share, at their "
@@ -66,8 +84,85 @@ Stages declare_stages(const Preset& pr, int gpus, const sw::SwitchParams& base, 
     rest -= cut;
   }
   l.parse = core - rest;
+  f.path_links = {f.link, f.link};
   return f;
 }
+
+PresetPath PresetPath::between(const lingyun::Topology& t, int from, int to) {
+  const lingyun::Routes routes(t);
+  const std::vector<int> ends = t.endpoints();
+  std::vector<std::vector<int>> links_of(t.nodes.size());  // a node's links in file order: its ports
+  for (std::size_t l = 0; l < t.links.size(); ++l) {
+    links_of[t.links[l].a].push_back(static_cast<int>(l));
+    links_of[t.links[l].b].push_back(static_cast<int>(l));
+  }
+  PresetPath p;
+  int node = ends[from], link = links_of[node].at(0);
+  while (true) {
+    p.cable_m.push_back(t.links[link].cable_m);
+    node = t.links[link].a == node ? t.links[link].b : t.links[link].a;
+    if (!t.nodes[node].is_switch) break;
+    link = links_of[node].at(routes.next[node][to].at(0));
+  }
+  return p;
+}
+
+namespace {
+
+// GPU 0 - switch 0 - ... - switch H-1 - GPU 1 over the path's links; port 0 of each switch faces
+// GPU 0, port 1 GPU 1. fwd[i] carries link i's frames toward GPU 1, bwd[i] toward GPU 0.
+void build_chain(PresetFabric& f, const PresetPath& path, const olink::EndpointParams& ep, PacketPool& pool,
+                 RunContext& ctx) {
+  if (f.uplink) throw ConfigError(fmt::format("olink.{}.uplink_ns: a fabric with an uplink cannot follow a path", f.name));
+  Clock& clock = f.domain->clock();
+  const int links = static_cast<int>(path.cable_m.size()), switches = path.switches();
+  f.path_links.clear();
+  f.path_switches = switches;
+  std::vector<Channel<Packet*>*> fwd(links), bwd(links);
+  for (int i = 0; i < links; ++i) {
+    const double extra_ns = 5 * (path.cable_m[i] - 1);  // the preset's link holds 1 m of cable
+    const Time link_time = f.link * f.period;
+    const Cycle cycles =
+        std::max<Cycle>(1, cycles_for(extra_ns >= 0 ? link_time + from_ns(extra_ns) : link_time - std::min(link_time, from_ns(-extra_ns)), f.period));
+    f.path_links.push_back(cycles);
+    for (auto* dir : {&fwd, &bwd}) {
+      f.channels.push_back(std::make_unique<Channel<Packet*>>(
+          fmt::format("top.{}.link{}.{}", f.name, i, dir == &fwd ? "fwd" : "bwd"), clock, ChannelSpec{cycles, 0, 1, 2}));
+      (*dir)[i] = f.channels.back().get();
+    }
+  }
+  sw::SwitchParams sp = f.sp;
+  sp.ports = 2;
+  const auto toward = [](const Packet& p) { return p.dst == 0 ? 0 : 1; };
+  std::vector<sw::Switch*> s;
+  for (int i = 0; i < switches; ++i) {
+    auto made = std::make_unique<sw::Switch>(fmt::format("top.{}.sw{}", f.name, i), sp, clock, ctx.stats,
+                                             std::vector<Channel<Packet*>*>{fwd[i], bwd[i + 1]},
+                                             std::vector<Channel<Packet*>*>{bwd[i], fwd[i + 1]}, toward, ctx.seed + i);
+    s.push_back(made.get());
+    if (i == 0) f.sw = std::move(made);
+    else f.chain.push_back(std::move(made));
+  }
+  for (int i = 1; i < switches; ++i) {
+    fwd[i]->connect(&s[i - 1]->egress_core(1), &s[i]->ingress_core(0));
+    bwd[i]->connect(&s[i]->egress_core(0), &s[i - 1]->ingress_core(1));
+  }
+  for (int g = 0; g < 2; ++g) {
+    Channel<Packet*>* to = g == 0 ? fwd[0] : bwd[links - 1];
+    Channel<Packet*>* from = g == 0 ? bwd[0] : fwd[links - 1];
+    sw::Switch* at = g == 0 ? s.front() : s.back();
+    const int port = g == 0 ? 0 : 1;
+    const auto bind = [to, from, at, port](Core& nic) {
+      to->connect(&nic, &at->ingress_core(port));
+      from->connect(&at->egress_core(port), &nic);
+    };
+    f.endpoints.push_back(std::make_unique<olink::OlinkEndpoint>(fmt::format("{}_gpu{}", f.name, g).c_str(), g, ep, clock,
+                                                                 link::PortAttachment(*to, *from, nullptr, nullptr, bind),
+                                                                 pool, ctx.stats));
+  }
+}
+
+}  // namespace
 
 void fix_preset_switch_keys(Config& c, const std::string& owner) {
   for (const char* key : {"switch.ports", "switch.port_gbps", "switch.clock_mhz", "switch.lat.rx_mac", "switch.lat.parse",
@@ -77,7 +172,8 @@ void fix_preset_switch_keys(Config& c, const std::string& owner) {
 }
 
 std::unique_ptr<PresetFabric> make_preset_fabric(const Preset& pr, int gpus, const sw::SwitchParams& base,
-                                                PacketPool& pool, RunContext& ctx, const std::string& name, bool data) {
+                                                PacketPool& pool, RunContext& ctx, const std::string& name, bool data,
+                                                const PresetPath* path) {
   auto f = std::make_unique<PresetFabric>();
   static_cast<Stages&>(*f) = declare_stages(pr, gpus, base, ctx.config);
   if (!name.empty()) f->name = name;
@@ -91,6 +187,10 @@ std::unique_ptr<PresetFabric> make_preset_fabric(const Preset& pr, int gpus, con
   ep.memory = f->memory;
   ep.memory_width = f->width;
   ep.data = data;
+  if (path) {
+    build_chain(*f, *path, ep, pool, ctx);
+    return f;
+  }
   std::vector<Channel<Packet*>*> in(gpus), out(gpus);
   for (int g = 0; g < gpus; ++g) {
     f->channels.push_back(std::make_unique<Channel<Packet*>>(fmt::format("top.{}.up{}", f->name, g), clock,

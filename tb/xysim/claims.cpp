@@ -62,6 +62,14 @@ const std::vector<Run> kRuns = {
     {"switch-incast", "switch-incast", {}},
     {"link-llr", "link-llr", {{"link.frame_error", "1e-3"}, {"traffic.frames", "100000"}}},
     {"link-e2e", "link-llr", {{"link.frame_error", "1e-3"}, {"traffic.frames", "100000"}, {"link.recovery", "e2e"}}},
+    {"link-e2e-2us", "link-llr",
+     {{"link.frame_error", "1e-3"}, {"traffic.frames", "100000"}, {"link.recovery", "e2e"}, {"e2e.rtt_us", "2"}}},
+    {"link-llr-1e-5", "link-llr", {{"link.frame_error", "1e-5"}, {"traffic.frames", "100000"}}},
+    {"link-e2e-1e-5", "link-llr", {{"link.frame_error", "1e-5"}, {"traffic.frames", "100000"}, {"link.recovery", "e2e"}}},
+    {"link-llr-1e-4", "link-llr", {{"link.frame_error", "1e-4"}, {"traffic.frames", "100000"}}},
+    {"link-e2e-1e-4", "link-llr", {{"link.frame_error", "1e-4"}, {"traffic.frames", "100000"}, {"link.recovery", "e2e"}}},
+    {"link-llr-1e-2", "link-llr", {{"link.frame_error", "1e-2"}, {"traffic.frames", "100000"}}},
+    {"link-e2e-1e-2", "link-llr", {{"link.frame_error", "1e-2"}, {"traffic.frames", "100000"}, {"link.recovery", "e2e"}}},
     {"switch-allreduce", "switch-allreduce", {}},
     {"switch-allreduce-64", "switch-allreduce", {{"allreduce.endpoints", "64"}, {"allreduce.bytes", "1048576"}}},
 };
@@ -133,16 +141,35 @@ const std::vector<Claim> kClaims = {
      "a sender was held back. CBFC sends no pause frames by construction; a tree has no cyclic buffer "
      "dependency, so deadlock is not tested."},
     {"C4", "LLR (Go-Back-N per hop) suppresses tail latency",
-     {{"llr_p999", "p99.9, LLR", "link-llr", "/summary/latency_p999_ns", " ns", ".1f"},
-      {"e2e_p999", "end-to-end retransmit", "link-e2e", "/summary/latency_p999_ns", " ns", ".1f"},
+     {{"llr_p999", "frame loss 1e-3: p99.9, LLR", "link-llr", "/summary/latency_p999_ns", " ns", ".1f"},
+      {"e2e_p999", "end-to-end retransmit, 8 µs loop", "link-e2e", "/summary/latency_p999_ns", " ns", ".1f"},
+      {"e2e_2us_p999", "2 µs loop", "link-e2e-2us", "/summary/latency_p999_ns", " ns", ".1f"},
       {"llr_goodput", "goodput ratio, LLR", "link-llr", "/summary/goodput_ratio", "", ".4f"},
-      {"e2e_goodput", "end-to-end", "link-e2e", "/summary/goodput_ratio", "", ".4f"}},
-     "LLR's p99.9 is at most half the end-to-end one at the same frame loss, with no lower "
-     "goodput",
-     [](const Values& v) { return v.at("llr_p999") <= v.at("e2e_p999") / 2 && v.at("llr_goodput") >= v.at("e2e_goodput"); },
-     "link-llr: one 800 Gb/s link, 100,000 frames each way, 1e-3 of them corrupted; LLR on the hop against "
-     "Go-Back-N between the end points over an 8 µs loop (RoCE-style), all else equal. lingyun-fec-llr is not "
-     "used here: its designs change the FEC with the LLR."},
+      {"e2e_goodput", "end-to-end, 8 µs", "link-e2e", "/summary/goodput_ratio", "", ".4f"},
+      {"e2e_2us_goodput", "2 µs", "link-e2e-2us", "/summary/goodput_ratio", "", ".4f"},
+      {"llr_p999_4", "1e-4: p99.9, LLR", "link-llr-1e-4", "/summary/latency_p999_ns", " ns", ".1f"},
+      {"e2e_p999_4", "end-to-end", "link-e2e-1e-4", "/summary/latency_p999_ns", " ns", ".1f"},
+      {"llr_goodput_4", "goodput, LLR", "link-llr-1e-4", "/summary/goodput_ratio", "", ".4f"},
+      {"e2e_goodput_4", "end-to-end", "link-e2e-1e-4", "/summary/goodput_ratio", "", ".4f"},
+      {"llr_p999_2", "1e-2: p99.9, LLR", "link-llr-1e-2", "/summary/latency_p999_ns", " ns", ".1f"},
+      {"e2e_p999_2", "end-to-end", "link-e2e-1e-2", "/summary/latency_p999_ns", " ns", ".1f"},
+      {"llr_goodput_2", "goodput, LLR", "link-llr-1e-2", "/summary/goodput_ratio", "", ".4f"},
+      {"e2e_goodput_2", "end-to-end", "link-e2e-1e-2", "/summary/goodput_ratio", "", ".4f"},
+      {"llr_p999_5", "1e-5 (not judged): p99.9, LLR", "link-llr-1e-5", "/summary/latency_p999_ns", " ns", ".1f"},
+      {"e2e_p999_5", "end-to-end", "link-e2e-1e-5", "/summary/latency_p999_ns", " ns", ".1f"}},
+     "at every frame loss from 1e-4 to 1e-2, and at 1e-3 over a 2 µs loop as over 8, LLR's p99.9 is at most half the "
+     "end-to-end one, with no lower goodput",
+     [](const Values& v) {
+       const auto beats = [&](const char* llr, const char* e2e) { return v.at(llr) <= v.at(e2e) / 2; };
+       return beats("llr_p999", "e2e_p999") && beats("llr_p999", "e2e_2us_p999") && beats("llr_p999_4", "e2e_p999_4") &&
+              beats("llr_p999_2", "e2e_p999_2") && v.at("llr_goodput") >= v.at("e2e_goodput") &&
+              v.at("llr_goodput") >= v.at("e2e_2us_goodput") && v.at("llr_goodput_4") >= v.at("e2e_goodput_4") &&
+              v.at("llr_goodput_2") >= v.at("e2e_goodput_2");
+     },
+     "link-llr: one 800 Gb/s link, 100,000 frames each way, a fraction of them corrupted; LLR on the hop against "
+     "Go-Back-N between the end points over an 8 µs loop (RoCE-style) or a 2 µs one, all else equal. At 1e-5 the "
+     "rule would fail: a loss or two among 100,000 frames leaves both p99.9 at the loss-free 203.5 ns, so it is "
+     "reported, not judged. lingyun-fec-llr is not used here: its designs change the FEC with the LLR."},
     {"C5", "in-network reduce in the switch raises training efficiency",
      {{"in_network_8", "8 endpoints × 256 KiB: in-network", "switch-allreduce", "/summary/in_network/time_us", " µs",
        ".2f"},

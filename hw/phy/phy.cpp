@@ -145,6 +145,7 @@ struct PhyLink::Impl {
   CodewordGroup* make_group();
   void make_symbols(CodewordGroup::Word& w);
   void distribute_errors(CodewordGroup& g);
+  std::pair<int, std::uint32_t> lane_symbol(int lane, std::uint64_t q) const;
   void decode(CodewordGroup& g);
   bool fec_decode(CodewordGroup::Word& w, int symbol_errors);
   void deliver_blocks_fast(CodewordGroup::Word& w, bool failed, bool decoded_word);
@@ -338,7 +339,19 @@ void PhyLink::Impl::make_symbols(CodewordGroup::Word& w) {
   w.symbols_valid = true;
 }
 
-// Symbol j of the group's stream (codewords alternate when interleaved) goes to lane j % L.
+// Which codeword and symbol the q-th symbol on lane l is. Symbol s of every codeword goes to lane
+// s % L, and each lane carries the interleaved codewords' symbols in turn (symbol muxing: 802.3's
+// PMA bit-muxes PCS lanes that carry different codewords onto one lane), so that a burst on one
+// lane spreads over all of them. Without interleaving, or when the lanes do not divide a codeword,
+// symbol j of the group goes to lane j % L.
+std::pair<int, std::uint32_t> PhyLink::Impl::lane_symbol(int l, std::uint64_t q) const {
+  const auto i = static_cast<std::uint64_t>(p.interleave), lanes_n = static_cast<std::uint64_t>(p.lanes);
+  if (i > 1 && n % p.lanes == 0)
+    return {static_cast<int>(q % i), static_cast<std::uint32_t>((q / i) * lanes_n + static_cast<std::uint64_t>(l))};
+  const std::uint64_t j = q * lanes_n + static_cast<std::uint64_t>(l);
+  return {static_cast<int>(j % i), static_cast<std::uint32_t>(j / i)};
+}
+
 void PhyLink::Impl::distribute_errors(CodewordGroup& g) {
   const std::uint64_t symbols = static_cast<std::uint64_t>(n) * p.interleave;
   for (int l = 0; l < p.lanes; ++l) {
@@ -349,9 +362,8 @@ void PhyLink::Impl::distribute_errors(CodewordGroup& g) {
     line_bits.add(lane_symbols * kSymbolBits);
     for (std::uint64_t pos : lane_flips) {
       const std::uint64_t rel = pos - base;
-      const std::uint64_t j = (rel / kSymbolBits) * p.lanes + l;
-      auto& w = g.words[j % p.interleave];
-      w.flips.push_back(static_cast<std::uint32_t>((j / p.interleave) * kSymbolBits + rel % kSymbolBits));
+      const auto [word, symbol] = lane_symbol(l, rel / kSymbolBits);
+      g.words[word].flips.push_back(symbol * kSymbolBits + static_cast<std::uint32_t>(rel % kSymbolBits));
     }
     pre_fec_bit_errors.add(lane_flips.size());
   }

@@ -4,7 +4,9 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -155,6 +157,65 @@ TEST(PhyLink, FastAndExactCodecsGiveIdenticalResults) {
     bad += feeder.got[0][i].bad;
   }
   EXPECT_GT(bad, 100u);  // the comparison covers damaged frames, not only clean ones
+}
+
+// Bursts against a Monte Carlo written here, with its own generator: per lane a Gilbert–Elliott
+// chain over PAM4 symbols (error at 2 x ber of the state, then leave the state with its
+// probability), 5 PAM4 symbols to a 10-bit FEC symbol, symbol s of each of the two interleaved
+// codewords on lane s % 8, each lane carrying the two in turn. A burst of 10 FEC symbols on one
+// lane then costs each codeword 5 (RS(272) corrects 7); without the muxing one codeword would
+// take all 10.
+int reference_beyond_t(bool muxed, int groups, const ErrorModelSpec& e) {
+  constexpr int kLanes = 8, kWords = 2, kN = 272, kT = 7, kPerLane = kWords * kN / kLanes;  // 68
+  std::mt19937_64 gen(12345);
+  std::uniform_real_distribution<double> u(0, 1);
+  bool bad[kLanes] = {};
+  int beyond = 0;
+  for (int g = 0; g < groups; ++g) {
+    bool hit[kWords][kN] = {};
+    for (int l = 0; l < kLanes; ++l)
+      for (int q = 0; q < kPerLane; ++q) {
+        bool err = false;
+        for (int pam4 = 0; pam4 < 5; ++pam4) {
+          err = u(gen) < 2 * (bad[l] ? e.ber_bad : e.ber) || err;
+          if (u(gen) < (bad[l] ? e.p_bad_to_good : e.p_good_to_bad)) bad[l] = !bad[l];
+        }
+        if (!err) continue;
+        // muxed: the lane's q-th symbol is codeword q % 2's symbol (q / 2) * 8 + l; else the
+        // group's symbol j = q * 8 + l, codewords alternating along j.
+        const int j = q * kLanes + l;
+        if (muxed) hit[q % kWords][(q / kWords) * kLanes + l] = true;
+        else hit[j % kWords][j / kWords] = true;
+      }
+    for (auto& word : hit) beyond += std::count(std::begin(word), std::end(word), true) > kT;
+  }
+  return beyond;
+}
+
+TEST(PhyLink, InterleavedCodewordsShareABurstOnALane) {
+  Config config;
+  config.set("phy.fec", "rs272");
+  config.set("phy.lanes", "8");  // interleave 2 by default
+  config.set("phy.errors.p_good_to_bad", "5e-5");
+  config.set("phy.errors.p_bad_to_good", "0.04");  // bursts of 25 PAM4 symbols, 5 FEC symbols, on average
+  config.set("phy.errors.ber_bad", "0.25");
+  const PhyParams p = PhyParams::declare(config, "phy");
+  ASSERT_EQ(p.interleave, 2);
+  ClockDomain domain("phy", p.period());
+  Stats stats;
+  PacketPool pool;
+  PhyLink link("top.burst", p, domain.clock(), stats, 9, "burst", nullptr, nullptr, pool);
+  constexpr int kGroups = 20000;
+  link.stop_after(~0ull, 2 * kGroups);
+  ClockDomain::set_run_ahead_limit(10 * kMs);
+  sc_core::sc_start(to_sc_time(10 * kMs));
+  ASSERT_EQ(link.codewords(), 2u * kGroups);
+  const int muxed = reference_beyond_t(true, kGroups, p.errors), plain = reference_beyond_t(false, kGroups, p.errors);
+  ASSERT_GT(plain, 2 * muxed);  // the reference itself tells the two layouts apart
+  ASSERT_GT(muxed, 50);
+  const auto model = static_cast<double>(link.beyond_t());
+  EXPECT_NEAR(model, muxed, 0.25 * muxed) << "without the muxing the reference has " << plain;
+  EXPECT_EQ(link.failed_codewords(), link.beyond_t());
 }
 
 // A fabric has two PHYs per link. The codec's tables depend on the code alone: the encoder's

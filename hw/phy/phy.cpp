@@ -43,10 +43,10 @@ PhyParams PhyParams::declare(Config& c, const std::string& prefix, int default_l
   p.lanes = static_cast<int>(c.integer(k + "lanes", default_lanes, "lanes", 1, 8, "SerDes lanes of the port: 1, 2, 4 or 8"));
   if (p.lanes != 1 && p.lanes != 2 && p.lanes != 4 && p.lanes != 8)
     throw ConfigError(fmt::format("{}lanes = {}: must be 1, 2, 4 or 8", k, p.lanes));
-  // By default the fewest codewords whose group fills whole cycles (rs272 on 8 lanes takes 2).
-  p.interleave = static_cast<int>(c.integer(k + "interleave", p.with_fec(p.fec).interleave, "codewords", 1, 2,
-                                            "codewords interleaved symbol by symbol over the lanes"));
   p.lane_gbps = c.real(k + "lane_gbps", 106.25, "Gb/s", 1, 1000, "line rate of one lane (53.125 GBd PAM4)");
+  p.interleave = static_cast<int>(c.integer(k + "interleave", p.with_fec(p.fec).interleave, "codewords", 1, 4,
+                                            "codewords interleaved symbol by symbol over the lanes; by default "
+                                            "802.3's for the port's rate (PhyParams::with_fec)"));
   p.fast = c.implementation(k + "codec", {"fast", "exact"},
                             "exact: encode and decode every codeword; fast: only those the channel touched (same "
                             "results)") == "fast";
@@ -92,10 +92,16 @@ PhyParams PhyParams::declare(Config& c, const std::string& prefix, int default_l
 }
 
 Time PhyParams::period() const { return period_from_mhz(lane_gbps * 1000 / kLaneBitsPerCycle); }
+// RS(544,514) as 802.3 lays it out for the port's rate: up to 100G one codeword at a time
+// (clause 91); 200G and 400G two interleaved (clause 119); 800G two 400G flows of two each
+// (clause 172, 802.3df), whose four codewords share the lanes. The light RS(272) has no such
+// standard at these rates: the fewest codewords whose group fills whole cycles (2 on 8 lanes).
 PhyParams PhyParams::with_fec(const std::string& mode) const {
   PhyParams q = *this;
   q.fec = mode;
-  q.interleave = mode == "rs272" && 2720 % (kLaneBitsPerCycle * lanes) ? 2 : 1;
+  const double named_gbps = lanes * lane_gbps / 1.0625;  // 106.25 Gb/s lanes make 100G, 53.125 make 50G
+  if (mode == "rs544") q.interleave = named_gbps > 400.5 ? 4 : named_gbps > 100.5 ? 2 : 1;
+  else q.interleave = mode == "rs272" && 2720 % (kLaneBitsPerCycle * lanes) ? 2 : 1;
   return q;
 }
 

@@ -94,10 +94,11 @@ const std::vector<Claim> kClaims = {
      "A 64-byte remote load, one at a time: OLink on composed Lingyun ports, timed stage by stage; NVLink-class a "
      "constant-delay preset from public figures (configured) on the same path: the same switches and cables, and "
      "the same GPU side (controller and HBM, olink.gpu.*). Most of OLink's load is configured stages (PMA, FEC "
-     "decoder, switch pipeline, GPU side); what the simulation adds is serialisation, MAC and clock crossing. "
-     "Setting any one configured input to 0 or doubling it keeps the ratio within 1.13–1.66× (olink-latency's "
+     "decoder, switch pipeline, GPU side); what the simulation adds is serialisation (a frame waits for the "
+     "codeword group that carries its end), MAC and clock crossing. "
+     "Setting any one configured input to 0 or doubling it keeps the ratio within 1.31–1.88× (olink-latency's "
      "summary, claim_c1.sensitivity). The rule flips only for a comparator with next to nothing in it: with "
-     "olink.gpu.* at 0, olink.nvlink-class.link_ns=5, switch_ns=10 and 1 m cables the ratio is 12.5×. The seed's "
+     "olink.gpu.* at 0, olink.nvlink-class.link_ns=5, switch_ns=10 and 1 m cables the ratio is 14.9×. The seed's "
      "1.2 µs matches OLink's round trip, not its one-way time."},
     {"C2", "light FEC cuts codec latency vs RS(544,514) but tolerates less noise",
      {{"p50_544", "p50 host to host at BER 0, KP4", "lingyun-fec-llr", "/summary/rs544/latency_p50_ns", " ns", ".1f"},

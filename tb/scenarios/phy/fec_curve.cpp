@@ -54,8 +54,7 @@ class PhyFecCurve : public Testbench {
     domain_ = std::make_unique<ClockDomain>("phy", base.period());
     for (const char* mode : {"rs544", "rs272", "none"}) {
       for (int i = 0; i < points; ++i) {
-        PhyParams p = base;
-        p.fec = mode;
+        PhyParams p = base.with_fec(mode);  // and its layout
         const double cer = points == 1 ? min_cer : min_cer * std::pow(max_cer / min_cer, double(i) / (points - 1));
         p.errors = phy::ErrorModelSpec{};
         p.errors.ber = ber_for_cer(p, cer);
@@ -114,8 +113,7 @@ class PhyFecCurve : public Testbench {
                          {"within_ci95", inside}});
       }
       const PhyParams& p = points_.front().link->params();
-      PhyParams m = p;
-      m.fec = mode;
+      const PhyParams m = p.with_fec(mode);
       s[mode] = {{"curve", curve},
                  {"points_agreeing_with_100_failures", agreeing},
                  {"t", m.t()},

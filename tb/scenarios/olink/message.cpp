@@ -53,6 +53,11 @@ class OlinkMessage : public Testbench {
     const std::size_t gpus = topology.endpoints().size();
     check_thread_maps(gpus, fmt::format("{} makes {} GPUs, each a SystemC thread", topology.sized_by(), gpus));
     check_memory(composed_memory_bytes(topology, port, fabric.substr(6)), topology.sized_by(), ctx.force_memory);
+    const olink::EndpointParams nic;  // its Store sizes
+    const std::uint32_t store = bytes_ > nic.max_bytes ? nic.segment_bytes : bytes_;
+    port.check_frame(olink::frame_bytes(store),
+                     fmt::format("a message's Store frame ({} bytes of data, and {} of headers and FCS)", store,
+                                 olink::kEthernetHeaderBytes + olink::kHeaderBytes + olink::kFcsBytes));
     f_ = make_composed(pr, fabric.substr(6), topology, base, port, pool_, ctx);
     line_gbps_ = port.line_gbps();
     to_ = f_->ep.gpus - 1;

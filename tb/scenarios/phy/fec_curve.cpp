@@ -51,6 +51,8 @@ class PhyFecCurve : public Testbench {
                             "phy.pma_rx_ns", "phy.max_skew_ns", "phy.cable_m", "phy.cdr_lock_us", "phy.am_period",
                             "phy.am_ns"})
       c.fix(key, "phy-fec-curve, which counts failed codewords: no latency or line time changes which fail");
+    c.fix("phy.interleave", "phy-fec-curve, whose FEC modes each take their own layout (random errors: how words "
+                            "share the lanes changes nothing in how many fail)");
     domain_ = std::make_unique<ClockDomain>("phy", base.period());
     for (const char* mode : {"rs544", "rs272", "none"}) {
       for (int i = 0; i < points; ++i) {

@@ -157,6 +157,7 @@ struct PhyLink::Impl {
   void deliver_blocks_fast(CodewordGroup::Word& w, bool failed, bool decoded_word);
   void deliver_frames(Cycle group_sent, Cycle group_arrived);
   void sent_blocks(std::uint64_t first, std::vector<Block66>& out) const;
+  std::uint8_t* message_bits_of(const std::vector<std::uint16_t>& symbols);
 
   std::string name;
   PhyParams p;
@@ -407,12 +408,8 @@ void PhyLink::Impl::decode(CodewordGroup& g) {
     bool residual = false;  // message bits still wrong after the decoder
     std::uint8_t* rx_message = w.message.data();
     if (touched && !g.lost) {
-      std::fill(bits.begin(), bits.end(), 0);
-      for (int s = 0; s < k; ++s) {
-        put_bits(bits.data(), static_cast<std::uint64_t>(s) * kSymbolBits, kSymbolBits, w.received[s]);
-        residual = residual || w.received[s] != w.sent[s];
-      }
-      rx_message = bits.data();
+      residual = !std::equal(w.received.begin(), w.received.begin() + k, w.sent.begin());
+      rx_message = message_bits_of(w.received);
     }
     // A residual error reaches the next word's first bits through the descrambler.
     const bool exact = !residual && rx_in_sync;
@@ -471,9 +468,9 @@ void PhyLink::Impl::deliver_blocks_fast(CodewordGroup::Word& w, bool failed, boo
     rx_words.push_back({failed, true, {}});
     return;
   }
-  std::fill(bits.begin(), bits.end(), 0);  // the error left in the message, then descrambled
-  if (residual)
-    for (int s = 0; s < k; ++s) put_bits(bits.data(), static_cast<std::uint64_t>(s) * kSymbolBits, kSymbolBits, w.received[s]);
+  // The error left in the message (the word sent was all zeros), then descrambled.
+  if (residual) message_bits_of(w.received);
+  else std::fill(bits.begin(), bits.end(), 0);
   w.message.assign(bits.size(), 0);
   sent_blocks(rx_block_base + rx_words.size() * blocks_per_codeword, w.blocks);
   for (int x = 0; x < blocks_per_codeword / 4; ++x) {
@@ -485,6 +482,13 @@ void PhyLink::Impl::deliver_blocks_fast(CodewordGroup::Word& w, bool failed, boo
   RxWord& rw = rx_words.emplace_back(RxWord{failed, false, std::vector<Block66>(blocks_per_codeword)});
   for (int x = 0; x < blocks_per_codeword / 4; ++x)
     untranscode(w.message.data(), static_cast<std::uint64_t>(x) * 257, &rw.blocks[4 * x]);
+}
+
+// The message symbols of a word as bits, in `bits`.
+std::uint8_t* PhyLink::Impl::message_bits_of(const std::vector<std::uint16_t>& symbols) {
+  std::fill(bits.begin(), bits.end(), 0);
+  for (int s = 0; s < k; ++s) put_bits(bits.data(), static_cast<std::uint64_t>(s) * kSymbolBits, kSymbolBits, symbols[s]);
+  return bits.data();
 }
 
 // The blocks of the word that begins with block `first`: those of the frames it carries (not yet

@@ -83,11 +83,12 @@ struct CodewordGroup {
   Cycle arrived = 0;  // RX cycle its last bit was in
   bool lost = false;  // sent while the link was down: nothing usable arrives
   struct Word {
-    std::vector<std::uint8_t> message;    // transcoded, scrambled message bits as sent (exact codec)
+    std::vector<std::uint8_t> message;    // transcoded, scrambled message bits as sent (exact codec); the
+                                          // fast codec's scratch for a damaged word
     std::vector<std::uint16_t> sent;      // message + parity symbols, made when needed
     std::vector<std::uint16_t> received;  // after the channel and the decoder
     std::vector<std::uint32_t> flips;     // bit positions (symbol * m + bit) the lanes flipped
-    std::vector<Block66> blocks;          // the 66b blocks it carries, as sent
+    std::vector<Block66> blocks;          // the 66b blocks it carries, as sent (fast codec: damaged words only)
     bool symbols_valid = false;           // `sent` holds this word (with parity)
   };
   std::vector<Word> words;

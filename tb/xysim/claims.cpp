@@ -147,10 +147,10 @@ const std::vector<Claim> kClaims = {
     {"C4", "LLR (Go-Back-N per hop) suppresses tail latency",
      {{"llr_p999", "frame loss 1e-3: p99.9, LLR", "link-llr", "/summary/latency_p999_ns", " ns", ".1f"},
       {"e2e_p999", "end-to-end retransmit, 8 µs loop", "link-e2e", "/summary/latency_p999_ns", " ns", ".1f"},
-      {"e2e_2us_p999", "2 µs loop", "link-e2e-2us", "/summary/latency_p999_ns", " ns", ".1f"},
+      {"e2e_p999_2us", "2 µs loop", "link-e2e-2us", "/summary/latency_p999_ns", " ns", ".1f"},
       {"llr_goodput", "goodput ratio, LLR", "link-llr", "/summary/goodput_ratio", "", ".4f"},
       {"e2e_goodput", "end-to-end, 8 µs", "link-e2e", "/summary/goodput_ratio", "", ".4f"},
-      {"e2e_2us_goodput", "2 µs", "link-e2e-2us", "/summary/goodput_ratio", "", ".4f"},
+      {"e2e_goodput_2us", "2 µs", "link-e2e-2us", "/summary/goodput_ratio", "", ".4f"},
       {"llr_p999_4", "1e-4: p99.9, LLR", "link-llr-1e-4", "/summary/latency_p999_ns", " ns", ".1f"},
       {"e2e_p999_4", "end-to-end", "link-e2e-1e-4", "/summary/latency_p999_ns", " ns", ".1f"},
       {"llr_goodput_4", "goodput, LLR", "link-llr-1e-4", "/summary/goodput_ratio", "", ".4f"},
@@ -164,11 +164,12 @@ const std::vector<Claim> kClaims = {
      "at every frame loss from 1e-4 to 1e-2, and at 1e-3 over a 2 µs loop as over 8, LLR's p99.9 is at most half the "
      "end-to-end one, with no lower goodput",
      [](const Values& v) {
-       const auto beats = [&](const char* llr, const char* e2e) { return v.at(llr) <= v.at(e2e) / 2; };
-       return beats("llr_p999", "e2e_p999") && beats("llr_p999", "e2e_2us_p999") && beats("llr_p999_4", "e2e_p999_4") &&
-              beats("llr_p999_2", "e2e_p999_2") && v.at("llr_goodput") >= v.at("e2e_goodput") &&
-              v.at("llr_goodput") >= v.at("e2e_2us_goodput") && v.at("llr_goodput_4") >= v.at("e2e_goodput_4") &&
-              v.at("llr_goodput_2") >= v.at("e2e_goodput_2");
+       // The LLR and end-to-end runs judged together, by their figures' suffixes.
+       const std::pair<std::string, std::string> judged[] = {{"", ""}, {"", "_2us"}, {"_4", "_4"}, {"_2", "_2"}};
+       return std::all_of(std::begin(judged), std::end(judged), [&](const auto& j) {
+         return v.at("llr_p999" + j.first) <= v.at("e2e_p999" + j.second) / 2 &&
+                v.at("llr_goodput" + j.first) >= v.at("e2e_goodput" + j.second);
+       });
      },
      "link-llr: one 800 Gb/s link, 100,000 frames each way, a fraction of them corrupted; LLR on the hop against "
      "Go-Back-N between the end points over an 8 µs loop (RoCE-style) or a 2 µs one, all else equal. At 1e-5 the "
@@ -200,8 +201,9 @@ const std::vector<Claim> kClaims = {
      "switch-ecmp: 32 RoCEv2 elephant flows over 8 equal-cost links between two leaves, one plane; spraying is one "
      "round-robin over the 8 links. The flows fill the links exactly (ecmp.rate 0.25), so a link with one flow more "
      "than the even share delays its flows. Below that load CRC-32's worst link no longer saturates and the rule "
-     "fails: at ecmp.rate=0.2 spraying's last flow ends at 102.82 µs, CRC-32's at 102.83 µs. The paths have equal latency, so spraying reorders "
-     "nothing: the receiver's reorder buffer is not exercised (it needs the NIC's unequal paths)."},
+     "fails: at ecmp.rate=0.2 spraying's last flow ends at 102.82 µs, CRC-32's at 102.83 µs. The paths have equal "
+     "latency, so spraying reorders nothing: the receiver's reorder buffer is not exercised (it needs the NIC's "
+     "unequal paths)."},
     {"C7", "ENCC: throughput > 90 %, loss < 0.0001 %", {},
      "ENCC is the Tianyi NIC's congestion control; the NIC is not built yet", nullptr, ""},
     {"C8", "IGLB balances flows better than ECMP", {},

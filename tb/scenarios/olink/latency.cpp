@@ -6,7 +6,9 @@
 // composed Lingyun ports (composed.hpp).
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,9 +74,9 @@ class OlinkLatency : public Testbench {
       } else {
         // NVLink-class crosses the switches and cables OLink's fabric does; the PCIe fabric's
         // own shape (its uplink) is what it stands for.
-        const PresetPath path = PresetPath::between(topology, 0, 1);
-        const bool follows = std::string(pr.name) == "nvlink-class";
-        m.fabric = make_preset_fabric(pr, 2, base, pool_, ctx, "", true, follows ? &path : nullptr);
+        const std::optional<PresetPath> path =
+            std::string(pr.name) == "nvlink-class" ? std::optional(PresetPath::between(topology, 0, 1)) : std::nullopt;
+        m.fabric = make_preset_fabric(pr, 2, base, pool_, ctx, "", true, path ? &*path : nullptr);
         name = m.fabric->name;
         ends = &m.fabric->endpoints;
         period = m.fabric->period;
@@ -181,9 +183,8 @@ class OlinkLatency : public Testbench {
   // OLink's load each provenance holds, and the OLink/NVLink-class ratio with each configured stage
   // taken out (at 0) or doubled, and with the GPU's side (controller and memory) taken out.
   static void add_c1_sensitivity(const nlohmann::json& olink, const nlohmann::json& nvlink, nlohmann::json& c1) {
-    nlohmann::json by = {{"configured", 0.0}, {"derived", 0.0}, {"measured", 0.0}, {"residual", 0.0}};
-    for (const auto& [stage, ns] : olink["breakdown"].items())
-      by[olink["provenance"][stage].get<std::string>()] = by[olink["provenance"][stage].get<std::string>()].get<double>() + ns.get<double>();
+    std::map<std::string, double> by = {{"configured", 0}, {"derived", 0}, {"measured", 0}, {"residual", 0}};
+    for (const auto& [stage, ns] : olink["breakdown"].items()) by[olink["provenance"][stage]] += ns.get<double>();
     c1["olink_load_by_provenance_ns"] = by;
     const auto sum = [](const nlohmann::json& f, std::initializer_list<const char*> stages) {
       double ns = 0;

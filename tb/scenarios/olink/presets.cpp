@@ -113,17 +113,18 @@ namespace {
 // GPU 0, port 1 GPU 1. fwd[i] carries link i's frames toward GPU 1, bwd[i] toward GPU 0.
 void build_chain(PresetFabric& f, const PresetPath& path, const olink::EndpointParams& ep, PacketPool& pool,
                  RunContext& ctx) {
-  if (f.uplink) throw ConfigError(fmt::format("olink.{}.uplink_ns: a fabric with an uplink cannot follow a path", f.name));
+  if (f.uplink)
+    throw ConfigError(fmt::format("olink.{}.uplink_ns = {:.1f} ns: this fabric follows another's path, which has no shared "
+                                  "uplink; allowed: 0", f.name, to_ns(f.uplink * f.period)));
   Clock& clock = f.domain->clock();
   const int links = static_cast<int>(path.cable_m.size()), switches = path.switches();
   f.path_links.clear();
   f.path_switches = switches;
   std::vector<Channel<Packet*>*> fwd(links), bwd(links);
   for (int i = 0; i < links; ++i) {
-    const double extra_ns = 5 * (path.cable_m[i] - 1);  // the preset's link holds 1 m of cable
-    const Time link_time = f.link * f.period;
-    const Cycle cycles =
-        std::max<Cycle>(1, cycles_for(extra_ns >= 0 ? link_time + from_ns(extra_ns) : link_time - std::min(link_time, from_ns(-extra_ns)), f.period));
+    // The preset's link holds 1 m of cable: 5 ns for every metre more (or less).
+    const double ns = std::max(0.0, to_ns(f.link * f.period) + 5 * (path.cable_m[i] - 1));
+    const Cycle cycles = std::max<Cycle>(1, cycles_for(from_ns(ns), f.period));
     f.path_links.push_back(cycles);
     for (auto* dir : {&fwd, &bwd}) {
       f.channels.push_back(std::make_unique<Channel<Packet*>>(

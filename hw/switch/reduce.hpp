@@ -35,11 +35,10 @@
 // Every receiver gets the same returned bytes (the switch multicasts one result), so results are
 // bit-identical at every receiver in either order.
 //
-// Cycle contract: every call takes effect at once. The ALU adds `lanes` elements per cycle, so a
-// contribution of n elements occupies it cycles_for(bytes) = ceil(n / lanes) cycles; the shell
-// charges that time. In member order the additions are deferred to the last arrival (the same
-// number of vector passes, all at the end), which a shell may charge as group_size x
-// cycles_for(bytes) on completion. Exact: the arithmetic and its order, slot occupancy and
+// Cycle contract: every call takes effect at once. An ALU adds `lanes` elements per cycle, so a
+// contribution of n elements occupies it cycles_for(bytes) = ceil(n / lanes) cycles; the clocked
+// engine (reduce_engine.hpp) charges that time, and in member order group_size x
+// cycles_for(bytes) at the last arrival, where the deferred additions happen. Exact: the arithmetic and its order, slot occupancy and
 // back-pressure. Abstracted: the operation is always a sum (no min/max), the table lookup is
 // associative (any free slot serves any key), and the packet format (only payload bytes).
 #pragma once
@@ -119,6 +118,8 @@ class ReduceTable {
   // Whether a contribution to (group, chunk) can be taken now: its slot exists, or one is free.
   // Throws std::invalid_argument for an unknown group.
   bool can_accept(std::uint32_t group, std::uint64_t chunk) const;
+  // Whether (group, chunk) holds a slot now: it has contributions and is not complete.
+  bool holds(std::uint32_t group, std::uint64_t chunk) const { return index_[find(group, chunk)] != kNone; }
 
   // Adds member `member`'s contribution of `bytes` bytes at `data` to (group, chunk). When it was
   // the last member's, frees the slot and returns the result, which the table holds until the

@@ -50,7 +50,15 @@ struct Claim {
 
 // The longest runs first, so that N at a time end together.
 const std::vector<Run> kRuns = {
-    {"lingyun-incast", "lingyun-incast", {}},
+    // C3 at equal buffer per VC and per priority: 64, 128 and 512 KiB, PFC's XOFF a headroom
+    // (48 KiB, the default) below the top at 128 and 512 KiB and 16 KiB above the bottom at 64.
+    {"lingyun-incast-64k", "lingyun-incast",
+     {{"cbfc.buffer_credits", "512"}, {"pfc.buffer_bytes", "65536"}, {"pfc.xoff_bytes", "16384"},
+      {"pfc.xon_bytes", "8192"}}},
+    {"lingyun-incast-128k", "lingyun-incast", {{"cbfc.buffer_credits", "1024"}}},
+    {"lingyun-incast-512k", "lingyun-incast",
+     {{"cbfc.buffer_credits", "4096"}, {"pfc.buffer_bytes", "524288"}, {"pfc.xoff_bytes", "475136"},
+      {"pfc.xon_bytes", "458752"}}},
     {"lingyun-fec-llr", "lingyun-fec-llr", {}},
     {"lingyun-fec-llr-1e-3-rs544", "lingyun-fec-llr", {{"port.errors.ber", "1e-3"}, {"fec_llr.design", "rs544"}}},
     {"lingyun-fec-llr-1e-3-rs272", "lingyun-fec-llr", {{"port.errors.ber", "1e-3"}, {"fec_llr.design", "rs272_llr"}}},
@@ -59,7 +67,8 @@ const std::vector<Run> kRuns = {
     {"olink-alltoall-p2p", "olink-alltoall", {{"olink.pcie-switch.uplink_ns", "0"}}},
     {"olink-latency", "olink-latency", {}},
     {"switch-ecmp", "switch-ecmp", {}},
-    {"switch-incast", "switch-incast", {}},
+    {"switch-incast", "switch-incast",  // PFC's buffer the 64 KiB of CBFC's 512 credits
+     {{"pfc.buffer_bytes", "65536"}, {"pfc.xoff_bytes", "16384"}, {"pfc.xon_bytes", "8192"}}},
     {"link-llr", "link-llr", {{"link.frame_error", "1e-3"}, {"traffic.frames", "100000"}}},
     {"link-e2e", "link-llr", {{"link.frame_error", "1e-3"}, {"traffic.frames", "100000"}, {"link.recovery", "e2e"}}},
     {"link-e2e-2us", "link-llr",
@@ -72,6 +81,15 @@ const std::vector<Run> kRuns = {
     {"link-e2e-1e-2", "link-llr", {{"link.frame_error", "1e-2"}, {"traffic.frames", "100000"}, {"link.recovery", "e2e"}}},
     {"switch-allreduce", "switch-allreduce", {}},
     {"switch-allreduce-64", "switch-allreduce", {{"allreduce.endpoints", "64"}, {"allreduce.bytes", "1048576"}}},
+    {"switch-allreduce-skew", "switch-allreduce", {{"allreduce.skew_ns", "5000"}}},
+    {"switch-allreduce-64-skew", "switch-allreduce",
+     {{"allreduce.endpoints", "64"}, {"allreduce.bytes", "1048576"}, {"allreduce.skew_ns", "5000"}}},
+    {"switch-allreduce-lanes1", "switch-allreduce", {{"reduce.lanes", "1"}}},
+    {"switch-allreduce-lanes2", "switch-allreduce", {{"reduce.lanes", "2"}}},
+    {"switch-allreduce-64-lanes4", "switch-allreduce",
+     {{"allreduce.endpoints", "64"}, {"allreduce.bytes", "1048576"}, {"reduce.lanes", "4"}}},
+    {"switch-allreduce-64-lanes8", "switch-allreduce",
+     {{"allreduce.endpoints", "64"}, {"allreduce.bytes", "1048576"}, {"reduce.lanes", "8"}}},
 };
 
 const std::vector<Claim> kClaims = {
@@ -126,24 +144,49 @@ const std::vector<Claim> kClaims = {
      "gathers four words a group at 800G, RS(272) two). With port.rs272.decoder_ns=100 the light FEC's p50 is "
      "897.9 ns against KP4's 803.8 and the rule fails."},
     {"C3", "CBFC replaces PFC: back-pressure stays point-to-point, no pause storms or deadlock",
-     {{"cbfc_hops", "hops held upstream, CBFC", "lingyun-incast", "/summary/cbfc_shared_vc/backpressure_hops", "", ".0f"},
-      {"pfc_hops", "PFC", "lingyun-incast", "/summary/pfc_shared_vc/backpressure_hops", "", ".0f"},
-      {"chain_cbfc_hops", "on a switch chain, CBFC", "switch-incast", "/summary/cbfc/backpressure_hops", "", ".0f"},
+     {{"cbfc_hops_64k", "hops held upstream at 64 KiB per VC: CBFC", "lingyun-incast-64k",
+       "/summary/cbfc_shared_vc/backpressure_hops", "", ".0f"},
+      {"pfc_hops_64k", "PFC", "lingyun-incast-64k", "/summary/pfc_shared_vc/backpressure_hops", "", ".0f"},
+      {"cbfc_hops_128k", "128 KiB: CBFC", "lingyun-incast-128k", "/summary/cbfc_shared_vc/backpressure_hops", "",
+       ".0f"},
+      {"pfc_hops_128k", "PFC", "lingyun-incast-128k", "/summary/pfc_shared_vc/backpressure_hops", "", ".0f"},
+      {"cbfc_hops_512k", "512 KiB: CBFC", "lingyun-incast-512k", "/summary/cbfc_shared_vc/backpressure_hops", "",
+       ".0f"},
+      {"pfc_hops_512k", "PFC", "lingyun-incast-512k", "/summary/pfc_shared_vc/backpressure_hops", "", ".0f"},
+      {"chain_cbfc_hops", "switch chain, 64 KiB: CBFC", "switch-incast", "/summary/cbfc/backpressure_hops", "", ".0f"},
       {"chain_pfc_hops", "PFC", "switch-incast", "/summary/pfc/backpressure_hops", "", ".0f"},
-      {"cbfc_victim", "victim on the incast's VC, CBFC", "lingyun-incast", "/summary/cbfc_shared_vc/victim_gbps",
-       " Gb/s", ".1f"},
-      {"pfc_victim", "PFC", "lingyun-incast", "/summary/pfc_shared_vc/victim_gbps", " Gb/s", ".1f"},
-      {"pfc_pauses", "PFC pauses", "lingyun-incast", "/summary/pfc_shared_vc/pauses_sent", "", ".0f"},
-      {"cbfc_drops", "CBFC drops", "lingyun-incast", "/summary/cbfc_shared_vc/drops", "", ".0f"}},
-     "CBFC holds senders at most 1 hop upstream of the congested port on both fabrics, and drops "
-     "nothing",
+      {"chain_admit_hops", "CBFC, credits freed on admission to the shared buffer (not judged)", "switch-incast",
+       "/summary/cbfc-admit/backpressure_hops", "", ".0f"},
+      {"cbfc_victim_64k", "victim on the incast's VC at 64 KiB: CBFC", "lingyun-incast-64k",
+       "/summary/cbfc_shared_vc/victim_gbps", " Gb/s", ".1f"},
+      {"pfc_victim_64k", "PFC", "lingyun-incast-64k", "/summary/pfc_shared_vc/victim_gbps", " Gb/s", ".1f"},
+      {"cbfc_victim_128k", "128 KiB: CBFC", "lingyun-incast-128k", "/summary/cbfc_shared_vc/victim_gbps", " Gb/s",
+       ".1f"},
+      {"pfc_victim_128k", "PFC", "lingyun-incast-128k", "/summary/pfc_shared_vc/victim_gbps", " Gb/s", ".1f"},
+      {"cbfc_victim_512k", "512 KiB: CBFC", "lingyun-incast-512k", "/summary/cbfc_shared_vc/victim_gbps", " Gb/s",
+       ".1f"},
+      {"pfc_victim_512k", "PFC", "lingyun-incast-512k", "/summary/pfc_shared_vc/victim_gbps", " Gb/s", ".1f"},
+      {"pfc_pauses", "PFC pauses at 128 KiB", "lingyun-incast-128k", "/summary/pfc_shared_vc/pauses_sent", "", ".0f"}},
+     "at equal buffer per VC and per priority (64, 128 and 512 KiB), CBFC holds senders at most 1 hop upstream of "
+     "the congested port on both fabrics, where PFC's pauses reach further",
      [](const Values& v) {
-       return v.at("cbfc_hops") <= 1 && v.at("chain_cbfc_hops") <= 1 && v.at("cbfc_drops") == 0;
+       for (const char* b : {"_64k", "_128k", "_512k"})
+         if (v.at(std::string("cbfc_hops") + b) > 1 || v.at(std::string("pfc_hops") + b) <= v.at(std::string("cbfc_hops") + b))
+           return false;
+       return v.at("chain_cbfc_hops") <= 1 && v.at("chain_pfc_hops") > v.at("chain_cbfc_hops");
      },
      "lingyun-incast: 2.5 lines into one on a leaf-spine of composed ports, a victim flow on the incast's VC, 40 µs "
-     "measured; switch-incast: 5:1 on a chain of three switch cores. Hops: how far upstream of the congested port "
-     "a sender was held back. CBFC sends no pause frames by construction; a tree has no cyclic buffer "
-     "dependency, so deadlock is not tested."},
+     "measured, CBFC's buffer per VC set equal to PFC's per priority; switch-incast: 5:1 on a chain of three switch "
+     "cores, both at 64 KiB. Hops: how far upstream of the congested port a sender was held back. The overload is "
+     "sustained and nothing slows the sources end to end, so any lossless scheme must push back to them once its "
+     "buffers fill: both reach the sources (3 hops, 2 on the chain) at every size, and the buffer only sets how "
+     "soon. What this can test is how the schemes compare at equal buffer: the victim sharing the incast's VC "
+     "keeps more under CBFC at 64 and 128 KiB and about the same at 512. What it cannot test until the NIC's "
+     "congestion control exists (the NIC issue re-runs it with DCQCN) is whether CBFC keeps back-pressure local "
+     "when the sources do slow down. The one variant held to 0 hops, CBFC freeing credits as the switch's 64 MiB "
+     "shared buffer admits a frame (cbfc-admit), rests on that buffer: it absorbs the window's excess (24.5 MB at "
+     "S2). Drops are not judged: a lossless scheme drops nothing by construction. Deadlock is not tested yet: "
+     "neither fabric has a cyclic buffer dependency."},
     {"C4", "LLR (Go-Back-N per hop) suppresses tail latency",
      {{"llr_p999", "frame loss 1e-3: p99.9, LLR", "link-llr", "/summary/latency_p999_ns", " ns", ".1f"},
       {"e2e_p999", "end-to-end retransmit, 8 µs loop", "link-e2e", "/summary/latency_p999_ns", " ns", ".1f"},
@@ -176,15 +219,38 @@ const std::vector<Claim> kClaims = {
      "rule would fail: a loss or two among 100,000 frames leaves both p99.9 at the loss-free 203.5 ns, so it is "
      "reported, not judged. lingyun-fec-llr is not used here: its designs change the FEC with the LLR."},
     {"C5", "in-network reduce in the switch raises training efficiency",
-     {{"in_network_8", "8 endpoints × 256 KiB: in-network", "switch-allreduce", "/summary/in_network/time_us", " µs",
-       ".2f"},
+     {{"in_network_8", "8 × 256 KiB: in-network", "switch-allreduce", "/summary/in_network/time_us", " µs", ".2f"},
       {"ring_8", "ring", "switch-allreduce", "/summary/ring/time_us", " µs", ".2f"},
-      {"speedup_8", "ring / in-network", "switch-allreduce", "/summary/speedup", "×", ".2f"},
-      {"speedup_64", "64 × 1 MiB: ring / in-network", "switch-allreduce-64", "/summary/speedup", "×", ".2f"}},
-     "the in-network AllReduce finishes before the ring at both sizes",
-     [](const Values& v) { return v.at("speedup_8") > 1 && v.at("speedup_64") > 1; },
-     "switch-allreduce: fp32 vectors reduced by the switch's reduce engine against a ring AllReduce over the same "
-     "switch; every endpoint's result checked. The AllReduce alone, not a training step."},
+      {"hd_8", "halving-doubling", "switch-allreduce", "/summary/halving_doubling/time_us", " µs", ".2f"},
+      {"speedup_8", "best baseline / in-network", "switch-allreduce", "/summary/speedup_vs_best_baseline", "×", ".2f"},
+      {"speedup_8_skew", "GPUs up to 5 µs apart", "switch-allreduce-skew", "/summary/speedup_vs_best_baseline", "×",
+       ".2f"},
+      {"in_network_64", "64 × 1 MiB: in-network", "switch-allreduce-64", "/summary/in_network/time_us", " µs", ".2f"},
+      {"ring_64", "ring", "switch-allreduce-64", "/summary/ring/time_us", " µs", ".2f"},
+      {"hd_64", "halving-doubling", "switch-allreduce-64", "/summary/halving_doubling/time_us", " µs", ".2f"},
+      {"speedup_64", "best baseline / in-network", "switch-allreduce-64", "/summary/speedup_vs_best_baseline", "×",
+       ".2f"},
+      {"speedup_64_skew", "GPUs up to 5 µs apart", "switch-allreduce-64-skew", "/summary/speedup_vs_best_baseline",
+       "×", ".2f"},
+      {"lanes1_8", "ALUs of 1 lane (not judged), 8 GPUs", "switch-allreduce-lanes1",
+       "/summary/speedup_vs_best_baseline", "×", ".2f"},
+      {"lanes2_8", "2 lanes", "switch-allreduce-lanes2", "/summary/speedup_vs_best_baseline", "×", ".2f"},
+      {"lanes4_64", "4 lanes, 64 GPUs", "switch-allreduce-64-lanes4", "/summary/speedup_vs_best_baseline", "×", ".2f"},
+      {"lanes8_64", "8 lanes", "switch-allreduce-64-lanes8", "/summary/speedup_vs_best_baseline", "×", ".2f"}},
+     "with the default engine, the in-network AllReduce finishes at least 10 % before the better of the ring and "
+     "halving-doubling at both sizes, with the GPUs in step and up to 5 µs apart",
+     [](const Values& v) {
+       const char* judged[] = {"speedup_8", "speedup_8_skew", "speedup_64", "speedup_64_skew"};
+       return std::all_of(std::begin(judged), std::end(judged), [&](const char* k) { return v.at(k) >= 1.1; });
+     },
+     "switch-allreduce: fp32 vectors reduced by the switch's reduce engine against a ring and recursive "
+     "halving-doubling over the same kind of switch (the GPUs' own additions free); every endpoint's result "
+     "checked. The engine is configured: 64 ALUs of 16 fp32 lanes (one 800G port's worth each), shared by its ports, "
+     "with 64 slots; each contribution is one pass through an ALU. Its throughput decides the verdict: the "
+     "in-network AllReduce stops winning between 1 and 2 lanes at 8 GPUs and between 4 and 8 at 64 GPUs, where "
+     "the engine reduces half as fast as the 64 lines bring data (halving-doubling sends 2(n-1)/n of the vector each "
+     "way). With reduce.lanes=4 at 64 GPUs it runs at 0.54× the baseline's speed and the rule fails. Skew adds about "
+     "the latest start (4.4–4.9 µs) to each of the three. The AllReduce alone, not a training step."},
     {"C6", "per-packet spraying over planes + receiver reorder removes ECMP hash collisions",
      {{"spray_imbalance", "max/mean link load, spraying", "switch-ecmp", "/summary/spray/max_over_mean_link_load", "",
        ".3f"},

@@ -96,6 +96,8 @@ VALUE = [
     ("*", "switch.ecn.pmax", 1.0),
     # Room enough for all: at the other end, one at a time.
     ("*", "*.outstanding", 1),
+    ("switch-allreduce", "allreduce.window", 1),
+    ("switch-allreduce", "reduce.slots", 1),
     ("switch-*", "cbfc.buffer_credits", 16),
     ("*", "cbfc.credit_bytes", 4096),
     ("*", "port.max_frame_bytes", 64),

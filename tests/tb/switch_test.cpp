@@ -104,7 +104,50 @@ TEST(SwitchAllreduce, InNetworkReduceIsFasterAndEveryEndpointHoldsTheSameBits) {
   // Each endpoint sends its vector once in-network, 2(N-1)/N of it in a ring.
   EXPECT_EQ(s["in_network"]["endpoint_bytes_sent"].get<std::uint64_t>(), 8u * 262144u);
   EXPECT_EQ(s["ring"]["endpoint_bytes_sent"].get<std::uint64_t>(), 8u * 262144u * 14u / 8u);
+  EXPECT_EQ(s["halving_doubling"]["endpoint_bytes_sent"].get<std::uint64_t>(), 8u * 262144u * 14u / 8u);
   EXPECT_LT(s["in_network"]["max_abs_error_vs_exact"].get<double>(), 1e-5);
+  EXPECT_LT(s["halving_doubling"]["max_abs_error_vs_exact"].get<double>(), 1e-5);
+}
+
+// The ALUs' throughput bounds the in-network AllReduce: 8 x 65,536 fp32 contributions, one pass
+// each, on `alus` ALUs of `lanes` elements a cycle of 0.64 ns.
+double alu_bound_us(double endpoints, double elements, double alus, double lanes) {
+  return endpoints * elements / (alus * lanes) * 0.64e-3;
+}
+
+TEST(SwitchAllreduce, OneLaneAlusAreSlowerThanTheRing) {
+  const RunResult r = testing::run_quiet("switch-allreduce", {"reduce.lanes=1", "reduce.alus=8"});
+  ASSERT_EQ(r.failure, "");
+  const auto& s = r.results["summary"];
+  EXPECT_GE(s["in_network"]["time_us"].get<double>(), alu_bound_us(8, 65536, 8, 1));  // 41.9 us
+  EXPECT_LT(s["speedup"].get<double>(), 1.0);
+}
+
+TEST(SwitchAllreduce, GroupsShareTheEnginesAlus) {
+  const RunResult r = testing::run_quiet("switch-allreduce", {"allreduce.groups=2", "reduce.alus=4"});
+  ASSERT_EQ(r.failure, "");  // each group's endpoints hold one result, checked in every variant
+  const auto& s = r.results["summary"];
+  EXPECT_GE(s["in_network"]["time_us"].get<double>(), alu_bound_us(8, 65536, 4, 16));  // 5.24 us
+  EXPECT_LT(s["in_network"]["max_abs_error_vs_exact"].get<double>(), 1e-5);
+}
+
+// GPUs that start up to 5 us apart: the early ones' chunks hold the 4 slots until the late ones
+// contribute, so the others wait; nothing ends before the last start plus its vector's line time.
+TEST(SwitchAllreduce, SkewedStartsHoldSlots) {
+  const RunResult r = testing::run_quiet("switch-allreduce", {"allreduce.skew_ns=5000", "reduce.slots=4"});
+  ASSERT_EQ(r.failure, "");
+  const auto& s = r.results["summary"];
+  EXPECT_GT(s["in_network"]["slot_wait_cycles"].get<double>(), 0);
+  const double line_us = 262144 / 100e3;  // 800 Gb/s = 100 bytes a ns
+  for (const char* v : {"in_network", "ring", "halving_doubling"})
+    EXPECT_GE(s[v]["time_us"].get<double>(), s["last_start_us"].get<double>() + line_us) << v;
+}
+
+TEST(SwitchAllreduce, HalvingDoublingNeedsAPowerOfTwo) {
+  const RunResult r = testing::run_quiet("switch-allreduce", {"allreduce.endpoints=6", "allreduce.bytes=245760"});
+  ASSERT_EQ(r.failure, "");
+  EXPECT_TRUE(r.results["summary"]["halving_doubling"].is_null());
+  EXPECT_GT(r.results["summary"]["ring"]["time_us"].get<double>(), 0);
 }
 
 TEST(SwitchAllreduce, SixtyFourEndpointsWithFp64Accumulation) {

@@ -605,6 +605,21 @@ Switch::Switch(const std::string& name, const SwitchParams& params, Clock& clock
     : impl_(std::make_unique<Impl>(name, params, clock, stats, std::move(in), std::move(out), std::move(route), seed)) {}
 std::uint64_t Switch::output_backlog_bytes(int port) const { return impl_->backlog.at(port); }
 Switch::~Switch() = default;
+std::vector<int> Switch::outputs_waited_for(int input, int vc) const {
+  Impl& s = *impl_;
+  const auto holds = [&](const Fifo& f) {
+    for (EntryId id = f.head; id != kNoEntry; id = s.pool[id].next)
+      if (s.pool[id].in == input && s.pool[id].vc == vc) return true;
+    return false;
+  };
+  std::vector<int> outputs;
+  for (int o = 0; o < s.p.ports; ++o) {
+    bool waits = holds(s.queue(input, o));
+    for (int v = 0; v < s.p.vcs && !waits; ++v) waits = holds(s.egress_queue(o, v));
+    if (waits) outputs.push_back(o);
+  }
+  return outputs;
+}
 
 Core& Switch::ingress_core(int port) { return *impl_->ingress.at(port); }
 Core& Switch::egress_core(int port) { return *impl_->egress.at(port); }

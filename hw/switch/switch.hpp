@@ -113,6 +113,10 @@ class Switch {
   // Telemetry a NIC or a notification engine can read: bytes waiting for an output port (in
   // the VOQs of every input and in its egress queues).
   std::uint64_t output_backlog_bytes(int port) const;
+  // The output ports that packets which came in on `input` on `vc` wait for (in a VOQ or an
+  // egress queue), in port order: what a held upstream sender's credits or pause wait on, for a
+  // deadlock detector's wait-for graph.
+  std::vector<int> outputs_waited_for(int input, int vc) const;
   std::uint64_t peak_buffer_cells() const;
   std::uint64_t drops() const;
   std::uint64_t forwarded() const;

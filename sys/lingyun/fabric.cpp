@@ -1,6 +1,9 @@
 #include "sys/lingyun/fabric.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -206,7 +209,64 @@ std::string Fabric::stall() const {
                           down.empty() ? "" : ", ", l->side_name(s), link::to_string(tx.state()), tx.flushed_frames(),
                           line.uncorrectable(), line.codewords_sent());
     }
-  return down.empty() ? credits_held() : "link down at " + down;
+  if (!down.empty()) return "link down at " + down;
+  if (std::string cycle = deadlock(); !cycle.empty()) return "deadlock: a cycle of held ports, " + cycle;
+  return credits_held();
+}
+
+std::string Fabric::deadlock() const {
+  // Nodes of the wait-for graph: (link, sending side, VC), held.
+  const int vcs = links_.empty() ? 0 : links_.front()->fc(0).vcs();
+  const auto id = [vcs](std::size_t link, int side, int vc) { return (static_cast<int>(link) * 2 + side) * vcs + vc; };
+  std::vector<int> switch_of(t_.nodes.size(), -1);  // node -> index in switches_
+  for (std::size_t n = 0, k = 0; n < t_.nodes.size(); ++n)
+    if (t_.nodes[n].is_switch) switch_of[n] = static_cast<int>(k++);
+  std::map<std::pair<int, int>, std::pair<std::size_t, int>> sender_at;  // (node, port) -> (link, side)
+  for (std::size_t i = 0; i < links_.size(); ++i)
+    for (int side = 0; side < 2; ++side) {
+      const int node = side == 0 ? t_.links[i].a : t_.links[i].b;
+      if (t_.nodes[node].is_switch) sender_at[{node, routes_.port_of[i][side]}] = {i, side};
+    }
+  const int nodes = static_cast<int>(links_.size()) * 2 * vcs;
+  std::vector<std::vector<int>> next(nodes);
+  for (std::size_t i = 0; i < links_.size(); ++i)
+    for (int side = 0; side < 2; ++side)
+      for (int vc = 0; vc < vcs; ++vc) {
+        if (links_[i]->fc(side).holding(vc).empty()) continue;
+        const int into = side == 0 ? t_.links[i].b : t_.links[i].a;
+        if (switch_of[into] < 0) continue;  // an endpoint takes what comes
+        const int input = routes_.port_of[i][1 - side];
+        for (int o : switches_[switch_of[into]]->outputs_waited_for(input, vc)) {
+          const auto [link, s] = sender_at.at({into, o});
+          if (!links_[link]->fc(s).holding(vc).empty()) next[id(i, side, vc)].push_back(id(link, s, vc));
+        }
+      }
+  // Depth-first search for a cycle; the path on the stack names it.
+  std::vector<int> state(nodes, 0), stack;  // 0 unseen, 1 on the stack, 2 done
+  std::vector<int> cycle;
+  std::function<bool(int)> visit = [&](int v) {
+    state[v] = 1;
+    stack.push_back(v);
+    for (int w : next[v]) {
+      if (state[w] == 1) {
+        cycle.assign(std::find(stack.begin(), stack.end(), w), stack.end());
+        cycle.push_back(w);
+        return true;
+      }
+      if (state[w] == 0 && visit(w)) return true;
+    }
+    stack.pop_back();
+    state[v] = 2;
+    return false;
+  };
+  for (int v = 0; v < nodes && cycle.empty(); ++v)
+    if (state[v] == 0 && !next[v].empty()) visit(v);
+  std::string named;
+  for (int v : cycle) {
+    const int vc = v % vcs, side = v / vcs % 2;
+    named += fmt::format("{}{} VC {}", named.empty() ? "" : " -> ", links_[v / vcs / 2]->side_name(side), vc);
+  }
+  return named;
 }
 
 // Where the credits a held sender lacks are, from both ends' counters: S_CC - R_CC for frames

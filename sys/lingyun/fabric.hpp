@@ -74,6 +74,11 @@ class Fabric {
   // CC_Updates that would return them; freed but not reported; in the far buffer); "" when
   // neither.
   std::string stall() const;
+  // A cycle of held senders, each waiting for the next: a sender held on VC v (no credits, or
+  // paused) whose packets, in the switch it feeds, wait for an output held on v, and so on back
+  // to itself. "" when there is none. A cycle never drains by itself: a deadlock, named by its
+  // ports ("top.s0.port1 VC 0 -> top.s1.port1 VC 0 -> ... -> top.s0.port1 VC 0").
+  std::string deadlock() const;
   // At `now` (simulated): the first link that can never carry traffic, or "". Asked after every
   // slice; it keeps what each port had delivered when last asked.
   //  - LLR cannot bring it up: a TX still in its first INIT (never answered) over

@@ -56,6 +56,10 @@ const std::vector<Run> kRuns = {
      {{"cbfc.buffer_credits", "512"}, {"pfc.buffer_bytes", "65536"}, {"pfc.xoff_bytes", "16384"},
       {"pfc.xon_bytes", "8192"}}},
     {"lingyun-incast-128k", "lingyun-incast", {{"cbfc.buffer_credits", "1024"}}},
+    // C3's deadlock on a ring of five switches, 128 KiB per VC and priority.
+    {"lingyun-deadlock-0.4", "lingyun-deadlock", {{"cbfc.buffer_credits", "1024"}, {"deadlock.load", "0.4"}}},
+    {"lingyun-deadlock-0.45", "lingyun-deadlock", {{"cbfc.buffer_credits", "1024"}, {"deadlock.load", "0.45"}}},
+    {"lingyun-deadlock-0.8", "lingyun-deadlock", {{"cbfc.buffer_credits", "1024"}, {"deadlock.load", "0.8"}}},
     {"lingyun-incast-512k", "lingyun-incast",
      {{"cbfc.buffer_credits", "4096"}, {"pfc.buffer_bytes", "524288"}, {"pfc.xoff_bytes", "475136"},
       {"pfc.xon_bytes", "458752"}}},
@@ -166,13 +170,26 @@ const std::vector<Claim> kClaims = {
       {"cbfc_victim_512k", "512 KiB: CBFC", "lingyun-incast-512k", "/summary/cbfc_shared_vc/victim_gbps", " Gb/s",
        ".1f"},
       {"pfc_victim_512k", "PFC", "lingyun-incast-512k", "/summary/pfc_shared_vc/victim_gbps", " Gb/s", ".1f"},
-      {"pfc_pauses", "PFC pauses at 128 KiB", "lingyun-incast-128k", "/summary/pfc_shared_vc/pauses_sent", "", ".0f"}},
+      {"pfc_pauses", "PFC pauses at 128 KiB", "lingyun-incast-128k", "/summary/pfc_shared_vc/pauses_sent", "", ".0f"},
+      {"cbfc_held_04", "ring deadlock, frames held, one VC, 0.4 of the line per host: CBFC", "lingyun-deadlock-0.4",
+       "/summary/cbfc_one_vc/frames_held", "", ".0f"},
+      {"pfc_held_04", "PFC", "lingyun-deadlock-0.4", "/summary/pfc_one_vc/frames_held", "", ".0f"},
+      {"cbfc_held_045", "0.45: CBFC", "lingyun-deadlock-0.45", "/summary/cbfc_one_vc/frames_held", "", ".0f"},
+      {"pfc_held_045", "PFC", "lingyun-deadlock-0.45", "/summary/pfc_one_vc/frames_held", "", ".0f"},
+      {"cbfc_held_08", "0.8: CBFC", "lingyun-deadlock-0.8", "/summary/cbfc_one_vc/frames_held", "", ".0f"},
+      {"pfc_held_08", "PFC", "lingyun-deadlock-0.8", "/summary/pfc_one_vc/frames_held", "", ".0f"},
+      {"cbfc_held_vcs", "alternate VCs, 0.8: CBFC", "lingyun-deadlock-0.8", "/summary/cbfc_alternate_vcs/frames_held",
+       "", ".0f"},
+      {"pfc_held_vcs", "PFC", "lingyun-deadlock-0.8", "/summary/pfc_alternate_vcs/frames_held", "", ".0f"}},
      "at equal buffer per VC and per priority (64, 128 and 512 KiB), CBFC holds senders at most 1 hop upstream of "
-     "the congested port on both fabrics, where PFC's pauses reach further",
+     "the congested port on both fabrics, where PFC's pauses reach further; and on the ring CBFC on one VC does not "
+     "deadlock at a load where PFC does",
      [](const Values& v) {
        for (const char* b : {"_64k", "_128k", "_512k"})
          if (v.at(std::string("cbfc_hops") + b) > 1 || v.at(std::string("pfc_hops") + b) <= v.at(std::string("cbfc_hops") + b))
            return false;
+       for (const char* load : {"_04", "_045", "_08"})
+         if (v.at(std::string("pfc_held") + load) > 0 && v.at(std::string("cbfc_held") + load) > 0) return false;
        return v.at("chain_cbfc_hops") <= 1 && v.at("chain_pfc_hops") > v.at("chain_cbfc_hops");
      },
      "lingyun-incast: 2.5 lines into one on a leaf-spine of composed ports, a victim flow on the incast's VC, 40 µs "
@@ -185,8 +202,13 @@ const std::vector<Claim> kClaims = {
      "congestion control exists (the NIC issue re-runs it with DCQCN) is whether CBFC keeps back-pressure local "
      "when the sources do slow down. The one variant held to 0 hops, CBFC freeing credits as the switch's 64 MiB "
      "shared buffer admits a frame (cbfc-admit), rests on that buffer: it absorbs the window's excess (24.5 MB at "
-     "S2). Drops are not judged: a lossless scheme drops nothing by construction. Deadlock is not tested yet: "
-     "neither fabric has a cyclic buffer dependency."},
+     "S2). Drops are not judged: a lossless scheme drops nothing by construction. lingyun-deadlock: a ring of five "
+     "switches, each host sending to the host two switches on, so the ring links' buffers wait on one another in a "
+     "cycle; a deadlock is a cycle of held ports found at the end with no frame delivered over the last 50 µs. Both "
+     "schemes deadlock from 0.45 of the line per host (0.9 of each ring link) and neither at 0.4; with the hosts on "
+     "alternate VCs, which breaks the cycle, neither deadlocks at 0.8. With CBFC's default buffer instead (sized to "
+     "twice each link's credit loop) it still delivers everything at 0.5, where PFC deadlocks: at equal buffer the "
+     "two deadlock alike. The rule's deadlock half flips on that buffer: cbfc.buffer_credits=0 at 0.5."},
     {"C4", "LLR (Go-Back-N per hop) suppresses tail latency",
      {{"llr_p999", "frame loss 1e-3: p99.9, LLR", "link-llr", "/summary/latency_p999_ns", " ns", ".1f"},
       {"e2e_p999", "end-to-end retransmit, 8 µs loop", "link-e2e", "/summary/latency_p999_ns", " ns", ".1f"},

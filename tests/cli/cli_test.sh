@@ -429,7 +429,9 @@ rule = {
     "C3": all(s(r)["cbfc_shared_vc"]["backpressure_hops"] <= 1
               and s(r)["pfc_shared_vc"]["backpressure_hops"] > s(r)["cbfc_shared_vc"]["backpressure_hops"]
               for r in ("lingyun-incast-64k", "lingyun-incast-128k", "lingyun-incast-512k"))
-          and chain["cbfc"]["backpressure_hops"] <= 1 < chain["pfc"]["backpressure_hops"],
+          and chain["cbfc"]["backpressure_hops"] <= 1 < chain["pfc"]["backpressure_hops"]
+          and not any(s(f"lingyun-deadlock-{l}")["cbfc_one_vc"]["frames_held"] > 0
+                      and s(f"lingyun-deadlock-{l}")["pfc_one_vc"]["frames_held"] > 0 for l in ("0.4", "0.45", "0.8")),
     "C4": all(2 * s(l)["latency_p999_ns"] <= s(e)["latency_p999_ns"] and s(l)["goodput_ratio"] >= s(e)["goodput_ratio"]
               for l, e in (("link-llr", "link-e2e"), ("link-llr", "link-e2e-2us"), ("link-llr-1e-4", "link-e2e-1e-4"),
                            ("link-llr-1e-2", "link-e2e-1e-2"))),

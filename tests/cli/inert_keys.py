@@ -63,6 +63,7 @@ SHORT = {
     "olink-message": {},
     "lingyun-fec-llr": {"traffic.us": 5, "traffic.warmup_us": 1},
     "lingyun-incast": {"incast.warmup_us": 1, "incast.measure_us": 2},
+    "lingyun-deadlock": {"deadlock.traffic_us": 10, "deadlock.drain_us": 20},
 }
 
 # Scenarios whose listing changes with a key (a topology brings its ports' keys): each variant's
@@ -116,6 +117,8 @@ PAIRING = [
     ("olink-message", "port.rs272.*", {"message.fabric": "olink-rs272"}),
     ("lingyun-incast", "port.rs272.*", {"port.fec": "rs272"}),
     ("lingyun-incast", "port.none.*", {"port.fec": "none"}),
+    ("lingyun-deadlock", "port.rs272.*", {"port.fec": "rs272"}),
+    ("lingyun-deadlock", "port.none.*", {"port.fec": "none"}),
     ("switch-uniform@*", "port.rs272.*", {"port.fec": "rs272"}),
     # The exact RS codec encodes every codeword of 16 ports: one short load.
     ("switch-uniform@*", "port.codec", {"uniform.points": 1, "uniform.measure_cycles": 500}),
@@ -201,6 +204,7 @@ PAIRING = [
     ("switch-incast", "switch.egress_scheduler", {"incast.victim_vc": "own"}),
     ("switch-incast", "switch.dwrr_quantum_bytes", {"incast.victim_vc": "own", "switch.egress_scheduler": "dwrr"}),
     ("lingyun-incast", "switch.dwrr_quantum_bytes", {"switch.egress_scheduler": "dwrr"}),
+    ("lingyun-deadlock", "switch.dwrr_quantum_bytes", {"switch.egress_scheduler": "dwrr"}),
 ]
 
 # Implementation choices (xysim params --json marks them "implementation"; results.json leaves them

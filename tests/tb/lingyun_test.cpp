@@ -1,5 +1,6 @@
 // The composed Lingyun system: one frame's stage times against arithmetic written here, and the
 // seed's FEC + LLR claim's bookkeeping (every replay traced to a damaged frame, nothing lost).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -202,6 +203,33 @@ TEST(LingyunFecLlr, CreditResyncsOnBusyLinksCountNoFrameTwice) {
       "lingyun-fec-llr", {"cbfc.resync_us=0.3", "traffic.load=1", "cbfc.buffer_credits=500", "traffic.us=10"});
   EXPECT_EQ(r.failure, "");
   EXPECT_GT(r.results["stats"]["top.rs544.e0.port0.fc.cbfc.cc_updates"]["value"].get<std::uint64_t>(), 20u);
+}
+
+// Claim C3's deadlock. Each ring link carries two hosts' traffic, 2 x 0.8 of its line: the
+// five ring links' buffers fill, each waiting on the next, and the fabric names that cycle, every
+// ring port once; on alternate VCs the waits end at a neighbour on the other VC and every frame
+// arrives. At 0.3 (0.6 of each ring link) nothing waits for long and all arrive.
+TEST(LingyunDeadlock, OneVcOnARingDeadlocksWithItsCycleNamedAlternateVcsDoNot) {
+  const RunResult r = testing::run_quiet("lingyun-deadlock", {});
+  ASSERT_EQ(r.failure, "");  // a deadlock is an outcome; losing a frame would fail the run
+  const auto& s = r.results["summary"];
+  for (const char* fc : {"cbfc", "pfc"}) {
+    SCOPED_TRACE(fc);
+    const auto& one = s[std::string(fc) + "_one_vc"];
+    EXPECT_EQ(one["outcome"], "deadlock");
+    EXPECT_GT(one["frames_held"].get<std::uint64_t>(), 0u);
+    const std::string cycle = one["cycle"];
+    for (int i = 0; i < 5; ++i)  // s_i's port toward s_(i+1): port 1 on s0 (its first ring link), else port 2
+      EXPECT_NE(cycle.find(fmt::format("top.{}_one_vc.s{}.port{} VC 0", fc, i, i == 0 ? 1 : 2)), std::string::npos) << cycle;
+    EXPECT_EQ(s[std::string(fc) + "_alternate_vcs"]["outcome"], "delivered");
+  }
+}
+
+TEST(LingyunDeadlock, ARingBelowItsLinksRateDeliversEverything) {
+  const RunResult r = testing::run_quiet("lingyun-deadlock", {"deadlock.load=0.3"});
+  ASSERT_EQ(r.failure, "");
+  for (const auto& [name, row] : r.results["summary"].items())
+    if (row.is_object()) EXPECT_EQ(row["outcome"], "delivered") << name;
 }
 
 }  // namespace

@@ -348,6 +348,13 @@ std::string Fabric::link_fault(Time now) {
   return "";
 }
 
+bool Fabric::flapping(Time now) const {
+  for (const auto& l : links_)
+    for (int s = 0; s < 2; ++s)
+      if (l->phy(s).params().flapping_at(now)) return true;
+  return false;
+}
+
 std::string Fabric::cannot_initialise(const PortLink& l, Time now) {
   if (!l.params().llr) return "";
   const link::LlrParams& llr = l.params().llr_params;

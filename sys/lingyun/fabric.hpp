@@ -91,6 +91,8 @@ class Fabric {
   //    dark time and relock not counted). 802.3's RS-FEC declares a line of such a symbol error
   //    ratio failed over a window of this many codewords (hi_ser).
   std::string link_fault(Time now);
+  // Whether a configured flap keeps a link dark (or relocking) at `now`.
+  bool flapping(Time now) const;
   static constexpr std::uint64_t kDeadWindowCodewords = 8192;
   // The frames lost on the links, per port (LLR's flushes, bad FCS without LLR), with the link
   // flap configured, if any; "" when none was lost.

@@ -45,6 +45,9 @@ struct RunContext {
   nlohmann::json fabrics = nlohmann::json::array();
   Rng rng(const std::string& block) const { return Rng(seed, block); }
   bool force_memory = false;  // --force-memory: build what check_memory (tb/lib/memory.hpp) refuses
+  // sim.watchdog_us: a scenario that reports a part's stall as an outcome (not the run's failure)
+  // must see it before the watchdog does.
+  Time watchdog = 0;
   // The longest a frame takes one way on any link built (PHY pipelines and cable), and what sets
   // it: a run's watchdog must be longer, or it fires before the first frame could arrive.
   struct Reach {

@@ -212,6 +212,7 @@ RunResult simulate(const RunOptions& options, Debris& debris) {
   RunContext ctx{config, stats, waves, seed, Capture{pcap.get(), options.pcap_scope, {}}};
   ctx.force_memory = options.force_memory;
   const SimParams sim(config);
+  ctx.watchdog = sim.watchdog;
   std::unique_ptr<Testbench> tb = scenario.build(ctx);
   config.check_all_used();
   check_capture(ctx.capture, name);

@@ -205,6 +205,22 @@ TEST(LingyunFecLlr, CreditResyncsOnBusyLinksCountNoFrameTwice) {
   EXPECT_GT(r.results["stats"]["top.rs544.e0.port0.fc.cbfc.cc_updates"]["value"].get<std::uint64_t>(), 20u);
 }
 
+// Without FEC at a pre-FEC BER of 1e-4 about 40 % of the codewords fail: LLR gives frames up,
+// the credits they took come back only with a CC_Update, and the design stops moving. That is
+// its outcome, reported with what holds it, while the FEC designs beside it deliver every frame.
+TEST(LingyunFecLlr, NoFecAtOneInTenThousandStallsAndIsReportedSo) {
+  const RunResult r = testing::run_quiet("lingyun-fec-llr", {"port.errors.ber=1e-4", "traffic.us=50"});
+  ASSERT_EQ(r.failure, "");
+  const auto& s = r.results["summary"];
+  EXPECT_EQ(s["none_llr"]["outcome"], "stalled");
+  EXPECT_NE(s["none_llr"]["stall"].get<std::string>().find("credits held at"), std::string::npos);
+  EXPECT_LT(s["none_llr"]["frames_delivered"].get<std::uint64_t>(), s["none_llr"]["frames_sent"].get<std::uint64_t>());
+  for (const char* d : {"rs544", "rs272_llr"}) {
+    EXPECT_EQ(s[d]["outcome"], "delivered") << d;
+    EXPECT_EQ(s[d]["frames_delivered"], s[d]["frames_sent"]) << d;
+  }
+}
+
 // Claim C3's deadlock. Each ring link carries two hosts' traffic, 2 x 0.8 of its line: the
 // five ring links' buffers fill, each waiting on the next, and the fabric names that cycle, every
 // ring port once; on alternate VCs the waits end at a neighbour on the other VC and every frame

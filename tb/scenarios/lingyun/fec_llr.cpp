@@ -70,7 +70,7 @@ class LingyunFecLlr : public Testbench {
     const link::LlrConfig e2e = E2eTransport::declare(c, sp.period(), 8).config;
     const std::string only = c.choice("fec_llr.design", "all", {"all", "rs544", "rs272_llr", "none_llr"},
                                       "run all three designs side by side, or one (a design whose links cannot come "
-                                      "up at this BER ends the run)");
+                                      "up at this BER ends the run; one that stalls is reported so)");
     for (const Design& d : kDesigns) {
       if (only != "all" && only != d.name) continue;
       lingyun::PortParams pp = base;
@@ -83,14 +83,14 @@ class LingyunFecLlr : public Testbench {
     }
     summary_line_ = runs_.front().rig->fabric->summary();
     stop_ = traffic.stop_at;
+    stall_after_ = ctx.watchdog / 2;
   }
 
+  // Every design has delivered (or given up on) every frame, or stalled.
   bool done() const override {
-    for (const auto& r : runs_) {
-      const FabricRig& g = *r.rig;
-      if (g.core->clock().now() < stop_ || g.received() + unrecovered(r) < g.sent()) return false;
-    }
-    return true;
+    bool all = true;
+    for (const auto& r : runs_) all = (finished(r) || stalled(r)) && all;
+    return all;
   }
   std::uint64_t progress() const override {
     std::uint64_t n = 0;
@@ -128,9 +128,9 @@ class LingyunFecLlr : public Testbench {
       const FabricRig& g = *r.rig;
       if (std::string e = g.error(); !e.empty()) throw CheckFailure(fmt::format("{}: {}", r.design->name, e));
       // Every frame that did not arrive is one LLR flushed or a switch dropped (with end-to-end
-      // recovery, none: every one is resent until it arrives).
+      // recovery, none: every one is resent until it arrives), or held where its design stalled.
       // (A flushed frame may have arrived, its ACK lost: flushes bound the losses from above.)
-      if (g.missing() > unrecovered(r))
+      if (r.stall.empty() && g.missing() > unrecovered(r))
         throw CheckFailure(fmt::format("{}: {} frames missing, {} lost after recovery and counted", r.design->name,
                                        g.missing(), unrecovered(r)));
       // Every frame the MACs rejected was damaged by the PHY: flagged by a failed codeword, or
@@ -153,6 +153,7 @@ class LingyunFecLlr : public Testbench {
       // null, not 0, for a design that delivered nothing
       const auto latency_ns = [&](Cycle c) { return g.latency->count() ? nlohmann::json(c * ns) : nlohmann::json(); };
       s[r.design->name] = {
+          {"outcome", r.stall.empty() ? "delivered" : "stalled"},
           {"fec", r.design->fec},
           {"llr", r.design->llr},
           {"frames_sent", g.sent()},
@@ -172,8 +173,13 @@ class LingyunFecLlr : public Testbench {
           {"e2e_resent", resent(g)},
           {"frames_lost_after_recovery", lost(r)},
       };
-      // Only a run stopped early has frames still on their way; they are not lost.
+      // Only a run stopped early has frames still on their way; they are not lost. A design that
+      // stalled holds its frames where the stall names.
       if (const std::uint64_t left = g.missing() - lost(r)) s[r.design->name]["frames_in_flight"] = left;
+      if (!r.stall.empty()) {
+        s[r.design->name]["stall"] = r.stall;
+        s[r.design->name]["stalled_at_us"] = to_us(r.stalled_at);
+      }
       // A delivered frame's path, stage by stage, mean over the frames (four hops).
       nlohmann::json stages = nlohmann::json::object(), provenance = nlohmann::json::object();
       for (int st = lingyun::kStageMacTx; st < lingyun::kStages; ++st) {
@@ -199,6 +205,9 @@ class LingyunFecLlr : public Testbench {
                        "lost");
     for (const auto& r : runs_) {
       const auto& d = s[r.design->name];
+      if (!r.stall.empty())
+        out += fmt::format("  {} STALLED at {:.1f} us, nothing delivered for {:.0f} us (half sim.watchdog_us): {}\n",
+                           r.design->name, to_us(r.stalled_at), to_us(stall_after_), r.stall);
       out += fmt::format("  {:<10} {:>9} {:>9} {:>10} {:>10.1f} {:>13} {:>8} {:>12} {:>11} {:>5}\n", r.design->name,
                          figure(d["latency_p50_ns"], 1), figure(d["latency_p99_ns"], 1),
                          figure(d["latency_p999_ns"], 1), d["goodput_per_host_gbps"].get<double>(),
@@ -218,7 +227,37 @@ class LingyunFecLlr : public Testbench {
   struct Run {
     const Design* design;
     std::unique_ptr<FabricRig> rig;
+    // Watched as the run goes (done() is asked after every slice): frames accounted for when
+    // they last moved, and the stall, once nothing moved for stall_after_.
+    mutable std::uint64_t accounted = 0;
+    mutable Time moved = 0, stalled_at = 0;
+    mutable std::string stall;
   };
+  bool finished(const Run& r) const {
+    const FabricRig& g = *r.rig;
+    return g.core->clock().now() >= stop_ && g.received() + unrecovered(r) >= g.sent();
+  }
+  // A design that has delivered nothing (nor given anything up) for stall_after_ has stalled
+  // (a configured flap's dark time not counted): reported, with what holds it, as that design's
+  // outcome; the other designs run on.
+  bool stalled(const Run& r) const {
+    if (!r.stall.empty()) return true;
+    const Time now = sim_now();
+    const std::uint64_t n = r.rig->received() + unrecovered(r);
+    if (n != r.accounted || now < r.rig->links_up || r.rig->fabric->flapping(now)) {  // a flap's dark time: no stall
+      r.accounted = n;
+      r.moved = now;
+      return false;
+    }
+    if (now - r.moved < stall_after_) return false;
+    std::string why = r.rig->fabric->stall();
+    // Links that LLR cannot bring up or keep up are a fault of the run (fault(), or the
+    // watchdog), not a design's outcome.
+    if (why.rfind("link down", 0) == 0) return false;
+    r.stall = why.empty() ? "no frame moved, and no flow control holds one" : why;
+    r.stalled_at = now;
+    return true;
+  }
   struct Figures {
     std::uint64_t uncorrectable = 0, phy_bad = 0, bad_fcs = 0, replays = 0, replayed_frames = 0, line_bits = 0,
                   bit_errors = 0;
@@ -246,9 +285,10 @@ class LingyunFecLlr : public Testbench {
     return r.rig->transports.empty() ? r.rig->fabric->frames_lost_on_links() + r.rig->fabric->drops() : 0;
   }
   // Frames sent and never delivered, from the scoreboards once every frame has had its chance;
-  // before that (a run stopped early) those the links and switches gave up on, at most.
+  // before that (a run stopped early, or a design that stalled) those the links and switches gave
+  // up on, at most.
   std::uint64_t lost(const Run& r) const {
-    return done() ? r.rig->missing() : std::min(r.rig->missing(), unrecovered(r));
+    return finished(r) ? r.rig->missing() : std::min(r.rig->missing(), unrecovered(r));
   }
   static std::uint64_t resent(const FabricRig& g) {
     std::uint64_t n = 0;
@@ -257,6 +297,7 @@ class LingyunFecLlr : public Testbench {
   }
   double traffic_us_ = 0, load_ = 0, ber_ = 0;
   Cycle stop_ = 0;
+  Time stall_after_ = 0;
 };
 
 }  // namespace

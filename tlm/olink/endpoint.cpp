@@ -38,14 +38,15 @@ struct OlinkEndpoint::Nic : Core {
   std::function<void(const Packet&, Time)> on_arrival;
   std::function<void(Time)> on_served;
 
-  Nic(const std::string& name, std::uint32_t gpu_id, const EndpointParams& p, Clock& clock_, link::PortAttachment port_,
-      PacketPool& pool_, Stats& stats, OlinkEndpoint& shell_)
-      : Core(name), gpu(gpu_id), params(p), port(port_), pool(pool_), shell(shell_), memory(p.data),
+  Nic(const std::string& name, std::uint32_t gpu_id, const EndpointParams& p, Clock& clock_,
+      std::vector<link::PortAttachment> ports_, PacketPool& pool_, Stats& stats, OlinkEndpoint& shell_)
+      : Core(name), gpu(gpu_id), params(p), ports(std::move(ports_)), line_bytes(ports.size(), 0), pool(pool_),
+        shell(shell_), memory(p.data),
         requests(stats.counter(name + ".requests", "transactions", "transactions this GPU issued")),
         served(stats.counter(name + ".served", "transactions", "requests this GPU's memory served")),
         latency(stats.histogram(name + ".latency", clock_.period(), "transaction in to completion")) {
     clock_.attach(*this);
-    port.bind(*this);
+    for (const auto& port : ports) port.bind(*this);
   }
 
   // --- from the shell, at SystemC time `t` ---
@@ -66,13 +67,14 @@ struct OlinkEndpoint::Nic : Core {
 
   void eval() override {
     const Cycle now_c = now();
-    while (port.can_receive()) {  // the frame is taken once its last byte (and FCS) is in
-      Packet* p = port.receive(clock().time_of(now_c));
-      if (on_arrival) on_arrival(*p, clock().time_of(now_c));
-      inbox.push_back({now_c + (p->bytes + params.width - 1) / params.width - 1 + params.ingress, spare_buffer()});
-      inbox.back().frame.swap(p->payload);  // the bytes change hands, the packet keeps a buffer
-      pool.release(p);
-    }
+    for (auto& port : ports)
+      while (port.can_receive()) {  // the frame is taken once its last byte (and FCS) is in
+        Packet* p = port.receive(clock().time_of(now_c));
+        if (on_arrival) on_arrival(*p, clock().time_of(now_c));
+        inbox.push_back({now_c + (p->bytes + params.width - 1) / params.width - 1 + params.ingress, spare_buffer()});
+        inbox.back().frame.swap(p->payload);  // the bytes change hands, the packet keeps a buffer
+        pool.release(p);
+      }
     while (!inbox.empty() && inbox.front().at <= now_c) {
       Timed in = std::move(inbox.front());
       inbox.pop_front();
@@ -87,13 +89,14 @@ struct OlinkEndpoint::Nic : Core {
       answers.push_back({now_c + params.egress, std::move(memory_out.front().frame)});
       memory_out.pop_front();
     }
-    // The line packs frames back to back, 20 bytes of preamble and gap between them, at most one
-    // new frame per cycle (a channel takes one item a cycle); responses and requests in turn.
+    // Each line packs frames back to back, 20 bytes of preamble and gap between them, at most one
+    // new frame per cycle (a channel takes one item a cycle); responses and requests in turn;
+    // with several ports, a frame takes the next one in turn that is free and lets it go.
     const bool answer = !answers.empty() && answers.front().at <= now_c;
     const bool request = !outbox.empty() && outbox.front().at <= now_c;
     const bool send_answer = answer && (!request || !answered_last);
-    if ((send_answer || request) && line_bytes < (now_c + 1) * params.width &&
-        allowed(send_answer ? answers.front().frame : next_request())) {
+    const int k = (send_answer || request) ? free_port(now_c, send_answer ? answers.front().frame : next_request()) : -1;
+    if (k >= 0) {
       Packet* p = pool.acquire();
       if (send_answer) {
         p->payload.swap(answers.front().frame);
@@ -110,9 +113,22 @@ struct OlinkEndpoint::Nic : Core {
       p->dst = decode(p->payload)->dst;
       p->src = gpu;
       p->created = clock().time_of(now_c);
-      port.send(p);
-      line_bytes = std::max<std::uint64_t>(line_bytes, now_c * params.width) + p->bytes + kPreambleGapBytes;
+      ports[k].send(p);
+      line_bytes[k] = std::max<std::uint64_t>(line_bytes[k], now_c * params.width) + p->bytes + kPreambleGapBytes;
+      next_port = (k + 1) % static_cast<int>(ports.size());
     }
+  }
+  // The first port from next_port on whose line is free this cycle and whose flow control lets a
+  // frame of these bytes (and its FCS) go, or -1.
+  int free_port(Cycle now_c, const std::vector<std::uint8_t>& frame) const {
+    Packet probe;
+    probe.bytes = static_cast<std::uint32_t>(frame.size()) + kFcsBytes;
+    const int n = static_cast<int>(ports.size());
+    for (int i = 0; i < n; ++i) {
+      const int k = (next_port + i) % n;
+      if (line_bytes[k] < (now_c + 1) * params.width && ports[k].can_send(probe)) return k;
+    }
+    return -1;
   }
   // The frame of the request at the head of the outbox, encoded once.
   const std::vector<std::uint8_t>& next_request() {
@@ -135,21 +151,17 @@ struct OlinkEndpoint::Nic : Core {
     b.clear();
     return b;
   }
-  // May a frame of these bytes (and its FCS) go on the port now?
-  bool allowed(const std::vector<std::uint8_t>& frame) const {
-    Packet probe;
-    probe.bytes = static_cast<std::uint32_t>(frame.size()) + kFcsBytes;
-    return port.can_send(probe);
-  }
   void commit() override {
     Cycle next = ~Cycle{0};
     if (!inbox.empty()) next = std::min(next, inbox.front().at);
     if (!memory_out.empty()) next = std::min(next, memory_out.front().at);
-    const Cycle line_free = line_bytes / params.width;
+    const Cycle line_free = *std::min_element(line_bytes.begin(), line_bytes.end()) / params.width;
     if (!outbox.empty()) next = std::min(next, std::max(outbox.front().at, line_free));
     if (!answers.empty()) next = std::min(next, std::max(answers.front().at, line_free));
     if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
-    set_busy(port.ready_by(now() + 1));
+    bool arriving = false;
+    for (const auto& port : ports) arriving = arriving || port.ready_by(now() + 1);
+    set_busy(arriving);
   }
 
   // A request for this GPU's memory.
@@ -194,7 +206,9 @@ struct OlinkEndpoint::Nic : Core {
 
   std::uint32_t gpu;
   EndpointParams params;
-  link::PortAttachment port;
+  std::vector<link::PortAttachment> ports;  // one per plane
+  std::vector<std::uint64_t> line_bytes;   // each line's position, in bytes since cycle 0
+  int next_port = 0;
   PacketPool& pool;
   OlinkEndpoint& shell;
   std::unordered_map<std::uint32_t, Pending> table;  // by the id of its first frame
@@ -206,7 +220,6 @@ struct OlinkEndpoint::Nic : Core {
   std::vector<std::uint8_t> request_frame, request_data, response_data;
   bool request_encoded = false;
   std::vector<std::vector<std::uint8_t>> spare_buffers;
-  std::uint64_t line_bytes = 0;  // line position, in bytes since cycle 0
   bool answered_last = false;    // the last frame sent was a response
   Cycle memory_free = 0;
   Memory memory;
@@ -215,9 +228,10 @@ struct OlinkEndpoint::Nic : Core {
 };
 
 OlinkEndpoint::OlinkEndpoint(const sc_core::sc_module_name& name, std::uint32_t gpu, const EndpointParams& params,
-                             Clock& clock, link::PortAttachment port, PacketPool& pool, Stats& stats)
+                             Clock& clock, std::vector<link::PortAttachment> ports, PacketPool& pool, Stats& stats)
     : sc_core::sc_module(name), socket("socket"), responses_("responses", socket), params_(params) {
-  nic_ = std::make_unique<Nic>(this->name(), gpu, params, clock, std::move(port), pool, stats, *this);
+  if (ports.empty()) throw std::invalid_argument(std::string(this->name()) + ": an OLink NIC needs a port");
+  nic_ = std::make_unique<Nic>(this->name(), gpu, params, clock, std::move(ports), pool, stats, *this);
   socket.register_b_transport(this, &OlinkEndpoint::b_transport);
   socket.register_nb_transport_fw(this, &OlinkEndpoint::nb_transport_fw);
 }

@@ -7,7 +7,10 @@
 // edge after T; its request frame leaves `egress` cycles later, once the line has room: frames
 // are packed back to back (frame + FCS + 20 bytes of preamble and gap, `width` bytes a cycle),
 // at most one new frame per cycle; the responses this GPU owes wait in a queue of their own (so
-// that they always drain) and take the line in turn with its requests; the fabric delivers it
+// that they always drain) and take the line in turn with its requests. A NIC with a port on each
+// of several planes sprays its frames over them: each takes the next port in turn whose line is
+// free and whose flow control lets it go (frames of one transaction may arrive out of order; a
+// bulk write completes when all are answered, whatever the order). The fabric delivers a frame
 // to the owner, which takes it `ingress` cycles after its last byte arrived (the FCS is checked
 // on whole frames), serves it from memory after `memory` cycles (plus ceil(bytes /
 // memory_width) for the data), and answers the same way; the transaction completes `ingress`
@@ -67,9 +70,10 @@ class OlinkEndpoint : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<OlinkEndpoint> socket;
 
-  // `port`: the fabric's port for this GPU's NIC (the NIC's receive buffer drains at once).
+  // `ports`: the fabric's ports for this GPU's NIC, one per plane (the NIC's receive buffers
+  // drain at once). Throws std::invalid_argument for none.
   OlinkEndpoint(const sc_core::sc_module_name& name, std::uint32_t gpu, const EndpointParams& params, Clock& clock,
-                link::PortAttachment port, PacketPool& pool, Stats& stats);
+                std::vector<link::PortAttachment> ports, PacketPool& pool, Stats& stats);
   ~OlinkEndpoint() override;
   Core& core();
   // Called with every frame the NIC takes from its port and its arrival time, before the NIC

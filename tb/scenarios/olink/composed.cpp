@@ -34,8 +34,10 @@ std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::strin
                                                 pool, false);
   offer_fabric(ctx, *f->fabric, clock, f->phy->clock());
   for (std::uint32_t g = 0; g < f->ep.gpus; ++g) {
+    std::vector<link::PortAttachment> ports;  // one per plane
+    for (int k = 0; k < f->fabric->ports_of(static_cast<int>(g)); ++k) ports.push_back(f->fabric->port(static_cast<int>(g), k));
     f->endpoints.push_back(std::make_unique<OlinkEndpoint>(fmt::format("{}_gpu{}", f->name, g).c_str(), g, f->ep, clock,
-                                                           f->fabric->port(static_cast<int>(g), 0), pool, ctx.stats));
+                                                           std::move(ports), pool, ctx.stats));
     ComposedFabric* fp = f.get();
     f->endpoints.back()->on_arrival([fp, g](const Packet& p, Time now) {
       const int dir = g == 0 ? 1 : 0;  // GPU 0 issues the loads, GPU 1 answers them

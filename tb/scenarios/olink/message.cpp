@@ -59,7 +59,7 @@ class OlinkMessage : public Testbench {
                      fmt::format("a message's Store frame ({} bytes of data, and {} of headers and FCS)", store,
                                  olink::kEthernetHeaderBytes + olink::kHeaderBytes + olink::kFcsBytes));
     f_ = make_composed(pr, fabric.substr(6), topology, base, port, pool_, ctx);
-    line_gbps_ = port.line_gbps();
+    line_gbps_ = port.line_gbps() * f_->fabric->ports_of(0);  // the sender's NIC sprays over its planes
     to_ = f_->ep.gpus - 1;
     f_->endpoints[to_]->on_served([this](Time t) { served_.push_back(t); });
     // One message more than measured, first: it waits for the links to come up (CDR lock, then
@@ -143,7 +143,8 @@ class OlinkMessage : public Testbench {
               {"transfer_spread_ns", "measured: largest less smallest transfer_ns"},
               {"delivered_ns", "measured: write handed to GPU 0's NIC to the other NIC handing its last Store to memory, mean"},
               {"write_ns", "measured: write handed to GPU 0's NIC to its last acknowledgement back, mean"},
-              {"line_GBps", "derived: port lanes x lane rate less FEC and transcoding (configured port.*)"},
+              {"line_GBps", "derived: port lanes x lane rate less FEC and transcoding (configured port.*), times the "
+                            "sender's ports (one per plane)"},
               {"nic_egress_ns", "configured: olink.gpu.egress_ns"},
               {"nic_ingress_ns", "configured: olink.gpu.ingress_ns"},
               {"message_bytes", "configured: message.bytes"}}}};

@@ -158,7 +158,7 @@ void build_chain(PresetFabric& f, const PresetPath& path, const olink::EndpointP
       from->connect(&at->egress_core(port), &nic);
     };
     f.endpoints.push_back(std::make_unique<olink::OlinkEndpoint>(fmt::format("{}_gpu{}", f.name, g).c_str(), g, ep, clock,
-                                                                 link::PortAttachment(*to, *from, nullptr, nullptr, bind),
+                                                                 std::vector{link::PortAttachment(*to, *from, nullptr, nullptr, bind)},
                                                                  pool, ctx.stats));
   }
 }
@@ -231,7 +231,7 @@ std::unique_ptr<PresetFabric> make_preset_fabric(const Preset& pr, int gpus, con
       from->connect(&down->egress_core(g), &nic);
     };
     f->endpoints.push_back(std::make_unique<OlinkEndpoint>(fmt::format("{}_gpu{}", f->name, g).c_str(), g, ep, clock,
-                                                           link::PortAttachment(*to, *from, nullptr, nullptr, bind),
+                                                           std::vector{link::PortAttachment(*to, *from, nullptr, nullptr, bind)},
                                                            pool, ctx.stats));
   }
   return f;

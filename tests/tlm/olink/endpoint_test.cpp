@@ -59,7 +59,7 @@ struct System {
         from->connect(&s->egress_core(g), &nic);
       };
       endpoints.push_back(std::make_unique<OlinkEndpoint>((name + "_gpu" + std::to_string(g)).c_str(), g, ep, domain.clock(),
-                                                          link::PortAttachment(*to, *from, nullptr, nullptr, bind),
+                                                          std::vector{link::PortAttachment(*to, *from, nullptr, nullptr, bind)},
                                                           pool, stats));
     }
   }

@@ -30,16 +30,23 @@ ClockDomain::ClockDomain(const sc_core::sc_module_name& name, Time period)
 
 // Schedules the edge of cycle `at`; an earlier request replaces a later pending one.
 void ClockDomain::arm(Cycle at) {
-  if (at >= armed_) return;
+  if (halted_ || at >= armed_) return;
   if (armed_ != ~Cycle{0}) edge_.cancel();
   armed_ = at;
   edge_.notify(to_sc_time(clock_.time_of(at) - sim_now()));
+}
+
+void ClockDomain::halt() {
+  halted_ = true;
+  if (armed_ != ~Cycle{0}) edge_.cancel();
+  armed_ = ~Cycle{0};
 }
 
 Time ClockDomain::run_ahead_limit_ = 0;
 
 void ClockDomain::run() {
   armed_ = ~Cycle{0};
+  if (halted_) return;
   const Time now = sim_now();
   // Step the cycles whose edge is now (a wake may land on this very edge before we run), then
   // run ahead through later cycles while no other process has anything pending before them:

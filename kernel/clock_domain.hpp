@@ -34,6 +34,9 @@ class ClockDomain : public sc_core::sc_module {
 
   // Domains may step edges before this time ahead of SystemC time (see above).
   static void set_run_ahead_limit(Time limit) { run_ahead_limit_ = limit; }
+  // Stops the domain for good: no edge is stepped from now on, whatever its cores ask. For a
+  // testbench whose part on this domain has finished (its figures are final) while others run on.
+  void halt();
 
  private:
   void run();
@@ -41,6 +44,7 @@ class ClockDomain : public sc_core::sc_module {
   Clock clock_;
   sc_core::sc_event edge_;
   Cycle armed_ = ~Cycle{0};
+  bool halted_ = false;
   static Time run_ahead_limit_;  // global because SystemC's scheduler, which it bounds, is
 };
 

@@ -355,6 +355,15 @@ bool Fabric::flapping(Time now) const {
   return false;
 }
 
+bool Fabric::up(Time now) const {
+  for (const auto& l : links_)
+    for (int s = 0; s < 2; ++s) {
+      const phy::PhyParams& p = l->phy(s).params();
+      if (now < p.cdr_lock_cycles * p.period() || p.flapping_at(now)) return false;
+    }
+  return true;
+}
+
 std::string Fabric::cannot_initialise(const PortLink& l, Time now) {
   if (!l.params().llr) return "";
   const link::LlrParams& llr = l.params().llr_params;

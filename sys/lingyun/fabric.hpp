@@ -93,6 +93,9 @@ class Fabric {
   std::string link_fault(Time now);
   // Whether a configured flap keeps a link dark (or relocking) at `now`.
   bool flapping(Time now) const;
+  // Whether every link's PHYs have locked at `now` (port.cdr_lock_us), outside a configured
+  // flap. (LLR's INIT exchange follows, with the first frames.)
+  bool up(Time now) const;
   static constexpr std::uint64_t kDeadWindowCodewords = 8192;
   // The frames lost on the links, per port (LLR's flushes, bad FCS without LLR), with the link
   // flap configured, if any; "" when none was lost.

@@ -101,16 +101,17 @@ Topology Topology::leaf_spine(int endpoints, int leaves, int spines, double over
   return t;
 }
 
-Topology Topology::dual_plane(int endpoints, double cable_m) {
+Topology Topology::dual_plane(int endpoints, double cable_m) { return planes(endpoints, 2, cable_m); }
+
+Topology Topology::planes(int endpoints, int planes, double cable_m) {
   Topology t;
-  t.name = "dual-plane";
+  t.name = planes == 2 ? "dual-plane" : fmt::format("{}-plane", planes);
   std::map<std::string, int> index;
-  const int plane0 = add_node(t, index, "plane0", true, endpoints, t.name);
-  const int plane1 = add_node(t, index, "plane1", true, endpoints, t.name);
+  std::vector<int> plane;
+  for (int k = 0; k < planes; ++k) plane.push_back(add_node(t, index, fmt::format("plane{}", k), true, endpoints, t.name));
   for (int e = 0; e < endpoints; ++e) {
     const int n = add_node(t, index, fmt::format("e{}", e), false, 0, t.name);
-    connect(t, n, plane0, cable_m, t.name);
-    connect(t, n, plane1, cable_m, t.name);
+    for (int k : plane) connect(t, n, k, cable_m, t.name);
   }
   return t;
 }

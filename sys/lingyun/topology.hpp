@@ -51,7 +51,9 @@ struct Topology {
   static Topology single(int endpoints, double cable_m);
   static Topology leaf_spine(int endpoints, int leaves, int spines, double oversubscription, double cable_m,
                              double spine_cable_m);
-  static Topology dual_plane(int endpoints, double cable_m);
+  static Topology dual_plane(int endpoints, double cable_m);  // planes(endpoints, 2, cable_m)
+  // Every endpoint on `planes` independent single-switch planes (plane0, plane1...), one port each.
+  static Topology planes(int endpoints, int planes, double cable_m);
 
   std::vector<int> endpoints() const;  // node indices, in order: endpoint e is endpoints()[e]
   std::vector<int> switches() const;

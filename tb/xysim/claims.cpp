@@ -314,12 +314,14 @@ const std::vector<Claim> kClaims = {
      "the PCIe switch whose GPUs share its up-link gives each GPU ≤ 1/10 of OLink's and of NVLink-class's all-to-all "
      "bandwidth",
      [](const Values& v) { return v.at("pcie") * 10 <= v.at("olink") && v.at("pcie") * 10 <= v.at("nvlink"); },
-     "olink-alltoall: 8 GPUs, 1 MiB of 256-byte Stores from each to every other, all four fabrics as presets on "
-     "one switch (OLink's too: not yet its composed ports). The link rates are configured (PCIe Gen5 x16 uplink "
-     "64 GB/s shared by every GPU; NVLink-class 450 GB/s each way, the seed's 900 counting both); the bandwidths "
-     "are measured. The verdict holds only for the seed's set-up, where peer-to-peer traffic crosses the up-link "
-     "(ACS redirecting it, or no peer-to-peer): a PCIe switch that routes it itself "
-     "(olink.pcie-switch.uplink_ns=0) gives each GPU 1/5.3 of OLink's, and the rule fails there."},
+     "olink-alltoall: 8 GPUs, 1 MiB of 256-byte Stores from each to every other. OLink on composed Lingyun ports: "
+     "each GPU with four 800G ports on four single-switch planes (3.2 Tb/s, the NIC spraying its frames over them), "
+     "LLR and CBFC on every link; NVLink-class and the PCIe switch are presets on one switch, their link rates "
+     "configured (PCIe Gen5 x16 uplink 64 GB/s shared by every GPU; NVLink-class 450 GB/s each way, the seed's "
+     "900 counting both). Every fabric's GPUs start together once the composed links have locked; the "
+     "bandwidths are measured. The verdict holds only for the seed's set-up, where peer-to-peer traffic crosses "
+     "the up-link (ACS redirecting it, or no peer-to-peer): a PCIe switch that routes it itself "
+     "(olink.pcie-switch.uplink_ns=0) gives each GPU 1/4.9 of OLink's, and the rule fails there."},
     {"C12", "ECMP hash polarisation: e.g. 32 elephant flows, 5 on one link",
      {{"crc_worst", "flows on the worst of 8 links, CRC-32", "switch-ecmp", "/summary/ecmp-crc32/flows_on_worst_link",
        "", ".0f"},

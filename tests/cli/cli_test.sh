@@ -245,7 +245,8 @@ TCL
   llr_rtl_window)
     expect_bad_input "the RTL twins (llr.impl=rtl) keep at most" run link-llr --set llr.impl=rtl --set link.recovery=e2e --quiet ;;
   olink_gpu_rate)
-    expect_bad_input "olink.olink-rs544.gpu_gbps = 3001" run olink-alltoall --set olink.olink-rs544.gpu_gbps=3001 --quiet ;;
+    expect_bad_input "olink.olink-rs544.gpu_gbps = 3001" run olink-alltoall --set alltoall.olink=preset \
+      --set olink.olink-rs544.gpu_gbps=3001 --quiet ;;
   olink_write_too_big)
     expect_bad_input "alltoall.bytes = '2000000'" run olink-alltoall --set alltoall.bytes=2000000 --quiet
     expect_bad_input "fast.bytes_per_gpu = 65536: less than one write" \
@@ -1187,10 +1188,12 @@ PY
     fi
     (
       # 4 fabrics x 512 GPUs: 2048 SystemC threads of 256 KiB stacks, 0.5 GiB with what the process
-      # holds, above 512 MiB (main: SystemC's E518, stack setup failed).
+      # holds, above 512 MiB (main: SystemC's E518, stack setup failed). (On presets: OLink's
+      # composed fabrics of 512 GPUs would be refused first, for their own memory.)
       ulimit -v 524288
       expect_bad_input "2048 SystemC threads (GPUs, hosts, endpoints), each with a stack of 256 KiB, need about 0.5 GiB of memory, more than this process's address space limit (ulimit -v), 0.5 GiB" \
-        run olink-alltoall --set alltoall.gpus=512 --set alltoall.outstanding=1 --set alltoall.bytes_per_gpu=256 --quiet
+        run olink-alltoall --set alltoall.olink=preset --set alltoall.gpus=512 --set alltoall.outstanding=1 \
+        --set alltoall.bytes_per_gpu=256 --quiet
     ) || exit 1
     (
       # Forced past the estimate (1.0 GiB under a limit of 256 MiB), the allocation fails: one line, exit 2.

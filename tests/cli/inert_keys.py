@@ -169,9 +169,10 @@ PAIRING = [
     # (which, OLink having no retransmission, waits rather than drops).
     ("olink-alltoall", "switch.arbiter", {"alltoall.pattern": "random"}),
     ("olink-alltoall", "switch.iterations", {"alltoall.pattern": "random"}),
-    ("olink-alltoall", "switch.when_full", {"alltoall.pattern": "random", "switch.buffer_mib": 0.01}),
-    ("olink-alltoall", "switch.cell_bytes", {"alltoall.pattern": "random", "switch.buffer_mib": 0.01, "switch.when_full": "wait"}),
-    ("olink-alltoall", "switch.dt_alpha", {"alltoall.pattern": "random", "switch.buffer_mib": 0.01, "switch.when_full": "wait"}),
+    # The presets' switches (OLink's composed ones must back their lossless links' credits).
+    ("olink-alltoall", "switch.when_full", {"alltoall.olink": "preset", "alltoall.pattern": "random", "switch.buffer_mib": 0.01}),
+    ("olink-alltoall", "switch.cell_bytes", {"alltoall.olink": "preset", "alltoall.pattern": "random", "switch.buffer_mib": 0.01, "switch.when_full": "wait"}),
+    ("olink-alltoall", "switch.dt_alpha", {"alltoall.olink": "preset", "alltoall.pattern": "random", "switch.buffer_mib": 0.01, "switch.when_full": "wait"}),
     ("olink-fast", "switch.arbiter", {"fast.pattern": "random"}),
     ("olink-fast", "switch.iterations", {"fast.pattern": "random"}),
     ("olink-fast", "switch.speedup", {"fast.pattern": "random"}),

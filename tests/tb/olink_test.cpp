@@ -207,6 +207,25 @@ TEST(OlinkAlltoall, OnTheFastFabricGpusPostingAtOnceGetEqualShares) {
   }
 }
 
+// OLink's all-to-all on composed ports: each GPU's four 800G ports (one per plane) are its
+// 3.2 Tb/s, 400 GB/s of payload each way, and its NIC sprays over them, so the planes' switches
+// take the same frames, within a frame per port of each other.
+TEST(OlinkAlltoall, ComposedGpusSprayOverTheirFourPlanes) {
+  const RunResult r = testing::run_quiet("olink-alltoall", {"alltoall.bytes_per_gpu=262144"});
+  ASSERT_EQ(r.failure, "");
+  EXPECT_DOUBLE_EQ(r.results["summary"]["olink-rs544"]["gpu_link_GBps"].get<double>(), 400);
+  std::vector<double> per_plane;
+  for (int k = 0; k < 4; ++k) {
+    double frames = 0;
+    for (int g = 0; g < 8; ++g)  // the frames each plane's switch ports took in from the GPUs
+      frames += r.results["stats"][fmt::format("top.olink-rs544.plane{}.port{}.mac.rx.delivered", k, g)]["value"]
+                    .get<double>();
+    per_plane.push_back(frames);
+  }
+  for (double f : per_plane) EXPECT_NEAR(f, per_plane[0], 8) << "frames per plane";
+  EXPECT_GT(per_plane[0], 8 * 1024 / 4 - 8);  // 8 GPUs x 1024 Stores (and as many acknowledgements)
+}
+
 TEST(OlinkAlltoall, RandomDestinationsCollideSoGpusGetUnequalShares) {
   // Round robin gives every GPU the same share (slowest = mean, in olink-alltoall's own runs);
   // seeded random destinations pile up at some outputs.

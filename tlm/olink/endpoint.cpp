@@ -90,13 +90,15 @@ struct OlinkEndpoint::Nic : Core {
       memory_out.pop_front();
     }
     // Each line packs frames back to back, 20 bytes of preamble and gap between them, at most one
-    // new frame per cycle (a channel takes one item a cycle); responses and requests in turn;
-    // with several ports, a frame takes the next one in turn that is free and lets it go.
-    const bool answer = !answers.empty() && answers.front().at <= now_c;
-    const bool request = !outbox.empty() && outbox.front().at <= now_c;
-    const bool send_answer = answer && (!request || !answered_last);
-    const int k = (send_answer || request) ? free_port(now_c, send_answer ? answers.front().frame : next_request()) : -1;
-    if (k >= 0) {
+    // new frame per cycle on each (a channel takes one item a cycle); responses and requests in
+    // turn; with several ports, each frame takes the next one in turn that is free and lets it go.
+    for (std::size_t sent = 0; sent < ports.size(); ++sent) {
+      const bool answer = !answers.empty() && answers.front().at <= now_c;
+      const bool request = !outbox.empty() && outbox.front().at <= now_c;
+      const bool send_answer = answer && (!request || !answered_last);
+      if (!send_answer && !request) break;
+      const int k = free_port(now_c, send_answer ? answers.front().frame : next_request());
+      if (k < 0) break;
       Packet* p = pool.acquire();
       if (send_answer) {
         p->payload.swap(answers.front().frame);

@@ -9,8 +9,9 @@
 // at most one new frame per cycle; the responses this GPU owes wait in a queue of their own (so
 // that they always drain) and take the line in turn with its requests. A NIC with a port on each
 // of several planes sprays its frames over them: each takes the next port in turn whose line is
-// free and whose flow control lets it go (frames of one transaction may arrive out of order; a
-// bulk write completes when all are answered, whatever the order). The fabric delivers a frame
+// free and whose flow control lets it go, at most one new frame per cycle on each (frames of one
+// transaction may arrive out of order; a bulk write completes when all are answered, whatever
+// the order). The fabric delivers a frame
 // to the owner, which takes it `ingress` cycles after its last byte arrived (the FCS is checked
 // on whole frames), serves it from memory after `memory` cycles (plus ceil(bytes /
 // memory_width) for the data), and answers the same way; the transaction completes `ingress`

@@ -15,11 +15,56 @@
 
 #include "tb/lib/gpu.hpp"
 #include "tb/lib/memory.hpp"
+#include "tb/scenarios/olink/composed.hpp"
 #include "tb/scenarios/olink/presets.hpp"
 #include "tb/scenarios/olink/streams.hpp"
 
 namespace xy::olink_tb {
 namespace {
+
+// Notifies `go` once every fabric's links are up (checked every 10 ns): the GPUs of every fabric
+// start then, together, so that no fabric's figure counts its links' bring-up.
+class LinksUp : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(LinksUp);
+  LinksUp(const sc_core::sc_module_name& name, std::vector<const lingyun::Fabric*> fabrics)
+      : sc_core::sc_module(name), fabrics_(std::move(fabrics)) {
+    SC_THREAD(run);
+  }
+  sc_core::sc_event go;
+
+ private:
+  void run() {
+    const auto all_up = [this] {
+      const Time now = static_cast<Time>(sc_core::sc_time_stamp().value());
+      return std::all_of(fabrics_.begin(), fabrics_.end(), [now](const lingyun::Fabric* f) { return f->up(now); });
+    };
+    while (!all_up()) sc_core::wait(10, sc_core::SC_NS);
+    go.notify(sc_core::SC_ZERO_TIME);
+  }
+  std::vector<const lingyun::Fabric*> fabrics_;
+};
+
+// Halts a composed fabric's clocks once all its GPUs are done: its figures are final, and an idle
+// fabric of composed ports would otherwise keep its PHYs ticking while slower fabrics finish.
+class HaltWhenDone : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(HaltWhenDone);
+  HaltWhenDone(const sc_core::sc_module_name& name, std::vector<const olink::StoreStreamer*> gpus,
+               std::vector<ClockDomain*> domains)
+      : sc_core::sc_module(name), gpus_(std::move(gpus)), domains_(std::move(domains)) {
+    SC_THREAD(run);
+  }
+
+ private:
+  void run() {
+    for (const auto* g : gpus_)
+      while (!g->done()) sc_core::wait(g->done_event());
+    for (ClockDomain* d : domains_) d->halt();
+  }
+  std::vector<const olink::StoreStreamer*> gpus_;
+  std::vector<ClockDomain*> domains_;
+};
 
 class OlinkAlltoall : public Testbench {
  public:
@@ -36,28 +81,73 @@ class OlinkAlltoall : public Testbench {
                              gpus, spec.outstanding, std::size(kPresets)),
                  ctx.force_memory);
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
-    fix_preset_switch_keys(c, "olink-alltoall, whose OLink presets set the switch's ports, rate, clock and latency "
-                              "(olink.<preset>.gpu_gbps, switch_ns)");
+    // OLink's two fabrics on composed Lingyun ports, each GPU with a port on each of
+    // alltoall.planes single-switch planes; the comparators stay presets.
+    const bool composed = c.choice("alltoall.olink", "composed", {"composed", "preset"},
+                                   "OLink's fabrics on composed Lingyun ports, or as constant-delay presets "
+                                   "(alltoall.model=fast: the fast fabric)") == "composed" && !fast;
+    const int planes = static_cast<int>(c.integer("alltoall.planes", 4, "ports", 1, 8,
+                                                  "800 Gb/s ports per GPU on OLink's composed fabrics, one per plane "
+                                                  "(4: the presets' 3.2 Tb/s)"));
+    const double cable_m = c.real("alltoall.cable_m", 2, "m", 0, 100, "GPU to switch cable, OLink's composed fabrics");
+    const lingyun::Topology topology = lingyun::Topology::planes(gpus, planes, cable_m);
+    const lingyun::PortParams port = lingyun::PortParams::declare(c, base.vcs);
+    if (composed) {
+      for (const char* key : {"port.fec", "port.interleave", "port.none.encoder_ns", "port.none.decoder_ns"})
+        c.fix(key, "olink-alltoall, whose OLink presets carry their FEC (olink-rs544, olink-rs272)");
+      lingyun::fix_switch_keys_of_composed_ports(c, "olink-alltoall");
+      for (const char* key : {"llr.ack_timer_ns", "cbfc.refresh_ns"})
+        c.fix(key, "olink-alltoall, whose links carry frames without a pause: ACKs and credit updates go by count "
+                   "(llr.ack_every, cbfc.update_spacing_bytes) long before their timers");
+      port.check_frame(olink::frame_bytes(std::min<std::uint32_t>(spec.bytes, olink::EndpointParams{}.max_bytes)),
+                       "a Store's frame (alltoall.bytes, or a bulk write's segments)");
+      double bytes = 0;
+      for (const char* fec : {"rs544", "rs272"}) {  // at full load: every link's frames in flight
+        lingyun::PortParams pp = port;
+        pp.phy = port.phy.with_fec(fec);
+        bytes += lingyun::Fabric::memory_bytes(topology, pp, 1.0);
+      }
+      check_memory(bytes, fmt::format("alltoall.gpus = {} x alltoall.planes = {} (OLink's two composed fabrics)", gpus,
+                                      planes),
+                   ctx.force_memory);
+    } else {
+      fix_preset_switch_keys(c, "olink-alltoall, whose OLink presets set the switch's ports, rate, clock and latency "
+                                "(olink.<preset>.gpu_gbps, switch_ns)");
+    }
     for (const char* key : {"switch.vcs", "switch.egress_scheduler", "switch.dwrr_quantum_bytes"})
       c.fix(key, "olink-alltoall, whose GPUs send on VC 0 only: there is nothing to schedule between VCs");
     for (const Preset& pr : kPresets) {
       Run run;
-      std::function<tlm::tlm_target_socket<>&(int)> socket;
-      if (fast) {
+      if (composed && std::string(pr.name).rfind("olink-", 0) == 0) {
+        run.composed = make_composed(pr, std::string(pr.name).substr(6), topology, base, port, pool_, ctx, true);
+        run.stages.name = pr.name;
+        run.link_GBps = port.line_gbps() * planes / 8;
+      } else if (fast) {
         run.stages = declare_stages(pr, gpus, base, c);
         run.fast = std::make_unique<olink::FastFabric>(pr.name, run.stages.fast(spec.gpus, false));
-        socket = [&run](int g) -> tlm::tlm_target_socket<>& { return run.fast->socket(g); };
       } else {
         run.fabric = make_preset_fabric(pr, gpus, base, pool_, ctx, "", false);  // nothing reads the Stores back
         run.stages = *run.fabric;
-        socket = [&run](int g) -> tlm::tlm_target_socket<>& { return run.fabric->endpoints[g]->socket; };
-      }
-      for (int g = 0; g < gpus; ++g) {
-        run.gpus.push_back(std::make_unique<olink::StoreStreamer>(fmt::format("{}_stream{}", pr.name, g).c_str(), g, spec));
-        run.gpus.back()->socket.bind(socket(g));
       }
       runs_.push_back(std::move(run));
     }
+    std::vector<const lingyun::Fabric*> links;
+    for (const auto& r : runs_)
+      if (r.composed) links.push_back(r.composed->fabric.get());
+    if (!links.empty()) links_up_ = std::make_unique<LinksUp>("links_up", std::move(links));
+    for (auto& r : runs_)
+      for (int g = 0; g < gpus; ++g) {
+        r.gpus.push_back(std::make_unique<olink::StoreStreamer>(fmt::format("{}_stream{}", r.stages.name, g).c_str(), g,
+                                                                spec, links_up_ ? &links_up_->go : nullptr));
+        r.gpus.back()->socket.bind(r.socket(g));
+      }
+    for (auto& r : runs_)
+      if (r.composed) {
+        std::vector<const olink::StoreStreamer*> gpus;
+        for (const auto& g : r.gpus) gpus.push_back(g.get());
+        halts_.push_back(std::make_unique<HaltWhenDone>(fmt::format("{}_halt", r.stages.name).c_str(), std::move(gpus),
+                                                        std::vector{r.composed->core.get(), r.composed->phy.get()}));
+      }
   }
   bool done() const override {
     for (const auto& r : runs_)
@@ -82,9 +172,23 @@ class OlinkAlltoall : public Testbench {
   void check() const override {
     for (const auto& r : runs_) {
       if (r.fabric) r.fabric->check_buffer_accounting();
+      if (r.composed)
+        for (const auto& sw : r.composed->fabric->switches()) sw->check_buffer_accounting();
       for (const auto& g : r.gpus)
         if (g->errors()) throw CheckFailure(r.stages.name + ": writes failed");
     }
+  }
+  std::string stall() const override {
+    for (const auto& r : runs_)
+      if (r.composed)
+        if (std::string s = olink_tb::stall(*r.composed); !s.empty()) return s;
+    return "";
+  }
+  std::string fault() const override {
+    for (const auto& r : runs_)
+      if (r.composed)
+        if (std::string f = olink_tb::fault(*r.composed); !f.empty()) return f;
+    return "";
   }
   nlohmann::json summary() const override {
     nlohmann::json s;
@@ -93,12 +197,12 @@ class OlinkAlltoall : public Testbench {
       for (std::size_t i = 0; i < r.gpus.size(); ++i) {
         // A run stopped early: what a GPU still writing moved until then.
         const auto& g = r.gpus[i];
-        const double s_end = (g->done() ? g->finished_at() : sc_core::sc_time_stamp()).to_seconds();
+        const double s_end = ((g->done() ? g->finished_at() : sc_core::sc_time_stamp()) - g->started_at()).to_seconds();
         const double gbs = s_end > 0 ? static_cast<double>(g->bytes_moved()) / (s_end * 1e9) : 0;
         worst = i == 0 ? gbs : std::min(worst, gbs);
         sum += gbs;
       }
-      const double link = static_cast<double>(r.stages.width) / to_ns(r.stages.period);
+      const double link = r.composed ? r.link_GBps : static_cast<double>(r.stages.width) / to_ns(r.stages.period);
       s[r.stages.name] = {{"gpus", r.gpus.size()},
                           {"gpu_link_GBps", link},
                           // all GPUs share it, at their links' rate; null: none
@@ -126,9 +230,18 @@ class OlinkAlltoall : public Testbench {
   struct Run {
     Stages stages;
     std::unique_ptr<PresetFabric> fabric;       // cycle-level
+    std::unique_ptr<ComposedFabric> composed;   // or on composed ports
+    double link_GBps = 0;                       // of a composed fabric's GPU: its ports together
     std::unique_ptr<olink::FastFabric> fast;    // or fast
     std::vector<std::unique_ptr<olink::StoreStreamer>> gpus;
+    tlm::tlm_target_socket<>& socket(int g) {
+      if (composed) return composed->endpoints[g]->socket;
+      if (fast) return fast->socket(g);
+      return fabric->endpoints[g]->socket;
+    }
   };
+  std::unique_ptr<LinksUp> links_up_;  // with composed fabrics: when every GPU starts
+  std::vector<std::unique_ptr<HaltWhenDone>> halts_;
   PacketPool pool_;
   std::vector<Run> runs_;
 };

@@ -11,7 +11,7 @@ using olink::OlinkEndpoint;
 
 std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::string& fec, const lingyun::Topology& t,
                                               const sw::SwitchParams& base, const lingyun::PortParams& port,
-                                              PacketPool& pool, RunContext& ctx) {
+                                              PacketPool& pool, RunContext& ctx, bool stream) {
   auto f = std::make_unique<ComposedFabric>();
   f->name = pr.name;
   f->sp = base;
@@ -20,10 +20,12 @@ std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::strin
   const auto cycles = [&](double ns) { return cycles_for(from_ns(ns), f->period); };
   f->ep.gpus = static_cast<std::uint32_t>(t.endpoints().size());
   f->ep.width = base.port_bytes_per_cycle();
-  f->ep.memory_width = f->ep.width;
+  // The HBM keeps up with all of a GPU's lines, as the presets' with their one (same memory).
+  f->ep.memory_width = f->ep.width * static_cast<std::uint32_t>(t.nodes[t.endpoints().front()].ports);
   f->ep.egress = cycles(gpu.egress_ns);
   f->ep.ingress = cycles(gpu.ingress_ns);
   f->ep.memory = cycles(gpu.memory_ns);
+  f->ep.data = !stream;
   lingyun::PortParams pp = port;
   pp.phy = port.phy.with_fec(fec);
   f->core = std::make_unique<ClockDomain>(("olink_" + f->name).c_str(), f->period);
@@ -38,6 +40,7 @@ std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::strin
     for (int k = 0; k < f->fabric->ports_of(static_cast<int>(g)); ++k) ports.push_back(f->fabric->port(static_cast<int>(g), k));
     f->endpoints.push_back(std::make_unique<OlinkEndpoint>(fmt::format("{}_gpu{}", f->name, g).c_str(), g, f->ep, clock,
                                                            std::move(ports), pool, ctx.stats));
+    if (stream) continue;
     ComposedFabric* fp = f.get();
     f->endpoints.back()->on_arrival([fp, g](const Packet& p, Time now) {
       const int dir = g == 0 ? 1 : 0;  // GPU 0 issues the loads, GPU 1 answers them

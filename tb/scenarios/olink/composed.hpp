@@ -31,10 +31,12 @@ struct ComposedFabric {
 };
 
 // Declares the GPU's side (GpuSide: olink.gpu.*) and builds the preset's
-// fabric on `t` with the ports of `port` and the FEC `fec`, its endpoints attached.
+// fabric on `t` with the ports of `port` and the FEC `fec`, its endpoints attached, each with a
+// port on every plane. Every frame's arrival and stage times are kept (path, arrivals), and the
+// memories keep what is written; `stream`: neither, for streams of Stores nothing reads back.
 std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::string& fec, const lingyun::Topology& t,
                                               const sw::SwitchParams& base, const lingyun::PortParams& port,
-                                              PacketPool& pool, RunContext& ctx);
+                                              PacketPool& pool, RunContext& ctx, bool stream = false);
 
 // The memory make_composed's fabric on `t` takes with its endpoints, estimated before it is
 // built: Fabric::memory_bytes at no load (OLink's scenarios here send one message or load at a

@@ -16,6 +16,7 @@ ReduceEngine::ReduceEngine(std::string name, ReduceConfig config, int alus, std:
       out_(std::move(out)),
       pool_(pool),
       members_(in_.size()),
+      waiting_(in_.size()),
       results_(in_.size()) {
   if (alus < 1 || alus > 4096) throw std::invalid_argument(fmt::format("{}: alus = {}: allowed 1..4096", this->name(), alus));
   if (in_.size() != out_.size())
@@ -47,15 +48,18 @@ bool ReduceEngine::try_start(int port) {
   const std::uint64_t chunk = p->id - 1;
   const std::uint64_t key = key_of(m.group, chunk);
   const bool by_arrival = table_.config().order == ReduceOrder::kArrival;
-  if (static_cast<int>(passes_.size()) >= alus_) {
-    ++alu_wait_;
+  Waiting& w = waiting_[port];
+  const bool no_alu = static_cast<int>(passes_.size()) >= alus_;
+  if (no_alu || (!table_.holds(m.group, chunk) && table_.slots_in_use() + draining_ >= table_.config().slots)) {
+    if (!w.since) w = {now() + 1, no_alu};  // +1: a wait that began at cycle 0 still counts
     return false;
   }
-  if (!table_.holds(m.group, chunk) && table_.slots_in_use() + draining_ >= table_.config().slots) {
-    ++slot_wait_;
-    return false;
+  if (w.since) {  // the wait is counted once it ends, against what first held it
+    (w.for_alu ? alu_wait_ : slot_wait_) += now() + 1 - w.since;
+    w.since = 0;
   }
   in.pop();
+  more_ = more_ || in.ready_by(now() + 1);  // this port's next one may start next cycle
   const Cycle pass = table_.cycles_for(p->bytes);
   const auto* done = table_.contribute(m.group, chunk, m.member, p->payload.data(), p->bytes);
   pool_.release(p);
@@ -89,8 +93,10 @@ void ReduceEngine::eval() {
     passes_.pop();
   }
   const int ports = static_cast<int>(in_.size());
-  for (int i = 0; i < ports; ++i) try_start((next_port_ + i) % ports);
-  next_port_ = ports ? (next_port_ + 1) % ports : 0;
+  more_ = false;
+  const int first = next_port_;
+  for (int i = 0; i < ports; ++i)
+    if (try_start((first + i) % ports)) next_port_ = (first + i + 1) % ports;  // round robin: after the last started
   for (int port = 0; port < ports; ++port) {
     auto& queue = results_[port];
     if (queue.empty() || !out_[port]->can_push()) continue;
@@ -108,13 +114,14 @@ void ReduceEngine::eval() {
   }
 }
 
+// A contribution that waits for an ALU or a slot can start only when a pass ends, and an
+// arrival wakes the engine itself: it stays busy only to send results and to take a port's next
+// contribution behind one it started.
 void ReduceEngine::commit() {
   bool sending = false;
   for (const auto& q : results_) sending = sending || !q.empty();
-  bool waiting = false;
-  for (auto* c : in_) waiting = waiting || c->ready_by(now() + 1);
   if (!passes_.empty()) wake_at(std::max(passes_.top().ends, now() + 1));
-  set_busy(sending || waiting);
+  set_busy(sending || more_);
 }
 
 }  // namespace xy::sw

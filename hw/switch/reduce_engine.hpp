@@ -6,7 +6,8 @@
 // Cycle contract (cycles of the switch clock):
 // - A contribution is a packet on ALU port p's input whose payload is one chunk of a reduction:
 //   `id` - 1 is the chunk number, the port says which group and member it is (add_group).
-// - Each cycle the ports are visited in round-robin order (starting one further every cycle);
+// - Each cycle the engine looks, the ports are visited in round-robin order, starting after the
+//   last port whose contribution started;
 //   the packet at a port's head starts at once if all of these hold, and otherwise waits there
 //   with those behind it in the port's input queue (never a drop):
 //     * an ALU is free: `alus` ALUs of `lanes` elements each, shared by every port and group;
@@ -60,8 +61,10 @@ class ReduceEngine : public Core {
   const ReduceTable& table() const { return table_; }
   int alus() const { return alus_; }
   std::uint64_t alu_busy_cycles() const { return alu_busy_cycles_; }  // summed over the ALUs
-  std::uint64_t slot_wait_cycles() const { return slot_wait_; }  // port-cycles a head waited for a slot
-  std::uint64_t alu_wait_cycles() const { return alu_wait_; }    // ... for a free ALU
+  // Cycles contributions waited at their ports' heads, summed, by what first held each: a free
+  // slot, a free ALU (counted as each wait ends).
+  std::uint64_t slot_wait_cycles() const { return slot_wait_; }
+  std::uint64_t alu_wait_cycles() const { return alu_wait_; }
   int peak_slots() const { return peak_slots_; }                 // slots held at once, draining included
 
  private:
@@ -88,13 +91,19 @@ class ReduceEngine : public Core {
   int alus_;
   std::vector<Channel<Packet*>*> in_, out_;
   PacketPool& pool_;
+  struct Waiting {
+    Cycle since = 0;  // the cycle its head began to wait, + 1; 0: not waiting
+    bool for_alu = false;
+  };
   std::vector<Member> members_;                 // by port
+  std::vector<Waiting> waiting_;                // by port
   std::vector<std::vector<int>> group_ports_;   // by group: its members' ports
   std::priority_queue<Pass, std::vector<Pass>, std::greater<Pass>> passes_;  // on the ALUs
   std::unordered_map<std::uint64_t, Cycle> adding_;  // arrival order: when a chunk's last pass so far ends
   int draining_ = 0;                            // chunks complete in the table, last pass still running
   std::vector<std::deque<Result>> results_;     // by port
-  int next_port_ = 0;
+  int next_port_ = 0;  // where the round robin over the ports starts
+  bool more_ = false;  // a port that started one this cycle has another ready next cycle
   std::uint64_t alu_busy_cycles_ = 0, slot_wait_ = 0, alu_wait_ = 0;
   int peak_slots_ = 0;
 };

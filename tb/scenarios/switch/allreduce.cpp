@@ -74,8 +74,9 @@ class VectorEndpoint : public Core {
     line_free_ = now() + (s.size + width_ - 1) / width_;
   }
   bool sending() const { return !to_send_.empty(); }
-  void keep_going() {
-    if (sending()) wake_at(std::max(line_free_, now() + 1));
+  // `may_send`: whether what is queued may go (else an arrival wakes the endpoint).
+  void keep_going(bool may_send = true) {
+    if (sending() && may_send) wake_at(std::max(line_free_, now() + 1));
     set_busy(in_.ready_by(now() + 1));
   }
   int index_;
@@ -118,12 +119,13 @@ class SharpEndpoint : public VectorEndpoint {
       if (++received_ == chunks_) done_at = clock().time_of(now());
       pool_.release(p);
     }
-    send_some(bytes_sent / packet_bytes_ - received_ < window_);  // whole packets: allreduce.bytes checks it
+    send_some(window_open());
   }
-  void commit() override { keep_going(); }
+  void commit() override { keep_going(window_open()); }  // a full window reopens with a result's arrival
   bool done() const { return started_ && received_ == chunks_; }
 
  private:
+  bool window_open() const { return bytes_sent / packet_bytes_ - received_ < window_; }  // whole packets: allreduce.bytes checks it
   int alu_port_;
   std::uint64_t window_;
   bool started_ = false;

@@ -145,11 +145,19 @@ struct FabricRig {
   // Frames missing at their destination: lost on links without LLR, flushed by LLR or dropped by
   // a switch.
   std::uint64_t missing() const {
-    std::uint64_t m = 0;
+    return over_boards([](const Scoreboard& b) { return b.outstanding() + b.lost(); });
+  }
+  // Frames the destinations know are lost: a later one of their source arrived first.
+  std::uint64_t lost_at_hosts() const {
+    return over_boards([](const Scoreboard& b) { return b.lost(); });
+  }
+  template <class F>
+  std::uint64_t over_boards(F count) const {
+    std::uint64_t n = 0;
     for (const auto& plane : boards)
       for (const auto& row : plane)
-        for (const auto& b : row) m += b.outstanding() + b.lost();
-    return m;
+        for (const auto& b : row) n += count(b);
+    return n;
   }
   std::uint64_t peak_buffer_cells() const {  // the fullest switch's
     std::uint64_t peak = 0;

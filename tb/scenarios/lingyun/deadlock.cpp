@@ -87,7 +87,7 @@ class LingyunDeadlock : public Testbench {
   void check() const override {
     for (const auto& r : runs_) {
       if (std::string e = r.rig->error(); !e.empty()) throw CheckFailure(e);
-      const std::uint64_t lost = r.rig->fabric->drops() + r.rig->fabric->frames_lost_on_links() + lost_at_hosts(r);
+      const std::uint64_t lost = r.rig->fabric->drops() + r.rig->fabric->frames_lost_on_links() + r.rig->lost_at_hosts();
       if (lost) throw CheckFailure(fmt::format("{}: {} frames lost on a lossless ring", r.name, lost));
     }
   }
@@ -143,13 +143,6 @@ class LingyunDeadlock : public Testbench {
     const bool stopped = r.rig->last_arrival < end() - static_cast<Time>(drain_us_ / 2 * kUs);
     if (!cycle.empty() && stopped) return {"deadlock", cycle};
     return {"draining", ""};
-  }
-  static std::uint64_t lost_at_hosts(const Run& r) {
-    std::uint64_t n = 0;
-    for (const auto& plane : r.rig->boards)
-      for (const auto& row : plane)
-        for (const auto& b : row) n += b.lost();
-    return n;
   }
   Time sent_by() const { return static_cast<Time>(traffic_us_ * kUs); }
   Time end() const { return static_cast<Time>((traffic_us_ + drain_us_) * kUs); }

@@ -33,8 +33,11 @@ PfcConfig PfcConfig::declare(Config& c, int priorities, double line_gbps) {
   const auto bytes = [&](const char* key, std::uint32_t def, std::int64_t min, const char* what) {
     return static_cast<std::uint32_t>(c.integer(std::string("pfc.") + key, def, "bytes", min, 1 << 30, what));
   };
-  p.buffer_bytes = bytes("buffer_bytes", 131072, 1024, "ingress buffer per priority");
-  p.headroom_bytes = bytes("headroom_bytes", 49152, 0, "above XOFF");
+  // The headroom covers a composed 800G link's loop up to about 26 m of cable (its MAC/PCS,
+  // FEC and PMA pipelines both ways, two largest frames); each such link checks it.
+  p.buffer_bytes = bytes("buffer_bytes", 196608, 1024, "ingress buffer per priority");
+  p.headroom_bytes = bytes("headroom_bytes", 98304, 0,
+                           "above XOFF: what arrives once XOFF is decided (a composed link checks it covers its loop)");
   p.xoff_bytes = bytes("xoff_bytes", 81920, 1, "XOFF threshold");
   p.xon_bytes = bytes("xon_bytes", 65536, 0, "XON threshold");
   p.validate("pfc");

@@ -223,7 +223,7 @@ PhyLink::Impl::Impl(const std::string& name_, const PhyParams& params, Clock& cl
       no_fec(p.fec == "none"), clock(clock_),
       codec(shared_codec(p.fec)),  // `none` never calls the codec
       in(in_), out(out_), pool(pool_),
-      line(name + ".line", clock, ChannelSpec{p.encoder_cycles() + p.path_cycles + p.group_cycles(), 0, 1, 2}),
+      line(name + ".line", clock, ChannelSpec{p.to_rx_cycles() + p.group_cycles(), 0, 1, 2}),
       tx(*this, name + ".tx"), rx(*this, name + ".rx"),
       codewords(stats.counter(name + ".fec.codewords", "codewords", "codewords received")),
       lost_codewords(stats.counter(name + ".lost_codewords", "codewords", "codewords sent while the link was down")),
@@ -273,7 +273,7 @@ void PhyLink::Impl::tx_eval() {
     g->sent = clock.now();
     // The frames whose last block this group carries leave the PCS now.
     for (; frames_on_line < frames.size() && frames[frames_on_line].end_block <= tx_block_base; ++frames_on_line)
-      frames[frames_on_line].packet->advance(stages.fec_encode, clock.time_of(g->sent));
+      frames[frames_on_line].packet->advance(stages.mac_pcs_tx, clock.time_of(g->sent));
     g->lost = g->sent >= p.down_from && g->sent < p.down_until;
     line.push(g);
     ++groups_sent;
@@ -289,7 +289,7 @@ void PhyLink::Impl::tx_commit() {
 }
 
 double PhyLink::memory_bytes(const PhyParams& p) {
-  // A group leaves every C cycles and is free again E + P + C + D cycles later (decoded), plus
+  // A group leaves every C cycles and is free again M + E + P + C + D + R cycles later, plus
   // the one the TX fills and the one whose frames the RX delivers.
   const double groups = std::ceil(static_cast<double>(p.fixed_cycles()) / static_cast<double>(p.group_cycles())) + 2;
   // A codeword: its message bits and 66b blocks, and the symbols as sent and received. The fast
@@ -534,12 +534,14 @@ void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
     if (ok && !exact) o->payload.swap(frame_bytes);  // undecodable: keep the length, mark it
     o->bytes = static_cast<std::uint32_t>(o->payload.size());
     o->bad = bad || !ok;
-    // Its last codeword group: encoded, through PMA and cable to the RX's first bit, gathered
-    // there (arrived), decoded (now).
-    const Cycle sent = group_sent, first_bit = sent + p.encoder_cycles() + p.path_cycles;
-    o->advance(stages.pma_cable, clock.time_of(sent + p.encoder_cycles()));
-    o->advance(stages.fec_accumulate, clock.time_of(first_bit));
+    // Its last codeword group: through the MAC/PCS pipeline, encoded, through PMA and cable to
+    // the RX's first bit, gathered there (arrived), decoded, through the PCS/MAC pipeline (now).
+    const Cycle encode = group_sent + p.mac_pcs_tx, on_line = encode + p.encoder_cycles();
+    o->advance(stages.fec_encode, clock.time_of(encode));
+    o->advance(stages.pma_cable, clock.time_of(on_line));
+    o->advance(stages.fec_accumulate, clock.time_of(group_sent + p.to_rx_cycles()));
     o->advance(stages.fec_decode, clock.time_of(group_arrived));
+    o->advance(stages.mac_pcs_rx, clock.time_of(group_arrived + p.decoder_cycles()));
     o->advance(stages.to_mac, clock.time_of(clock.now()));
     rx_out.push_back(o);
   }
@@ -556,15 +558,14 @@ void PhyLink::Impl::rx_eval() {
   while (line.can_pop()) {
     CodewordGroup* g = line.pop();
     g->arrived = now;
-    decoding.emplace_back(now + p.decoder_cycles(), g);
+    decoding.emplace_back(now + p.decoder_cycles() + p.mac_pcs_rx, g);
   }
   while (!decoding.empty() && decoding.front().first <= now) {
     CodewordGroup* g = decoding.front().second;
     decoding.pop_front();
     decode(*g);
     deliver_frames(g->sent, g->arrived);
-    const Cycle first_bit_at_rx = g->sent + p.encoder_cycles() + p.path_cycles;
-    last_fec_latency = now - first_bit_at_rx;
+    last_fec_latency = now - p.mac_pcs_rx - (g->sent + p.to_rx_cycles());
     free_groups.push_back(g);
   }
   if (!rx_out.empty() && (!out || out->can_push())) {

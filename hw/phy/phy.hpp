@@ -6,9 +6,11 @@
 // C = interleave * n * m / (40 * lanes) cycles on the line. The TX sends one group every C
 // cycles from link-up (CDR lock) on, plus an alignment-marker gap every am_period groups. A
 // group sent at cycle t has its first bit at the RX at t + E + P and its last at
-// t + E + P + C - 1 (E: encoder pipeline; P: PMA TX + cable + PMA RX + lane deskew), is
-// decoded D cycles after it is complete, and its frames leave the RX from t + E + P + C + D,
-// one per cycle. FEC latency = C (accumulation) + D (decoder pipeline), exactly.
+// t + M + E + P + C - 1 (M: the MAC/PCS transmit pipeline; E: encoder pipeline; P: PMA TX +
+// cable + PMA RX + lane deskew), is decoded D cycles after it is complete, and its frames leave
+// the RX from t + M + E + P + C + D + R (R: the PCS/MAC receive pipeline), one per cycle. FEC
+// latency = C (accumulation) + D (decoder pipeline), exactly. M and R are fixed pipelines: their
+// order among the other fixed stages changes no time.
 // Exact: every bit of frames and idles (64b/66b, scrambler, 256b/257b, RS codewords, lane
 // distribution, Gray-coded PAM4 symbol errors) and the decoder's outcome. A link flap loses
 // every codeword sent from going down until the CDR has locked again. Abstracted: lane
@@ -45,6 +47,9 @@ struct PhyParams {
     Cycle encoder = 0, decoder = 0;
   };
   Pipeline rs544, rs272, none;  // per FEC mode, so that one declaration serves every mode
+  // MAC, RS and PCS (without FEC) pipelines, M and R above; set by a port (PortParams), 0 for a
+  // PHY on its own.
+  Cycle mac_pcs_tx = 0, mac_pcs_rx = 0;
   Cycle path_cycles = 0, cdr_lock_cycles = 0;
   Cycle down_from = 0, down_until = 0;  // a link flap: dark, then CDR relock; empty = none
   bool flaps() const { return down_until > down_from; }
@@ -70,16 +75,20 @@ struct PhyParams {
   int t() const;                 // correctable symbols (0 for none)
   Cycle encoder_cycles() const { return pipeline().encoder; }
   Cycle decoder_cycles() const { return pipeline().decoder; }
-  // A frame's least PHY latency but its serialisation: encoder, line path, gathering its
-  // codeword group at the RX, decoder.
-  Cycle fixed_cycles() const { return encoder_cycles() + path_cycles + group_cycles() + decoder_cycles(); }
+  // A frame's least PHY latency but its serialisation: MAC/PCS and encoder pipelines, line path,
+  // gathering its codeword group at the RX, decoder and PCS/MAC pipelines.
+  Cycle fixed_cycles() const {
+    return mac_pcs_tx + encoder_cycles() + path_cycles + group_cycles() + decoder_cycles() + mac_pcs_rx;
+  }
+  // From a group's TX cycle to its first bit at the RX: M + E + P.
+  Cycle to_rx_cycles() const { return mac_pcs_tx + encoder_cycles() + path_cycles; }
   const Pipeline& pipeline() const { return fec == "rs544" ? rs544 : fec == "rs272" ? rs272 : none; }
 };
 
 // A group of codewords on its way through the line, with the truth about it.
 struct CodewordGroup {
   std::uint64_t index = 0;
-  Cycle sent = 0;     // TX cycle its first bit entered the line
+  Cycle sent = 0;     // TX cycle the PCS sent it (into the MAC/PCS and encoder pipelines)
   Cycle arrived = 0;  // RX cycle its last bit was in
   bool lost = false;  // sent while the link was down: nothing usable arrives
   struct Word {
@@ -129,8 +138,8 @@ class PhyLink {
   // The stages a frame opens here (Packet::advance), in the order it meets them; the last ends
   // when the MAC takes the frame. None unless a system names them.
   struct Stages {
-    Stage serialize = kNoStage, fec_encode = kNoStage, pma_cable = kNoStage, fec_accumulate = kNoStage,
-          fec_decode = kNoStage, to_mac = kNoStage;
+    Stage serialize = kNoStage, mac_pcs_tx = kNoStage, fec_encode = kNoStage, pma_cable = kNoStage,
+          fec_accumulate = kNoStage, fec_decode = kNoStage, mac_pcs_rx = kNoStage, to_mac = kNoStage;
   };
   void set_stages(const Stages& s);
   // Offers .codewords_sent, .uncorrectable and .frames_in to the waves under its name.

@@ -14,9 +14,19 @@ namespace xy::lingyun {
 PortParams PortParams::declare(Config& c, int vcs) {
   PortParams p;
   p.phy = phy::PhyParams::declare(c, "port", 8, phy::PhyParams::Cable::kPerLink);  // cables: the topology's
+  // The MAC and PCS pipelines, without FEC and SerDes. Defaults: the one MAC+PCS latency
+  // published with its parts apart that we found, AMD's 40G/50G Ethernet subsystem (PG211,
+  // "Latency", 50G MAC+PCS, low-latency design, no GT): TX 25.6 ns, RX 58.8 ns, at 390.625 MHz
+  // 10 and 23 cycles. An 800G ASIC's are not published (docs/phy.md).
+  const Time phy_period = p.phy.period();
+  p.phy.mac_pcs_tx = cycles_for(from_ns(c.real("port.mac_pcs.tx_ns", 25.6, "ns", 0, 100000,
+                                               "MAC, RS and PCS transmit pipeline, FEC apart (AMD PG211's 50G)")),
+                                phy_period);
+  p.phy.mac_pcs_rx = cycles_for(from_ns(c.real("port.mac_pcs.rx_ns", 58.8, "ns", 0, 100000,
+                                               "PCS, RS and MAC receive pipeline, FEC apart (AMD PG211's 50G)")),
+                                phy_period);
   p.llr = c.flag("port.llr", true, "LLR on every hop: frames with a bad FCS are replayed by the sender port");
   p.fc = link::declare_fc_mode(c, "port.fc", "cbfc", "link flow control of every port");
-  const Time phy_period = p.phy.period();
   p.llr_params = link::LlrParams::declare(c, phy_period);
   const link::LlrConfig& l = p.llr_params.config;
   if (p.llr_rtl()) {  // what the twins are built for; each link's replay buffer in reach_problem()
@@ -73,6 +83,13 @@ std::string PortParams::reach_problem(double cable_m) const {
       return fmt::format("CBFC over {} m needs {} credits of {} B per VC for the credit loop, {}", cable_m, need,
                          cb.credit_bytes,
                          given ? fmt::format("above cbfc.buffer_credits = {}", given) : "beyond what its counters can track");
+  }
+  if (fc == link::FcMode::kPfc) {
+    const std::uint64_t need = link::required_headroom_bytes(line_gbps(), loop(cable_m), max_frame_bytes);
+    if (need > pfc.headroom_bytes)
+      return fmt::format("PFC over {} m needs {} B of headroom above XOFF (line rate x loop + 2 largest frames + a "
+                         "pause frame), above pfc.headroom_bytes = {}",
+                         cable_m, need, pfc.headroom_bytes);
   }
   if (llr && llr_rtl()) {
     link::LlrConfig k = llr_params.config;
@@ -168,8 +185,8 @@ PortLink::PortLink(const std::string (&side_names)[2], const PortParams& params,
   for (int s = 0; s < 2; ++s) {
     phy_[s] = std::make_unique<phy::PhyLink>(side_names[s] + ".phy", p_.phy, phy_clock, stats, seed,
                                               side_names[s] + ".phy", to_phy_[s].get(), from_phy_[s].get(), pool);
-    phy_[s]->set_stages({kStageSerialize, kStageFecEncode, kStagePmaCable, kStageFecAccumulate, kStageFecDecode,
-                         kStageMacRx});
+    phy_[s]->set_stages({kStageSerialize, kStageMacPcsTx, kStageFecEncode, kStagePmaCable, kStageFecAccumulate,
+                         kStageFecDecode, kStageMacPcsRx, kStageMacRx});
     to_phy_[s]->connect(sides_[s]->mac.get(), &phy_[s]->tx_core());
     from_phy_[s]->connect(&phy_[s]->rx_core(), sides_[1 - s]->mac.get());
   }

@@ -63,8 +63,8 @@ struct PortParams {
   Time one_way(double cable_m, std::uint32_t bytes) const;
   Time loop(double cable_m) const;
   std::uint64_t replay_buffer_bytes(double cable_m) const;
-  // Why a link of `cable_m` cannot be built with these ports (LLR replay buffer or CBFC credits
-  // short of the loop, or a replay buffer beyond what the LLR twins keep), or "".
+  // Why a link of `cable_m` cannot be built with these ports (LLR replay buffer, CBFC credits or
+  // PFC headroom short of the loop, or a replay buffer beyond what the LLR twins keep), or "".
   std::string reach_problem(double cable_m) const;
   // These parameters for one link: its cable, and its LLR replay buffer and CBFC buffers sized
   // by the rule (line rate x loop time, and a largest frame or two).

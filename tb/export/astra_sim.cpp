@@ -2,8 +2,8 @@
 // bytes between two NPUs of a dimension as hops x latency + size / bandwidth, with a Switch
 // dimension counting 2 hops (src -> switch -> dest) and bandwidth in GB/s of 2^30 bytes
 // (congestion_unaware/BasicTopology.cpp, Switch.cpp, common/NetworkFunction.cpp). The fit:
-// least squares of T(size) = a + size / b over the measured network times of a message-size
-// sweep (olink-message's); latency = a / 2, bandwidth = b in 2^30-byte GB/s. The file states the
+// T(size) = a + size / b with the least largest relative residual over the measured network
+// times of a message-size sweep (olink-message's); latency = a / 2, bandwidth = b in 2^30-byte GB/s. The file states the
 // sizes it holds for (those fitted) and how close ASTRA-sim's time from its written values comes to each
 // measured one there: a message below them is not measured, and one that fits no segment barely
 // gets faster with its size (the line overstates it).
@@ -26,15 +26,43 @@ struct Fit {
   double worst_ns = 0, worst_relative = 0;  // the largest residual
 };
 
-Fit least_squares(const std::vector<Message>& m) {
-  const double n = static_cast<double>(m.size());
-  double sx = 0, sy = 0;
-  for (const auto& p : m) sx += p.bytes, sy += p.transfer_ns;
-  const double mx = sx / n, my = sy / n;
-  double sxx = 0, sxy = 0;
-  for (const auto& p : m) sxx += (p.bytes - mx) * (p.bytes - mx), sxy += (p.bytes - mx) * (p.transfer_ns - my);
-  const double ns_per_byte = sxy / sxx;
-  Fit f{my - ns_per_byte * mx, 1 / ns_per_byte};
+// The line T = a + c size whose largest relative residual over the messages is least
+// (Chebyshev), since ASTRA-sim's time should be close to every measured one, the small messages'
+// too. On three sizes the best line equioscillates (+e, -e, +e of each T); over more, it is the
+// best line of the triple whose e is largest (de la Vallee Poussin). Two sizes: the line through
+// their means.
+Fit minimax_relative(const std::vector<Message>& m) {
+  double best_a = 0, best_c = 0, best_e = -1;
+  for (std::size_t i = 0; i < m.size(); ++i)
+    for (std::size_t j = 0; j < m.size(); ++j)
+      for (std::size_t k = 0; k < m.size(); ++k) {
+        const Message &p = m[i], &q = m[j], &r = m[k];
+        if (!(p.bytes < q.bytes && q.bytes < r.bytes)) continue;
+        // a + c x - s e y = y with s = +1, -1, +1, by Cramer's rule.
+        const double rows[3][4] = {{1, p.bytes, -p.transfer_ns, p.transfer_ns},
+                                   {1, q.bytes, q.transfer_ns, q.transfer_ns},
+                                   {1, r.bytes, -r.transfer_ns, r.transfer_ns}};
+        const auto det = [&](int replaced) {
+          double d[3][3];
+          for (int row = 0; row < 3; ++row)
+            for (int col = 0; col < 3; ++col) d[row][col] = rows[row][col == replaced ? 3 : col];
+          return d[0][0] * (d[1][1] * d[2][2] - d[1][2] * d[2][1]) - d[0][1] * (d[1][0] * d[2][2] - d[1][2] * d[2][0]) +
+                 d[0][2] * (d[1][0] * d[2][1] - d[1][1] * d[2][0]);
+        };
+        const double d = det(-1), e = det(2) / d;
+        if (std::abs(e) > best_e) best_a = det(0) / d, best_c = det(1) / d, best_e = std::abs(e);
+      }
+  if (best_e < 0) {  // fewer than three sizes
+    const double n = static_cast<double>(m.size());
+    double sx = 0, sy = 0;
+    for (const auto& p : m) sx += p.bytes, sy += p.transfer_ns;
+    const double mx = sx / n, my = sy / n;
+    double sxx = 0, sxy = 0;
+    for (const auto& p : m) sxx += (p.bytes - mx) * (p.bytes - mx), sxy += (p.bytes - mx) * (p.transfer_ns - my);
+    best_c = sxy / sxx;
+    best_a = my - best_c * mx;
+  }
+  Fit f{best_a, 1 / best_c};
   for (const auto& p : m) {
     const double residual = f.latency_ns + p.bytes / f.bytes_per_ns - p.transfer_ns;
     if (std::abs(residual) > std::abs(f.worst_ns)) f.worst_ns = residual;
@@ -57,7 +85,7 @@ double worst_written(const std::vector<Message>& m, const std::string& latency, 
 
 std::vector<File> astra_sim(const std::vector<Input>& inputs) {
   const MessageSweep s = message_sweep(inputs, 2, "astra-sim");
-  const Fit fit = least_squares(s.messages);
+  const Fit fit = minimax_relative(s.messages);
   if (!(fit.bytes_per_ns > 0) || fit.latency_ns < 0)
     throw ConfigError(fmt::format("{}: the fit T = a + size/b gives a = {:.1f} ns, b = {:.3f} B/ns: ASTRA-sim needs a >= 0 and "
                                   "b > 0 (sweep sizes far enough apart)", s.inputs, fit.latency_ns, fit.bytes_per_ns));
@@ -79,7 +107,7 @@ std::vector<File> astra_sim(const std::vector<Input>& inputs) {
   network.text = fmt::format(
       "# ASTRA-sim analytical network (congestion_unaware), written by xysim export astra-sim.\n"
       "# Measured: {scenarios} on {fabric}, {gpus} GPUs ({topology}), from {inputs}.\n"
-      "# Fit: least squares of T(size) = a + size/b over {n} points, {k} sizes ({sizes} bytes), T = transfer_ns\n"
+      "# Fit: T(size) = a + size/b with the least largest relative residual over {n} points, {k} sizes ({sizes} bytes), T = transfer_ns\n"
       "#   (first frame onto the sender's line to last frame off the receiver's, measured):\n"
       "#   a = {a:.3f} ns, b = {b:.6f} B/ns; largest residual {worst:+.3f} ns ({rel:.3f} %).\n"
       "# Valid range: messages of {smallest:.0f} to {largest:.0f} bytes (the sizes fitted): there ASTRA-sim's time from\n"

@@ -58,6 +58,9 @@ struct RunContext {
   void reach_at_least(Time one_way, std::string because) {
     if (one_way > reach.one_way) reach = {one_way, std::move(because)};
   }
+  // Said on stderr once every check before the simulation has passed: bad input gets one error
+  // line, not a warning before it.
+  std::vector<std::string> warnings;
 };
 
 class Testbench {

@@ -228,6 +228,7 @@ RunResult simulate(const RunOptions& options, Debris& debris) {
                                   to_us(sim.watchdog), format_time(ctx.reach.one_way), ctx.reach.because,
                                   to_us(ctx.reach.one_way)));
 
+  for (const std::string& w : ctx.warnings) std::cerr << "warning: " << w << "\n";
   waves.start();
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
   const auto sim_start = std::chrono::steady_clock::now();  // ETAs count the simulation, not the building

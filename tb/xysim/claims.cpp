@@ -49,20 +49,29 @@ struct Claim {
 };
 
 // The longest runs first, so that N at a time end together.
+// These parameters and CBFC's and PFC's at 128 KiB a VC and a priority (PFC's headroom that of
+// the 96 KiB point below, its XOFF under it).
+Params at_128k(Params p) {
+  p.insert(p.begin(), {{"cbfc.buffer_credits", "1024"}, {"pfc.buffer_bytes", "131072"}, {"pfc.headroom_bytes", "81920"},
+                       {"pfc.xoff_bytes", "49152"}, {"pfc.xon_bytes", "32768"}});
+  return p;
+}
+
 const std::vector<Run> kRuns = {
-    // C3 at equal buffer per VC and per priority: 64, 128 and 512 KiB, PFC's XOFF a headroom
-    // (48 KiB, the default) below the top at 128 and 512 KiB and 16 KiB above the bottom at 64.
-    {"lingyun-incast-64k", "lingyun-incast",
-     {{"cbfc.buffer_credits", "512"}, {"pfc.buffer_bytes", "65536"}, {"pfc.xoff_bytes", "16384"},
-      {"pfc.xon_bytes", "8192"}}},
-    {"lingyun-incast-128k", "lingyun-incast", {{"cbfc.buffer_credits", "1024"}}},
+    // C3 at equal buffer per VC and per priority: 96, 128 and 512 KiB, PFC's headroom 80 KiB (the
+    // 10 m spine links need 79.9) below its XOFF; CBFC's credits of 128 B. 64 KiB holds neither
+    // scheme's loop on these links (the ports refuse it).
+    {"lingyun-incast-96k", "lingyun-incast",
+     {{"cbfc.buffer_credits", "768"}, {"pfc.buffer_bytes", "98304"}, {"pfc.headroom_bytes", "81920"},
+      {"pfc.xoff_bytes", "16384"}, {"pfc.xon_bytes", "8192"}}},
+    {"lingyun-incast-128k", "lingyun-incast", at_128k({})},
     // C3's deadlock on a ring of five switches, 128 KiB per VC and priority.
-    {"lingyun-deadlock-0.4", "lingyun-deadlock", {{"cbfc.buffer_credits", "1024"}, {"deadlock.load", "0.4"}}},
-    {"lingyun-deadlock-0.45", "lingyun-deadlock", {{"cbfc.buffer_credits", "1024"}, {"deadlock.load", "0.45"}}},
-    {"lingyun-deadlock-0.8", "lingyun-deadlock", {{"cbfc.buffer_credits", "1024"}, {"deadlock.load", "0.8"}}},
+    {"lingyun-deadlock-0.4", "lingyun-deadlock", at_128k({{"deadlock.load", "0.4"}})},
+    {"lingyun-deadlock-0.45", "lingyun-deadlock", at_128k({{"deadlock.load", "0.45"}})},
+    {"lingyun-deadlock-0.8", "lingyun-deadlock", at_128k({{"deadlock.load", "0.8"}})},
     {"lingyun-incast-512k", "lingyun-incast",
-     {{"cbfc.buffer_credits", "4096"}, {"pfc.buffer_bytes", "524288"}, {"pfc.xoff_bytes", "475136"},
-      {"pfc.xon_bytes", "458752"}}},
+     {{"cbfc.buffer_credits", "4096"}, {"pfc.buffer_bytes", "524288"}, {"pfc.headroom_bytes", "81920"},
+      {"pfc.xoff_bytes", "442368"}, {"pfc.xon_bytes", "425984"}}},
     {"lingyun-fec-llr", "lingyun-fec-llr", {}},
     {"lingyun-fec-llr-1e-3-rs544", "lingyun-fec-llr", {{"port.errors.ber", "1e-3"}, {"fec_llr.design", "rs544"}}},
     {"lingyun-fec-llr-1e-3-rs272", "lingyun-fec-llr", {{"port.errors.ber", "1e-3"}, {"fec_llr.design", "rs272_llr"}}},
@@ -72,7 +81,8 @@ const std::vector<Run> kRuns = {
     {"olink-latency", "olink-latency", {}},
     {"switch-ecmp", "switch-ecmp", {}},
     {"switch-incast", "switch-incast",  // PFC's buffer the 64 KiB of CBFC's 512 credits
-     {{"pfc.buffer_bytes", "65536"}, {"pfc.xoff_bytes", "16384"}, {"pfc.xon_bytes", "8192"}}},
+     {{"pfc.buffer_bytes", "65536"}, {"pfc.headroom_bytes", "49152"}, {"pfc.xoff_bytes", "16384"},
+      {"pfc.xon_bytes", "8192"}}},
     {"link-llr", "link-llr", {{"link.frame_error", "1e-3"}, {"traffic.frames", "100000"}}},
     {"link-e2e", "link-llr", {{"link.frame_error", "1e-3"}, {"traffic.frames", "100000"}, {"link.recovery", "e2e"}}},
     {"link-e2e-2us", "link-llr",
@@ -115,12 +125,12 @@ const std::vector<Claim> kClaims = {
      [](const Values& v) { return v.at("ratio") >= 10 * 0.8; },
      "A 64-byte remote load, one at a time: OLink on composed Lingyun ports, timed stage by stage; NVLink-class a "
      "constant-delay preset from public figures (configured) on the same path: the same switches and cables, and "
-     "the same GPU side (controller and HBM, olink.gpu.*). Most of OLink's load is configured stages (PMA, FEC "
-     "decoder, switch pipeline, GPU side); what the simulation adds is serialisation (a frame waits for the "
+     "the same GPU side (controller and HBM, olink.gpu.*). Most of OLink's load is configured stages (MAC/PCS and "
+     "FEC pipelines, PMA, switch pipeline, GPU side); what the simulation adds is serialisation (a frame waits for the "
      "codeword group that carries its end), MAC and clock crossing. "
-     "Setting any one configured input to 0 or doubling it keeps the ratio within 1.31–1.88× (olink-latency's "
+     "Setting any one configured input to 0 or doubling it keeps the ratio within 1.52–2.34× (olink-latency's "
      "summary, claim_c1.sensitivity). The rule flips only for a comparator with next to nothing in it: with "
-     "olink.gpu.* at 0, olink.nvlink-class.link_ns=5, switch_ns=10 and 1 m cables the ratio is 14.9×. The seed's "
+     "olink.gpu.* at 0, olink.nvlink-class.link_ns=5, switch_ns=10 and 1 m cables the ratio is 23.7×. The seed's "
      "1.2 µs matches OLink's round trip, not its one-way time."},
     {"C2", "light FEC cuts codec latency vs RS(544,514) but tolerates less noise",
      {{"p50_544", "p50 host to host at BER 0, KP4", "lingyun-fec-llr", "/summary/rs544/latency_p50_ns", " ns", ".1f"},
@@ -144,13 +154,13 @@ const std::vector<Claim> kClaims = {
      "with end-to-end recovery, RS(272) with LLR); at BER 1e-3 each design runs alone, since the no-FEC design's "
      "links cannot come up there. phy-fec-curve: one link, points aimed by the binomial formula at codeword error "
      "ratios of 1 % to 50 % (150 failures expected at each), the first shown with what it measured. The decoder "
-     "pipelines are configured (50 and 25 ns); the rest of the p50 gap emerges from the codeword layouts (KP4 "
-     "gathers four words a group at 800G, RS(272) two). With port.rs272.decoder_ns=100 the light FEC's p50 is "
-     "897.9 ns against KP4's 803.8 and the rule fails."},
+     "pipelines are configured (50 and 25 ns), and the MAC/PCS ones (the same in both); the rest of the p50 gap "
+     "emerges from the codeword layouts (KP4 gathers four words a group at 800G, RS(272) two). With "
+     "port.rs272.decoder_ns=100 the light FEC's p50 is 1238.4 ns against KP4's 1137.9 and the rule fails."},
     {"C3", "CBFC replaces PFC: back-pressure stays point-to-point, no pause storms or deadlock",
-     {{"cbfc_hops_64k", "hops held upstream at 64 KiB per VC: CBFC", "lingyun-incast-64k",
+     {{"cbfc_hops_96k", "hops held upstream at 96 KiB per VC: CBFC", "lingyun-incast-96k",
        "/summary/cbfc_shared_vc/backpressure_hops", "", ".0f"},
-      {"pfc_hops_64k", "PFC", "lingyun-incast-64k", "/summary/pfc_shared_vc/backpressure_hops", "", ".0f"},
+      {"pfc_hops_96k", "PFC", "lingyun-incast-96k", "/summary/pfc_shared_vc/backpressure_hops", "", ".0f"},
       {"cbfc_hops_128k", "128 KiB: CBFC", "lingyun-incast-128k", "/summary/cbfc_shared_vc/backpressure_hops", "",
        ".0f"},
       {"pfc_hops_128k", "PFC", "lingyun-incast-128k", "/summary/pfc_shared_vc/backpressure_hops", "", ".0f"},
@@ -161,9 +171,9 @@ const std::vector<Claim> kClaims = {
       {"chain_pfc_hops", "PFC", "switch-incast", "/summary/pfc/backpressure_hops", "", ".0f"},
       {"chain_admit_hops", "CBFC, credits freed on admission to the shared buffer (not judged)", "switch-incast",
        "/summary/cbfc-admit/backpressure_hops", "", ".0f"},
-      {"cbfc_victim_64k", "victim on the incast's VC at 64 KiB: CBFC", "lingyun-incast-64k",
+      {"cbfc_victim_96k", "victim on the incast's VC at 96 KiB: CBFC", "lingyun-incast-96k",
        "/summary/cbfc_shared_vc/victim_gbps", " Gb/s", ".1f"},
-      {"pfc_victim_64k", "PFC", "lingyun-incast-64k", "/summary/pfc_shared_vc/victim_gbps", " Gb/s", ".1f"},
+      {"pfc_victim_96k", "PFC", "lingyun-incast-96k", "/summary/pfc_shared_vc/victim_gbps", " Gb/s", ".1f"},
       {"cbfc_victim_128k", "128 KiB: CBFC", "lingyun-incast-128k", "/summary/cbfc_shared_vc/victim_gbps", " Gb/s",
        ".1f"},
       {"pfc_victim_128k", "PFC", "lingyun-incast-128k", "/summary/pfc_shared_vc/victim_gbps", " Gb/s", ".1f"},
@@ -181,11 +191,11 @@ const std::vector<Claim> kClaims = {
       {"cbfc_held_vcs", "alternate VCs, 0.8: CBFC", "lingyun-deadlock-0.8", "/summary/cbfc_alternate_vcs/frames_held",
        "", ".0f"},
       {"pfc_held_vcs", "PFC", "lingyun-deadlock-0.8", "/summary/pfc_alternate_vcs/frames_held", "", ".0f"}},
-     "at equal buffer per VC and per priority (64, 128 and 512 KiB), CBFC holds senders at most 1 hop upstream of "
+     "at equal buffer per VC and per priority (96, 128 and 512 KiB), CBFC holds senders at most 1 hop upstream of "
      "the congested port on both fabrics, where PFC's pauses reach further; and on the ring CBFC on one VC does not "
      "deadlock at a load where PFC does",
      [](const Values& v) {
-       for (const char* b : {"_64k", "_128k", "_512k"})
+       for (const char* b : {"_96k", "_128k", "_512k"})
          if (v.at(std::string("cbfc_hops") + b) > 1 || v.at(std::string("pfc_hops") + b) <= v.at(std::string("cbfc_hops") + b))
            return false;
        for (const char* load : {"_04", "_045", "_08"})
@@ -198,7 +208,8 @@ const std::vector<Claim> kClaims = {
      "sustained and nothing slows the sources end to end, so any lossless scheme must push back to them once its "
      "buffers fill: both reach the sources (3 hops, 2 on the chain) at every size, and the buffer only sets how "
      "soon. What this can test is how the schemes compare at equal buffer: the victim sharing the incast's VC "
-     "keeps more under CBFC at 64 and 128 KiB and about the same at 512. What it cannot test until the NIC's "
+     "keeps more under CBFC at 96 and 128 KiB and about the same at 512 (64 KiB holds neither scheme's loop: the "
+     "ports refuse it). What it cannot test until the NIC's "
      "congestion control exists (the NIC issue re-runs it with DCQCN) is whether CBFC keeps back-pressure local "
      "when the sources do slow down. The one variant held to 0 hops, CBFC freeing credits as the switch's 64 MiB "
      "shared buffer admits a frame (cbfc-admit), rests on that buffer: it absorbs the window's excess (24.5 MB at "

@@ -429,7 +429,7 @@ rule = {
           and curve["rs272"]["curve"][0]["pre_fec_ber"] < curve["rs544"]["curve"][0]["pre_fec_ber"],
     "C3": all(s(r)["cbfc_shared_vc"]["backpressure_hops"] <= 1
               and s(r)["pfc_shared_vc"]["backpressure_hops"] > s(r)["cbfc_shared_vc"]["backpressure_hops"]
-              for r in ("lingyun-incast-64k", "lingyun-incast-128k", "lingyun-incast-512k"))
+              for r in ("lingyun-incast-96k", "lingyun-incast-128k", "lingyun-incast-512k"))
           and chain["cbfc"]["backpressure_hops"] <= 1 < chain["pfc"]["backpressure_hops"]
           and not any(s(f"lingyun-deadlock-{l}")["cbfc_one_vc"]["frames_held"] > 0
                       and s(f"lingyun-deadlock-{l}")["pfc_one_vc"]["frames_held"] > 0 for l in ("0.4", "0.45", "0.8")),
@@ -664,8 +664,9 @@ PY
     expect_bad_input "cbfc.buffer_credits = 3: less than one largest frame" run link-cbfc --set cbfc.buffer_credits=3 --quiet ;;
   pfc_overflow_named)
     expect_failed_run "PFC overflow at top.b.fc priority" run link-cbfc --set fc.mode=pfc --set link.update_loss=0.5 --quiet
-    grep -q "B beyond the buffer: the 49152 B headroom above XOFF" "$work/err" || fail "no headroom figures"
-    expect_failed_run "PFC overflow at " run switch-incast --set switch.clock_mhz=200 --quiet ;;
+    grep -q "B beyond the buffer: the 98304 B headroom above XOFF" "$work/err" || fail "no headroom figures"
+    expect_failed_run "PFC overflow at " run switch-incast --set switch.clock_mhz=200 \
+      --set pfc.buffer_bytes=131072 --set pfc.headroom_bytes=49152 --quiet ;;
   seed_out_of_range)
     expect_bad_input "--seed: seed = '-1': must be an integer in [0, 18446744073709551615]" run --seed -1 --quiet
     expect_bad_input "seed = '18446744073709551616'" run --seed 18446744073709551616 --quiet

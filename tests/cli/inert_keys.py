@@ -110,6 +110,10 @@ VALUE = [
 ]
 
 # (scenario glob, key glob) -> keys set in both runs, so that the key matters. The first match wins.
+# PFC at 128 KiB a priority (headroom for the 10 m spine links), so that a 4 MiB switch buffer
+# backs it: what lingyun-incast's shared-buffer keys need to act.
+PFC_128K = {"pfc.buffer_bytes": 131072, "pfc.headroom_bytes": 81920, "pfc.xoff_bytes": 49152, "pfc.xon_bytes": 32768}
+
 PAIRING = [
     # A FEC's own latencies with that FEC.
     ("phy-loopback", "phy.rs272.*", {"phy.fec": "rs272"}),
@@ -196,8 +200,8 @@ PAIRING = [
     ("switch-*", "switch.dt_alpha", {"switch.buffer_mib": 0.1}),
     # Its row without flow control: a buffer that backs the CBFC and PFC rows' credits, and no more,
     # and (to wait) an incast long enough to fill it.
-    ("lingyun-incast", "switch.when_full", {"switch.buffer_mib": 4, "incast.measure_us": 30}),
-    ("lingyun-incast", "switch.dt_alpha", {"switch.buffer_mib": 4}),
+    ("lingyun-incast", "switch.when_full", {"switch.buffer_mib": 4, "incast.measure_us": 30, **PFC_128K}),
+    ("lingyun-incast", "switch.dt_alpha", {"switch.buffer_mib": 4, **PFC_128K}),
     ("olink-message", "switch.when_full", {"switch.buffer_mib": 0.01, "port.fc": "none"}),
     # Cells count in a buffer that fills with packets smaller than a cell.
     ("switch-incast", "switch.cell_bytes", {"switch.buffer_mib": 0.01, "incast.bytes": 64}),

@@ -39,6 +39,11 @@ TEST(LingyunPort, EveryStageOfARequestMatchesTheArithmeticOfItsHop) {
     EXPECT_GE(stage(f, "request.pma_cable"), 2 * 31.0);
     EXPECT_NEAR(stage(f, "request.fec_decode"), 2 * (kp4 ? 50.0 : 25.0), 2 * kPhyCycleNs);
     EXPECT_NEAR(stage(f, "request.fec_encode"), 2 * (kp4 ? 5.0 : 3.0), 2 * kPhyCycleNs);
+    // The MAC and PCS pipelines of each hop, FEC apart (issue 23, defect 4): AMD PG211's 50G
+    // MAC+PCS, 10 cycles TX and 23 RX at 390.625 MHz, whole cycles of the PHY clock.
+    EXPECT_NEAR(stage(f, "request.mac_pcs_tx"), 2 * 10 / 0.390625, 2 * kPhyCycleNs);
+    EXPECT_NEAR(stage(f, "request.mac_pcs_rx"), 2 * 23 / 0.390625, 2 * kPhyCycleNs);
+    EXPECT_GE(stage(f, "response.mac_pcs_rx"), 2 * 58.8);
     // The frame waits for the codeword group that carries its last block: at most one group
     // (68 or 17 cycles) plus its own blocks; a frame always waits for some of its bits.
     EXPECT_GT(stage(f, "request.serialize"), 0);
@@ -200,7 +205,7 @@ INSTANTIATE_TEST_SUITE_P(Presets, SwitchUniformOnTopology, ::testing::Values("si
 // receiver never counts more credits in than its sender consumed (the scenario checks it).
 TEST(LingyunFecLlr, CreditResyncsOnBusyLinksCountNoFrameTwice) {
   const RunResult r = testing::run_quiet(
-      "lingyun-fec-llr", {"cbfc.resync_us=0.3", "traffic.load=1", "cbfc.buffer_credits=500", "traffic.us=10"});
+      "lingyun-fec-llr", {"cbfc.resync_us=0.3", "traffic.load=1", "cbfc.buffer_credits=640", "traffic.us=10"});
   EXPECT_EQ(r.failure, "");
   EXPECT_GT(r.results["stats"]["top.rs544.e0.port0.fc.cbfc.cc_updates"]["value"].get<std::uint64_t>(), 20u);
 }

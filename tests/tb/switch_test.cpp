@@ -171,7 +171,7 @@ constexpr double kLine = 800;               // Gb/s
 constexpr double kWindowNs = 50'000;
 constexpr double kWindowCycles = 78'125;    // 50 us / 0.64 ns
 constexpr double kAllowance = 512.0 * 128;  // CBFC bytes per link and VC (cbfc.buffer_credits)
-constexpr double kPfcAllowance = 131072;    // PFC bytes per ingress port (pfc.buffer_bytes; overflow is checked)
+constexpr double kPfcAllowance = 196608;    // PFC bytes per ingress port (pfc.buffer_bytes; overflow is checked)
 constexpr double kWire = 40 * 64;           // bytes on a link's wire (40 cycles at 64 B per cycle)
 double gbps(double bytes) { return bytes * 8 / kWindowNs; }
 // A sink counts what arrives in the window, the flow control what the sender was held in it: they

@@ -250,7 +250,7 @@ class LinkLlr : public Testbench {
         delivered_bytes_ += f.bytes;
         last_delivery_ = clk.now();
       });
-    if (!p_.warning.empty()) std::cerr << "warning: " << p_.warning << "\n";
+    if (!p_.warning.empty()) ctx.warnings.push_back(p_.warning);
     for (const auto& mac : macs_) mac->probe(ctx.waves);
     ctx.waves.watch(clock);
   }
@@ -505,7 +505,7 @@ class LinkCbfc : public Testbench {
       sizing_ = link::check_buffer(cb, line_.gbps(), round_trip, max_bytes);
       if (rtl) rtl::CbfcSenderTwin::check(cb);
     }
-    if (!sizing_.empty()) std::cerr << "warning: " << sizing_ << "\n";
+    if (!sizing_.empty()) ctx.warnings.push_back(sizing_);
 
     // a: source -> sender (a queue per VC, asking a's PortFc) -> MAC -> line -> b's MAC ->
     // receiver (its buffer drains at rx.drain_gbps, telling b's PortFc) -> sink; b's PortFc

@@ -199,6 +199,8 @@ class OlinkLatency : public Testbench {
         {"olink.gpu.ingress_ns", {"gpu_ingress", "gpu_ingress_target"}, {"gpu_ingress", "gpu_ingress_target"}},
         {"olink.gpu.memory_ns", {"memory"}, {"memory"}},
         {"port.pma_tx_ns, pma_rx_ns, cable", {"request.pma_cable", "response.pma_cable"}, {}},
+        {"port.mac_pcs.tx_ns, rx_ns",
+         {"request.mac_pcs_tx", "request.mac_pcs_rx", "response.mac_pcs_tx", "response.mac_pcs_rx"}, {}},
         {"port.rs544.encoder_ns", {"request.fec_encode", "response.fec_encode"}, {}},
         {"port.rs544.decoder_ns", {"request.fec_decode", "response.fec_decode"}, {}},
         {"switch.lat.* (OLink's switches)", {"request.switch", "response.switch"}, {}},

@@ -163,7 +163,7 @@ TEST(LingyunFabric, ALinkItsPortsCannotReachIsRefusedNamingItsLine) {
 }
 
 // 40 km: beyond what LLR's replay buffer (8 MB) covers and CBFC's 20-bit counters track (the
-// credit loop needs 312,907 credits of 128 B), so each is refused where the link runs it, naming
+// credit loop needs 313,039 credits of 128 B), so each is refused where the link runs it, naming
 // the link, and a link that runs neither is built (it was refused with the CBFC counter error,
 // naming no link, with port.fc=none).
 TEST(LingyunFabric, ALinksReachIsCheckedForWhatItRunsOnly) {
@@ -173,7 +173,7 @@ TEST(LingyunFabric, ALinksReachIsCheckedForWhatItRunsOnly) {
   EXPECT_NO_THROW(Built(far + "}\n", {"port.llr=false", "port.fc=none"}).build());
   Built cbfc(far + "llr: false, fc: cbfc}\n");
   const std::string m = testing::config_error_of([&] { cbfc.build(); });
-  EXPECT_EQ(m.rfind(cbfc.topology.name + ":6: link e1 - sw0: CBFC over 40000 m needs 312907 credits", 0), 0u) << m;
+  EXPECT_EQ(m.rfind(cbfc.topology.name + ":6: link e1 - sw0: CBFC over 40000 m needs 313039 credits", 0), 0u) << m;
   Built llr(far + "llr: true, fc: none}\n");
   const std::string l = testing::config_error_of([&] { llr.build(); });
   EXPECT_EQ(l.rfind(llr.topology.name + ":6: link e1 - sw0: LLR over 40000 m needs", 0), 0u) << l;
@@ -181,34 +181,34 @@ TEST(LingyunFabric, ALinksReachIsCheckedForWhatItRunsOnly) {
 
 // A stalled fabric whose links are up names the port its flow control holds back and where the
 // credits it lacks are, from both ends' counters (nothing runs: the ends are driven by hand). Its
-// links run no LLR, so they are up from the start. 38 frames of 1500 B take ceil(1500 / 128) = 12
-// credits each, 456 of the 460 of e0's port: a 39th is refused with 4 left.
+// links run no LLR, so they are up from the start. 50 frames of 1500 B take ceil(1500 / 128) = 12
+// credits each, 600 of the 604 of e0's port: a 51st is refused with 4 left.
 TEST(LingyunFabric, AStallNamesThePortHeldForCreditsAndWhereTheyAre) {
   Built b("switches:\n  sw0: {ports: 2}\nendpoints: 2\nlinks:\n  - {a: e0, b: sw0, llr: false}\n"
           "  - {a: e1, b: sw0, llr: false}\n",
-          {"cbfc.buffer_credits=460"});
+          {"cbfc.buffer_credits=604"});
   const auto f = b.build();
   EXPECT_EQ(f->stall(), "");
   PortLink& l = *f->links()[0];
   link::PortFc &sender = l.fc(0), &receiver = l.fc(1);  // e0's port, and the switch port it feeds
   Packet frame;
   frame.bytes = 1500;
-  for (int i = 0; i < 38; ++i) {
+  for (int i = 0; i < 50; ++i) {
     ASSERT_TRUE(sender.can_send(frame)) << i;
     sender.on_send(frame);
   }
   EXPECT_EQ(f->stall(), "");  // none refused yet
   EXPECT_FALSE(sender.can_send(frame));
-  const std::string held = "credits held at top.e0.port0.fc VC 0: a 1500 B frame needs 12 credits, 4 of 460 available "
-                           "(456 in use); of those in use, ";
-  EXPECT_EQ(f->stall(), held + "456 for frames top.sw0.port0 never received: 0 frames lost there with a bad FCS, 0 of "
+  const std::string held = "credits held at top.e0.port0.fc VC 0: a 1500 B frame needs 12 credits, 4 of 604 available "
+                           "(600 in use); of those in use, ";
+  EXPECT_EQ(f->stall(), held + "600 for frames top.sw0.port0 never received: 0 frames lost there with a bad FCS, 0 of "
                                "the 0 codewords it sent uncorrectable; only a CC_Update returns them (cbfc.resync_us "
                                "= 256: 0 sent, 0 arrived)");
-  // 3 of them arrive (36 credits) and 2 leave (24 freed, never reported): 456 - 36 = 420 never
+  // 3 of them arrive (36 credits) and 2 leave (24 freed, never reported): 600 - 36 = 564 never
   // received, 36 - 24 = 12 still buffered.
   for (int i = 0; i < 3; ++i) receiver.on_arrive(frame);
   for (int i = 0; i < 2; ++i) receiver.on_depart(frame.bytes, frame.vc);
-  EXPECT_EQ(f->stall(), held + "420 for frames top.sw0.port0 never received: 0 frames lost there with a bad FCS, 0 of "
+  EXPECT_EQ(f->stall(), held + "564 for frames top.sw0.port0 never received: 0 frames lost there with a bad FCS, 0 of "
                                "the 0 codewords it sent uncorrectable; only a CC_Update returns them (cbfc.resync_us "
                                "= 256: 0 sent, 0 arrived); 24 freed by top.sw0.port0 but not yet reported back "
                                "(CF_Updates lost or on their way); 12 in the buffer of top.sw0.port0 (its core has not "

@@ -129,4 +129,13 @@ void Clock::drop_idle() {
   runs_changed();
 }
 
+void Clock::forget_wakeups() {
+  for (auto& bucket : wheel_) std::vector<Core*>().swap(bucket);
+  occupied_ = {};
+  near_count_ = 0;
+  decltype(far_)().swap(far_);
+  std::vector<Core*>().swap(active_);
+  std::vector<Run>().swap(runs_);
+}
+
 }  // namespace xy

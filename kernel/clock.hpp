@@ -117,6 +117,9 @@ class Clock {
   }
 
   bool has_work() const { return !active_.empty() || near_count_ || !far_.empty(); }
+  // Forgets every wake-up and busy core, and the memory they held: for a clock that never steps
+  // again (ClockDomain::halt).
+  void forget_wakeups();
   // Valid when has_work(). Busy cores are due every cycle; the wake-ups are searched otherwise.
   Cycle next_due() const { return active_.empty() ? first_wake() : now_ + 1; }
   // Advances to cycle `due` (== next_due()) and ticks every due core: all evals, then all commits.

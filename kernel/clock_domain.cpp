@@ -40,6 +40,7 @@ void ClockDomain::halt() {
   halted_ = true;
   if (armed_ != ~Cycle{0}) edge_.cancel();
   armed_ = ~Cycle{0};
+  clock_.forget_wakeups();
 }
 
 Time ClockDomain::run_ahead_limit_ = 0;

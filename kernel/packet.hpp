@@ -3,9 +3,11 @@
 // modelled. Flits are small values that point at their packet, so moving one allocates nothing.
 // Packets come from a PacketPool that recycles them (payload capacity included).
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <unordered_set>
 #include <vector>
 
 #include "kernel/units.hpp"
@@ -72,6 +74,15 @@ class PacketPool {
     p->stage_time = {};
     p->stage = kNoStage;
     free_.push_back(p);
+  }
+  // Frees the packets not in use: for a testbench whose phases need many packets one after
+  // another, so that a later phase's other allocations reuse their memory.
+  void trim() {
+    const std::unordered_set<const Packet*> unused(free_.begin(), free_.end());
+    store_.erase(std::remove_if(store_.begin(), store_.end(), [&](const auto& p) { return unused.count(p.get()) > 0; }),
+                 store_.end());
+    store_.shrink_to_fit();
+    std::vector<Packet*>().swap(free_);
   }
   std::size_t allocated() const { return store_.size(); }
   std::size_t in_use() const { return store_.size() - free_.size(); }

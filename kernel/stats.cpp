@@ -15,7 +15,11 @@ void LatencyHistogram::record(Cycle cycles) {
     if (cycles >= dense_.size()) dense_.resize(cycles + 1);
     ++dense_[cycles];
   } else {
-    ++counts_[cycles];
+    unfolded_.push_back(cycles);
+    if (unfolded_.size() >= std::max(kFoldAtLeast, folded_.size() / 4)) {
+      folded_ = merged(folded_, std::move(unfolded_));
+      unfolded_.clear();
+    }
   }
   min_ = count_ ? std::min(min_, cycles) : cycles;
   max_ = std::max(max_, cycles);
@@ -43,19 +47,38 @@ std::vector<Cycle> LatencyHistogram::quantiles(std::initializer_list<double> qs)
   return out;
 }
 
+// `folded` with `samples` counted in, in order.
+LatencyHistogram::Bins LatencyHistogram::merged(const Bins& folded, std::vector<Cycle> samples) {
+  std::sort(samples.begin(), samples.end());
+  Bins out;
+  out.reserve(folded.size() + samples.size());
+  auto f = folded.begin();
+  for (std::size_t i = 0; i < samples.size();) {
+    const Cycle v = samples[i];
+    for (; f != folded.end() && f->first < v; ++f) out.push_back(*f);
+    std::uint64_t n = 0;
+    for (; i < samples.size() && samples[i] == v; ++i) ++n;
+    if (f != folded.end() && f->first == v) n += (f++)->second;
+    out.emplace_back(v, n);
+  }
+  out.insert(out.end(), f, folded.end());
+  out.shrink_to_fit();
+  return out;
+}
+
 std::vector<std::pair<Cycle, std::uint64_t>> LatencyHistogram::bins() const {
   std::vector<std::pair<Cycle, std::uint64_t>> out;
   for (Cycle c = 0; c < dense_.size(); ++c)
     if (dense_[c]) out.emplace_back(c, dense_[c]);
-  const std::size_t sparse_from = out.size();
-  out.insert(out.end(), counts_.begin(), counts_.end());
-  std::sort(out.begin() + static_cast<std::ptrdiff_t>(sparse_from), out.end());
+  const Bins sparse = merged(folded_, unfolded_);
+  out.insert(out.end(), sparse.begin(), sparse.end());
   return out;
 }
 
 void LatencyHistogram::reset() {
   dense_.clear();
-  counts_.clear();
+  Bins().swap(folded_);
+  std::vector<Cycle>().swap(unfolded_);
   count_ = sum_ = min_ = max_ = 0;
 }
 

@@ -48,12 +48,18 @@ class LatencyHistogram {
  private:
   Time period_;
   // Count per value: below kDense in a vector as long as the largest value seen there (8 KiB at
-  // most; a record is one increment, and a PHY's frame latencies fall there), above it one hash
-  // update per record, so that memory and the quantiles' work follow the distinct values, not the
-  // range (a queue that builds spreads a few thousand samples over millions of cycles).
+  // most; a record is one increment, and a PHY's frame latencies fall there); above it the samples
+  // are kept as they come and folded, once there are a quarter as many as the distinct values
+  // folded before, into (value, count) pairs in order, so that memory and the quantiles' work
+  // follow the distinct values, not the range (a queue that builds spreads a few thousand samples
+  // over millions of cycles), at 16 bytes a value.
   static constexpr Cycle kDense = 1024;
+  static constexpr std::size_t kFoldAtLeast = 4096;
+  using Bins = std::vector<std::pair<Cycle, std::uint64_t>>;
+  static Bins merged(const Bins& folded, std::vector<Cycle> samples);
   std::vector<std::uint64_t> dense_;
-  std::unordered_map<Cycle, std::uint64_t> counts_;
+  Bins folded_;
+  std::vector<Cycle> unfolded_;
   std::uint64_t count_ = 0, sum_ = 0;
   Cycle min_ = 0, max_ = 0;
 };

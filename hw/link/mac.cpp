@@ -160,8 +160,13 @@ void Mac::eval() {
 }
 
 void Mac::commit() {
-  Cycle next = config_.llr ? std::min(tx_->next_timer(), rx_->next_timer()) : ~Cycle{0};
-  if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
+  const Cycle next = config_.llr ? std::min(tx_->next_timer(), rx_->next_timer()) : ~Cycle{0};
+  // One timer wake-up pending at a time: an earlier one re-arms for a later deadline when it
+  // comes, rather than a wake-up queued for every deadline the timers pass through.
+  if (const Cycle at = std::max(next, now() + 1); next != ~Cycle{0} && (timer_wake_ <= now() || at < timer_wake_)) {
+    wake_at(at);
+    timer_wake_ = at;
+  }
   const bool more = tx_->state() == LlrTxState::kReplay || from_core_.ready_by(now() + 1) ||
                     (fc_from_core_ && fc_from_core_->ready_by(now() + 1)) || (held_cc_ && cc_may_go());
   set_busy(!deliver_.empty() || !fc_inbox_.empty() || more);

@@ -102,7 +102,7 @@ struct StreamSpec {
   std::uint32_t gpus = 2;
   std::uint32_t bytes = 256;        // per write: a Store, or above 256 a bulk write
   std::uint32_t count = 1;          // writes
-  std::uint32_t outstanding = 4096; // in flight at most
+  std::uint32_t outstanding = 2048; // in flight at most
   Pattern pattern = Pattern::kAllToAll;
   std::uint64_t seed = 1;           // the random pattern's
   // b_transport with temporal decoupling instead of the AT protocol: for a target that answers
@@ -112,7 +112,8 @@ struct StreamSpec {
 
 // A GPU streaming writes (AT base protocol, or loosely timed), offsets advancing in its own
 // 16 MiB region of each target (one of 64 in the default 1 GiB); it starts when `go` fires, if
-// given. Its random stream is its GPU's, so that models of the same system see the same traffic.
+// given. Its payloads, one per write it may keep in flight, exist from its start until its last
+// write is answered. Its random stream is its GPU's, so that models of the same system see the same traffic.
 // Measures the bytes it moved and when the first started and the last completed.
 class StoreStreamer : public sc_core::sc_module {
  public:
@@ -122,10 +123,8 @@ class StoreStreamer : public sc_core::sc_module {
                 const sc_core::sc_event* go = nullptr)
       : sc_core::sc_module(name), socket("socket"), gpu_(gpu), gpus_(spec.gpus), bytes_(spec.bytes),
         count_(spec.count), pattern_(spec.pattern), rng_(spec.seed, "gpu" + std::to_string(gpu)),
-        outstanding_(spec.outstanding), slots_(spec.loosely_timed ? 1 : spec.outstanding),  // loosely timed reuses one
-        data_(spec.bytes, static_cast<std::uint8_t>(gpu)), go_(go), loosely_timed_(spec.loosely_timed),
-        sent_to_(spec.gpus) {
-    for (std::uint32_t s = 0; s < slots_.size(); ++s) free_.push_back(s);
+        outstanding_(spec.outstanding), data_(spec.bytes, static_cast<std::uint8_t>(gpu)), go_(go),
+        loosely_timed_(spec.loosely_timed), sent_to_(spec.gpus) {
     socket.register_nb_transport_bw(this, &StoreStreamer::nb_transport_bw);
     SC_THREAD(run);
   }
@@ -142,7 +141,9 @@ class StoreStreamer : public sc_core::sc_module {
   void run() {
     if (go_) sc_core::wait(*go_);
     started_ = sc_core::sc_time_stamp();
-    if (loosely_timed_) return run_loosely_timed();
+    slots_ = std::vector<tlm::tlm_generic_payload>(loosely_timed_ ? 1 : std::min(outstanding_, count_));
+    if (loosely_timed_) return run_loosely_timed();  // reuses its one
+    for (std::uint32_t s = 0; s < slots_.size(); ++s) free_.push_back(s);
     for (std::uint32_t i = 0; i < count_; ++i) {
       while (free_.empty()) sc_core::wait(freed_);
       tlm::tlm_generic_payload& t = slots_[free_.back()];  // responses come back in any order
@@ -152,6 +153,9 @@ class StoreStreamer : public sc_core::sc_module {
       sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
       if (socket->nb_transport_fw(t, phase, delay) == tlm::TLM_UPDATED && phase == tlm::BEGIN_RESP) finish(t);
     }
+    while (completed_ < count_) sc_core::wait(freed_);
+    std::vector<tlm::tlm_generic_payload>().swap(slots_);  // every write answered: no target holds one
+    std::vector<std::uint32_t>().swap(free_);
   }
   // Each b_transport returns at once with the completion as its annotated delay; the GPU runs
   // ahead of SystemC's time by up to a quantum, with at most `outstanding` writes in flight, and

@@ -1144,11 +1144,11 @@ PY
       expect_bad_input "allreduce.bytes = 4294967296 x allreduce.endpoints = 64 (four copies of each vector) need about 1024.0 GiB of memory, $limit" \
         run switch-allreduce --set allreduce.endpoints=64 --set allreduce.bytes=4294967296 --quiet
       if [ -z "${ASAN_OPTIONS:-}" ]; then  # some 25 GiB: within a large machine's memory
-        # 4 fabrics x 512 GPUs x (65536 slots x 200 B + 4096 writes in flight x 256 B) = 27.0 GiB.
-        expect_bad_input "alltoall.gpus = 512 x alltoall.outstanding = 65536 (a slot for each write a GPU keeps in flight, made up front, in each of 4 fabrics) need about 27.0 GiB" \
-          run olink-alltoall --set alltoall.gpus=512 --set alltoall.outstanding=65536 --quiet
-        # 512 GPUs x (65536 x 200 B + 256 writes x 256 B + 2 x 256 x 16 B + 2 x 16 MiB written) = 22.3 GiB.
-        expect_bad_input "fast.gpus = 512 x fast.outstanding = 65536 (a slot for each write a GPU keeps in flight, made up front) and x fast.bytes_per_gpu = 16777216 (the bytes written, kept by two models) need about 22.3 GiB" \
+        # One fabric at a time: 512 GPUs x 65536 writes in flight x (200 B a slot + 256 B) = 14.2 GiB.
+        expect_bad_input "alltoall.gpus = 512 x alltoall.outstanding = 65536 (a slot for each write a GPU keeps in flight, one fabric at a time) need about 14.2 GiB" \
+          run olink-alltoall --set alltoall.gpus=512 --set alltoall.outstanding=65536 --set alltoall.bytes_per_gpu=17179869184 --quiet
+        # 512 GPUs x (256 writes in flight x (200 B a slot + 256 B) + 2 x 256 x 16 B + 2 x 16 MiB written) = 16.1 GiB.
+        expect_bad_input "fast.gpus = 512 x fast.outstanding = 65536 (a slot for each write a GPU keeps in flight, made up front) and x fast.bytes_per_gpu = 16777216 (the bytes written, kept by two models) need about 16.1 GiB" \
           run olink-fast --set fast.gpus=512 --set fast.outstanding=65536 --quiet
       fi
       # 30^5 points: at least 2 KiB each to merge, some 50 GB.
@@ -1188,11 +1188,11 @@ PY
       exit 0
     fi
     (
-      # 4 fabrics x 512 GPUs: 2048 SystemC threads of 256 KiB stacks, 0.5 GiB with what the process
-      # holds, above 512 MiB (main: SystemC's E518, stack setup failed). (On presets: OLink's
+      # 4 fabrics x 512 GPUs and the thread that runs the fabrics in turn: 2049 SystemC threads of
+      # 256 KiB stacks, 0.5 GiB with what the process holds, above 512 MiB (main: SystemC's E518, stack setup failed). (On presets: OLink's
       # composed fabrics of 512 GPUs would be refused first, for their own memory.)
       ulimit -v 524288
-      expect_bad_input "2048 SystemC threads (GPUs, hosts, endpoints), each with a stack of 256 KiB, need about 0.5 GiB of memory, more than this process's address space limit (ulimit -v), 0.5 GiB" \
+      expect_bad_input "2049 SystemC threads (GPUs, hosts, endpoints), each with a stack of 256 KiB, need about 0.5 GiB of memory, more than this process's address space limit (ulimit -v), 0.5 GiB" \
         run olink-alltoall --set alltoall.olink=preset --set alltoall.gpus=512 --set alltoall.outstanding=1 \
         --set alltoall.bytes_per_gpu=256 --quiet
     ) || exit 1

@@ -53,7 +53,7 @@ PIN_US = 2
 # at 2 us: switch-uniform with 512 ports 22 s, 100 load points 18 s, 100 Tb/s ports 7 s; and
 # some declared maxima cannot be held at all: 512 GPUs in olink-alltoall, 2^30 packets per flow in
 # switch-ecmp, 2^32-byte vectors in switch-allreduce each need more than 4 GiB; so do 64 GPUs with
-# 65536 writes outstanding (a payload each, made up front) in olink-alltoall, 347 in olink-fast.
+# 65536 writes outstanding (a payload each) in olink-alltoall, 347 in olink-fast.
 SIZE_CAPS = {
     "sim.max_time_us": PIN_US,
     "switch.ports": 64,

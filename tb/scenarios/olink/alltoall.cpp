@@ -1,5 +1,5 @@
 // olink-alltoall (claim C11): every GPU streams Stores to every other (an MoE all-to-all) with
-// many in flight, on each fabric side by side; bandwidth per GPU. On the PCIe fabric all GPUs
+// many in flight, on each fabric in turn; bandwidth per GPU. On the PCIe fabric all GPUs
 // share the switch's uplink, so each gets about its 1/N (see presets.hpp). `alltoall.pattern`
 // swaps the destinations for seeded random ones or a ring (a TP all-gather step); `alltoall.model=fast`
 // runs the fast fabric (timing only) instead, for systems too large for cycle accuracy. The GPUs'
@@ -22,48 +22,40 @@
 namespace xy::olink_tb {
 namespace {
 
-// Notifies `go` once every fabric's links are up (checked every 10 ns): the GPUs of every fabric
-// start then, together, so that no fabric's figure counts its links' bring-up.
-class LinksUp : public sc_core::sc_module {
+// Runs the fabrics one after another, in order: each fabric's GPUs start together once its links
+// are up (checked every 10 ns) and the fabric before it is done, so that no fabric's figure counts
+// its links' bring-up and only one fabric's writes are in flight at a time. A composed fabric's
+// clocks halt once its GPUs are done: its figures are final, and its PHYs would otherwise keep
+// ticking while the others run. The packets a finished fabric no longer holds are freed.
+class OneAfterAnother : public sc_core::sc_module {
  public:
-  SC_HAS_PROCESS(LinksUp);
-  LinksUp(const sc_core::sc_module_name& name, std::vector<const lingyun::Fabric*> fabrics)
-      : sc_core::sc_module(name), fabrics_(std::move(fabrics)) {
+  struct Turn {
+    const lingyun::Fabric* links = nullptr;  // composed: up before its GPUs start
+    std::vector<const olink::StoreStreamer*> gpus;
+    std::vector<ClockDomain*> halt;
+    sc_core::sc_event go;
+  };
+  SC_HAS_PROCESS(OneAfterAnother);
+  OneAfterAnother(const sc_core::sc_module_name& name, std::size_t fabrics, PacketPool& pool)
+      : sc_core::sc_module(name), turns_(fabrics), pool_(pool) {
     SC_THREAD(run);
   }
-  sc_core::sc_event go;
+  Turn& turn(std::size_t i) { return turns_[i]; }
 
  private:
   void run() {
-    const auto all_up = [this] {
-      const Time now = static_cast<Time>(sc_core::sc_time_stamp().value());
-      return std::all_of(fabrics_.begin(), fabrics_.end(), [now](const lingyun::Fabric* f) { return f->up(now); });
-    };
-    while (!all_up()) sc_core::wait(10, sc_core::SC_NS);
-    go.notify(sc_core::SC_ZERO_TIME);
+    for (Turn& t : turns_) {
+      while (t.links && !t.links->up(static_cast<Time>(sc_core::sc_time_stamp().value())))
+        sc_core::wait(10, sc_core::SC_NS);
+      t.go.notify(sc_core::SC_ZERO_TIME);
+      for (const auto* g : t.gpus)
+        while (!g->done()) sc_core::wait(g->done_event());
+      for (ClockDomain* d : t.halt) d->halt();
+      pool_.trim();
+    }
   }
-  std::vector<const lingyun::Fabric*> fabrics_;
-};
-
-// Halts a composed fabric's clocks once all its GPUs are done: its figures are final, and an idle
-// fabric of composed ports would otherwise keep its PHYs ticking while slower fabrics finish.
-class HaltWhenDone : public sc_core::sc_module {
- public:
-  SC_HAS_PROCESS(HaltWhenDone);
-  HaltWhenDone(const sc_core::sc_module_name& name, std::vector<const olink::StoreStreamer*> gpus,
-               std::vector<ClockDomain*> domains)
-      : sc_core::sc_module(name), gpus_(std::move(gpus)), domains_(std::move(domains)) {
-    SC_THREAD(run);
-  }
-
- private:
-  void run() {
-    for (const auto* g : gpus_)
-      while (!g->done()) sc_core::wait(g->done_event());
-    for (ClockDomain* d : domains_) d->halt();
-  }
-  std::vector<const olink::StoreStreamer*> gpus_;
-  std::vector<ClockDomain*> domains_;
+  std::vector<Turn> turns_;
+  PacketPool& pool_;
 };
 
 class OlinkAlltoall : public Testbench {
@@ -75,10 +67,10 @@ class OlinkAlltoall : public Testbench {
                                "the cycle-level fabric, or the fast one (timing only, see olink-fast)") == "fast";
     spec.loosely_timed = fast;
     const int gpus = static_cast<int>(spec.gpus);
-    check_memory(static_cast<double>(std::size(kPresets)) * gpus * stream_memory_bytes(spec),
+    check_memory(gpus * stream_memory_bytes(spec),
                  fmt::format("alltoall.gpus = {} x alltoall.outstanding = {} (a slot for each write a GPU keeps in "
-                             "flight, made up front, in each of {} fabrics)",
-                             gpus, spec.outstanding, std::size(kPresets)),
+                             "flight, one fabric at a time)",
+                             gpus, spec.outstanding),
                  ctx.force_memory);
     const sw::SwitchParams base = sw::SwitchParams::declare(c, "switch");
     // OLink's two fabrics on composed Lingyun ports, each GPU with a port on each of
@@ -131,23 +123,21 @@ class OlinkAlltoall : public Testbench {
       }
       runs_.push_back(std::move(run));
     }
-    std::vector<const lingyun::Fabric*> links;
-    for (const auto& r : runs_)
-      if (r.composed) links.push_back(r.composed->fabric.get());
-    if (!links.empty()) links_up_ = std::make_unique<LinksUp>("links_up", std::move(links));
-    for (auto& r : runs_)
+    sequence_ = std::make_unique<OneAfterAnother>("one_after_another", runs_.size(), pool_);
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      Run& r = runs_[i];
+      OneAfterAnother::Turn& turn = sequence_->turn(i);
       for (int g = 0; g < gpus; ++g) {
         r.gpus.push_back(std::make_unique<olink::StoreStreamer>(fmt::format("{}_stream{}", r.stages.name, g).c_str(), g,
-                                                                spec, links_up_ ? &links_up_->go : nullptr));
+                                                                spec, &turn.go));
         r.gpus.back()->socket.bind(r.socket(g));
+        turn.gpus.push_back(r.gpus.back().get());
       }
-    for (auto& r : runs_)
       if (r.composed) {
-        std::vector<const olink::StoreStreamer*> gpus;
-        for (const auto& g : r.gpus) gpus.push_back(g.get());
-        halts_.push_back(std::make_unique<HaltWhenDone>(fmt::format("{}_halt", r.stages.name).c_str(), std::move(gpus),
-                                                        std::vector{r.composed->core.get(), r.composed->phy.get()}));
+        turn.links = r.composed->fabric.get();
+        turn.halt = {r.composed->core.get(), r.composed->phy.get()};
       }
+    }
   }
   bool done() const override {
     for (const auto& r : runs_)
@@ -240,8 +230,7 @@ class OlinkAlltoall : public Testbench {
       return fabric->endpoints[g]->socket;
     }
   };
-  std::unique_ptr<LinksUp> links_up_;  // with composed fabrics: when every GPU starts
-  std::vector<std::unique_ptr<HaltWhenDone>> halts_;
+  std::unique_ptr<OneAfterAnother> sequence_;
   PacketPool pool_;
   std::vector<Run> runs_;
 };

@@ -22,8 +22,9 @@ olink::StreamSpec declare_streams(Config& c, const std::string& prefix, std::int
 
 // The memory one GPU's streamer takes with `spec`, and its writes in the fabric, about: peak RSS
 // of olink-alltoall and olink-fast runs (16 GPUs, 1 to 65536 outstanding) gives about 200 bytes a
-// slot (a tlm_generic_payload; the AT protocol makes `outstanding` of them up front, loosely timed
-// one) and about 256 bytes for each write in flight (at most outstanding, at most its writes).
+// slot (a tlm_generic_payload; the AT protocol makes one for each write it may keep in flight,
+// loosely timed one) and about 256 bytes for each write in flight (at most outstanding, at most
+// its writes).
 double stream_memory_bytes(const olink::StreamSpec& spec);
 
 }  // namespace xy::olink_tb

@@ -103,7 +103,8 @@ bool Mac::cc_may_go() const { return accepted_ - tx_->kept() >= held_cc_->after_
 void Mac::receive() {
   while (from_line_.can_pop()) {
     Packet* w = from_line_.pop();
-    const Received r = parse(w->payload);
+    const Received r = parse(w->payload, w->intact);
+    w->intact = false;  // its bytes change from here on (unwrapped, then sealed anew)
     const bool ok = r.fcs_ok && !w->bad;  // a frame an uncorrectable codeword carried arrives damaged
     if (!ok) {
       // Unreadable; counted by what it was (the model's truth, which the MAC could not know).

@@ -534,6 +534,7 @@ void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
     if (ok && !exact) o->payload.swap(frame_bytes);  // undecodable: keep the length, mark it
     o->bytes = static_cast<std::uint32_t>(o->payload.size());
     o->bad = bad || !ok;
+    o->intact = exact && !o->bad;
     // Its last codeword group: through the MAC/PCS pipeline, encoded, through PMA and cable to
     // the RX's first bit, gathered there (arrived), decoded, through the PCS/MAC pipeline (now).
     const Cycle encode = group_sent + p.mac_pcs_tx, on_line = encode + p.encoder_cycles();

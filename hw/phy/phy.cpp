@@ -162,6 +162,7 @@ struct PhyLink::Impl {
   std::string name;
   PhyParams p;
   const int n, k, t, blocks_per_codeword;  // of p, cached: they are asked per symbol
+  const Cycle group_cycles, encoder_cycles, decoder_cycles, to_rx_cycles;  // and these per frame or group
   const bool no_fec;
   Clock& clock;
   const ReedSolomon& codec;  // shared_codec's
@@ -220,6 +221,8 @@ PhyLink::Impl::Impl(const std::string& name_, const PhyParams& params, Clock& cl
                     std::uint64_t seed, const std::string& stream, Channel<Packet*>* in_, Channel<Packet*>* out_,
                     PacketPool& pool_)
     : name(name_), p(params), n(p.n()), k(p.k()), t(p.t()), blocks_per_codeword(p.blocks_per_codeword()),
+      group_cycles(p.group_cycles()), encoder_cycles(p.encoder_cycles()), decoder_cycles(p.decoder_cycles()),
+      to_rx_cycles(p.to_rx_cycles()),
       no_fec(p.fec == "none"), clock(clock_),
       codec(shared_codec(p.fec)),  // `none` never calls the codec
       in(in_), out(out_), pool(pool_),
@@ -277,7 +280,7 @@ void PhyLink::Impl::tx_eval() {
     g->lost = g->sent >= p.down_from && g->sent < p.down_until;
     line.push(g);
     ++groups_sent;
-    next_send += p.group_cycles();
+    next_send += group_cycles;
     if (p.am_period_groups && groups_sent % p.am_period_groups == 0) next_send += p.am_cycles;
   }
 }
@@ -537,12 +540,12 @@ void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
     o->intact = exact && !o->bad;
     // Its last codeword group: through the MAC/PCS pipeline, encoded, through PMA and cable to
     // the RX's first bit, gathered there (arrived), decoded, through the PCS/MAC pipeline (now).
-    const Cycle encode = group_sent + p.mac_pcs_tx, on_line = encode + p.encoder_cycles();
+    const Cycle encode = group_sent + p.mac_pcs_tx, on_line = encode + encoder_cycles;
     o->advance(stages.fec_encode, clock.time_of(encode));
     o->advance(stages.pma_cable, clock.time_of(on_line));
-    o->advance(stages.fec_accumulate, clock.time_of(group_sent + p.to_rx_cycles()));
+    o->advance(stages.fec_accumulate, clock.time_of(group_sent + to_rx_cycles));
     o->advance(stages.fec_decode, clock.time_of(group_arrived));
-    o->advance(stages.mac_pcs_rx, clock.time_of(group_arrived + p.decoder_cycles()));
+    o->advance(stages.mac_pcs_rx, clock.time_of(group_arrived + decoder_cycles));
     o->advance(stages.to_mac, clock.time_of(clock.now()));
     rx_out.push_back(o);
   }
@@ -559,14 +562,14 @@ void PhyLink::Impl::rx_eval() {
   while (line.can_pop()) {
     CodewordGroup* g = line.pop();
     g->arrived = now;
-    decoding.emplace_back(now + p.decoder_cycles() + p.mac_pcs_rx, g);
+    decoding.emplace_back(now + decoder_cycles + p.mac_pcs_rx, g);
   }
   while (!decoding.empty() && decoding.front().first <= now) {
     CodewordGroup* g = decoding.front().second;
     decoding.pop_front();
     decode(*g);
     deliver_frames(g->sent, g->arrived);
-    last_fec_latency = now - p.mac_pcs_rx - (g->sent + p.to_rx_cycles());
+    last_fec_latency = now - p.mac_pcs_rx - (g->sent + to_rx_cycles);
     free_groups.push_back(g);
   }
   if (!rx_out.empty() && (!out || out->can_push())) {

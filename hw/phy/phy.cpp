@@ -201,7 +201,6 @@ struct PhyLink::Impl {
   bool rx_in_sync = true;  // the descrambler has seen exactly the bits the scrambler made
   std::uint64_t rx_block_base = 0;  // first block of rx_words.front()
   std::deque<FrameRecord> frames;    // taken in by the TX, not yet delivered
-  std::size_t frames_on_line = 0;    // the first of them whose last block is sent (a prefix)
   std::deque<std::pair<Cycle, CodewordGroup*>> decoding;
   std::deque<Packet*> rx_out;
   std::vector<std::uint8_t> bits;    // one codeword's message bits
@@ -274,9 +273,6 @@ void PhyLink::Impl::tx_eval() {
   if (clock.now() == next_send && !stopped) {
     CodewordGroup* g = make_group();
     g->sent = clock.now();
-    // The frames whose last block this group carries leave the PCS now.
-    for (; frames_on_line < frames.size() && frames[frames_on_line].end_block <= tx_block_base; ++frames_on_line)
-      frames[frames_on_line].packet->advance(stages.mac_pcs_tx, clock.time_of(g->sent));
     g->lost = g->sent >= p.down_from && g->sent < p.down_until;
     line.push(g);
     ++groups_sent;
@@ -512,7 +508,6 @@ void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
   while (!frames.empty() && frames.front().end_block <= have) {
     const FrameRecord f = frames.front();
     frames.pop_front();
-    --frames_on_line;
     const std::size_t count = f.end_block - f.first_block;
     const std::size_t first_word = (f.first_block - rx_block_base) / blocks_per_codeword,
                       end_word = (f.end_block - 1 - rx_block_base) / blocks_per_codeword + 1;
@@ -538,9 +533,12 @@ void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
     o->bytes = static_cast<std::uint32_t>(o->payload.size());
     o->bad = bad || !ok;
     o->intact = exact && !o->bad;
-    // Its last codeword group: through the MAC/PCS pipeline, encoded, through PMA and cable to
-    // the RX's first bit, gathered there (arrived), decoded, through the PCS/MAC pipeline (now).
+    // Its last codeword group: sent (the frame leaves the PCS then; advanced here, where the
+    // packet is touched anyway, in the same order), through the MAC/PCS pipeline, encoded, through
+    // PMA and cable to the RX's first bit, gathered there (arrived), decoded, through the PCS/MAC
+    // pipeline (now).
     const Cycle encode = group_sent + p.mac_pcs_tx, on_line = encode + encoder_cycles;
+    o->advance(stages.mac_pcs_tx, clock.time_of(group_sent));
     o->advance(stages.fec_encode, clock.time_of(encode));
     o->advance(stages.pma_cable, clock.time_of(on_line));
     o->advance(stages.fec_accumulate, clock.time_of(group_sent + to_rx_cycles));

@@ -193,13 +193,18 @@ struct PhyLink::Impl {
   Scrambler descrambler;        // exact codec
   Scrambler error_descrambler;  // fast codec: the descrambler run over the channel's error alone
   struct RxWord {
+    std::uint64_t index;          // words are numbered from the first one sent
     bool failed;                  // flagged uncorrectable, or lost
     bool exact;                   // its bits arrived as sent (no residual error in it or just before)
     std::vector<Block66> blocks;  // as received; only when not exact
   };
-  std::deque<RxWord> rx_words;   // decoded, with blocks of frames not yet delivered
+  // Decoded words that failed or did not arrive exact, in order, from the first one a frame not
+  // yet delivered may need; every other word arrived as sent and is only counted.
+  std::deque<RxWord> rx_words;
+  std::uint64_t rx_words_decoded = 0;
+  RxWord* note_word(bool failed, bool exact);
+  const RxWord* kept_word(std::uint64_t index) const;
   bool rx_in_sync = true;  // the descrambler has seen exactly the bits the scrambler made
-  std::uint64_t rx_block_base = 0;  // first block of rx_words.front()
   std::deque<FrameRecord> frames;    // taken in by the TX, not yet delivered
   std::deque<std::pair<Cycle, CodewordGroup*>> decoding;
   std::deque<Packet*> rx_out;
@@ -412,13 +417,13 @@ void PhyLink::Impl::decode(CodewordGroup& g) {
     }
     // A residual error reaches the next word's first bits through the descrambler.
     const bool exact = !residual && rx_in_sync;
-    RxWord& rw = rx_words.emplace_back(RxWord{failed, exact, {}});
+    RxWord* rw = note_word(failed, exact);
     for (int x = 0; x < blocks_per_codeword / 4; ++x) {
       Block66 four[4];
       const std::uint64_t at = static_cast<std::uint64_t>(x) * 257;
       scramble_block(descrambler, rx_message, at, true);
       untranscode(rx_message, at, four);
-      if (!exact) rw.blocks.insert(rw.blocks.end(), four, four + 4);  // else they are the ones sent
+      if (!exact) rw->blocks.insert(rw->blocks.end(), four, four + 4);  // else they are the ones sent
     }
     rx_in_sync = !residual;
   }
@@ -464,23 +469,38 @@ void PhyLink::Impl::deliver_blocks_fast(CodewordGroup::Word& w, bool failed, boo
   if (decoded_word)
     for (int s = 0; s < k && !residual; ++s) residual = w.received[s] != 0;
   if (!residual && error_descrambler.state() == 0) {
-    rx_words.push_back({failed, true, {}});
+    note_word(failed, true);
     return;
   }
   // The error left in the message (the word sent was all zeros), then descrambled.
   if (residual) message_bits_of(w.received);
   else std::fill(bits.begin(), bits.end(), 0);
   w.message.assign(bits.size(), 0);
-  sent_blocks(rx_block_base + rx_words.size() * blocks_per_codeword, w.blocks);
+  sent_blocks(rx_words_decoded * blocks_per_codeword, w.blocks);
   for (int x = 0; x < blocks_per_codeword / 4; ++x) {
     const std::uint64_t at = static_cast<std::uint64_t>(x) * 257;
     scramble_block(error_descrambler, bits.data(), at, true);
     transcode(&w.blocks[4 * x], w.message.data(), at);
   }
   for (std::size_t i = 0; i < bits.size(); ++i) w.message[i] ^= bits[i];
-  RxWord& rw = rx_words.emplace_back(RxWord{failed, false, std::vector<Block66>(blocks_per_codeword)});
+  RxWord& rw = *note_word(failed, false);
+  rw.blocks.resize(blocks_per_codeword);
   for (int x = 0; x < blocks_per_codeword / 4; ++x)
     untranscode(w.message.data(), static_cast<std::uint64_t>(x) * 257, &rw.blocks[4 * x]);
+}
+
+// Counts a decoded word; keeps it (returned) only if it failed or did not arrive exact.
+PhyLink::Impl::RxWord* PhyLink::Impl::note_word(bool failed, bool exact) {
+  const std::uint64_t index = rx_words_decoded++;
+  if (!failed && exact) return nullptr;
+  return &rx_words.emplace_back(RxWord{index, failed, exact, {}});
+}
+
+// The kept word `index`, or null if it arrived as sent.
+const PhyLink::Impl::RxWord* PhyLink::Impl::kept_word(std::uint64_t index) const {
+  const auto it = std::lower_bound(rx_words.begin(), rx_words.end(), index,
+                                   [](const RxWord& w, std::uint64_t i) { return w.index < i; });
+  return it != rx_words.end() && it->index == index ? &*it : nullptr;
 }
 
 // The message symbols of a word as bits, in `bits`.
@@ -504,27 +524,29 @@ void PhyLink::Impl::sent_blocks(std::uint64_t first, std::vector<Block66>& out) 
 }
 
 void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
-  const std::uint64_t have = rx_block_base + rx_words.size() * blocks_per_codeword;
+  const std::uint64_t have = rx_words_decoded * blocks_per_codeword;
   while (!frames.empty() && frames.front().end_block <= have) {
     const FrameRecord f = frames.front();
     frames.pop_front();
     const std::size_t count = f.end_block - f.first_block;
-    const std::size_t first_word = (f.first_block - rx_block_base) / blocks_per_codeword,
-                      end_word = (f.end_block - 1 - rx_block_base) / blocks_per_codeword + 1;
+    const std::uint64_t first_word = f.first_block / blocks_per_codeword,
+                        end_word = (f.end_block - 1) / blocks_per_codeword + 1;
     bool bad = false, exact = true;
-    for (std::size_t i = first_word; i < end_word; ++i) {
-      bad = bad || rx_words[i].failed;
-      exact = exact && rx_words[i].exact;
+    for (const RxWord& w : rx_words) {
+      if (w.index >= end_word) break;
+      if (w.index < first_word) continue;
+      bad = bad || w.failed;
+      exact = exact && w.exact;
     }
     // Blocks that arrived as sent decode into the bytes sent, which the frame still carries.
     bool ok = true;
     if (!exact) {
       frame_blocks.resize(count);
       for (std::size_t i = 0; i < count; ++i) {
-        const std::uint64_t b = f.first_block + i - rx_block_base;
-        const RxWord& w = rx_words[b / blocks_per_codeword];
-        frame_blocks[i] = w.exact ? frame_block(f.packet->payload.data(), f.packet->payload.size(), i)
-                                  : w.blocks[b % blocks_per_codeword];
+        const std::uint64_t b = f.first_block + i;
+        const RxWord* w = kept_word(b / blocks_per_codeword);
+        frame_blocks[i] = !w || w->exact ? frame_block(f.packet->payload.data(), f.packet->payload.size(), i)
+                                         : w->blocks[b % blocks_per_codeword];
       }
       ok = decode_frame(frame_blocks.data(), count, frame_bytes);
     }
@@ -549,10 +571,7 @@ void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
   }
   // Drop the words no frame still needs.
   const std::uint64_t keep_from = frames.empty() ? have : frames.front().first_block;
-  while (!rx_words.empty() && rx_block_base + blocks_per_codeword <= keep_from) {
-    rx_words.pop_front();
-    rx_block_base += blocks_per_codeword;
-  }
+  while (!rx_words.empty() && (rx_words.front().index + 1) * blocks_per_codeword <= keep_from) rx_words.pop_front();
 }
 
 void PhyLink::Impl::rx_eval() {

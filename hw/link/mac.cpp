@@ -141,8 +141,10 @@ void Mac::eval() {
   receive();
   if (config_.llr) tx_->tick(now());
   transmit();
-  for (Packet* k : tx_->released()) pool_.release(k);
-  tx_->released().clear();
+  if (std::deque<Packet*>& released = tx_->released(); !released.empty()) {  // ACKs come every few frames
+    for (Packet* k : released) pool_.release(k);
+    released.clear();
+  }
   if (!deliver_.empty() && deliver_.front()->control && fc_to_core_->can_push()) {
     fc_to_core_->push(*parse(deliver_.front()->payload).fc);  // a CC_Update, behind the frames it counted
     pool_.release(deliver_.front());

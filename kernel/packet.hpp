@@ -31,6 +31,7 @@ struct Packet {
   bool bad = false;                  // marked on the way (uncorrectable FEC codeword, bad FCS)
   bool ecn_ce = false;               // ECN "congestion experienced", set by a switch's RED marking
   bool control = false;              // a link's own message (LLR ACK/NACK, credit update, pause)
+  bool intact = false;               // a PHY delivered its bytes exactly as sent; the MAC reading them clears it
   std::uint8_t e2e = 0;              // end-to-end transport: 0 data, else an ACK/NACK/INIT (kind + 1)
   std::uint32_t psn = 0;             // end-to-end sequence number (data), or what an ACK/NACK names
   Time created = 0;                  // when the generator made it
@@ -70,6 +71,7 @@ class PacketPool {
     p->bad = false;
     p->ecn_ce = false;
     p->control = false;
+    p->intact = false;
     p->e2e = 0;
     p->stage_time = {};
     p->stage = kNoStage;

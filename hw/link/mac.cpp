@@ -103,7 +103,8 @@ bool Mac::cc_may_go() const { return accepted_ - tx_->kept() >= held_cc_->after_
 void Mac::receive() {
   while (from_line_.can_pop()) {
     Packet* w = from_line_.pop();
-    const Received r = parse(w->payload);
+    const Received r = parse(w->payload, w->intact);
+    w->intact = false;  // its bytes change from here on (unwrapped, then sealed anew)
     const bool ok = r.fcs_ok && !w->bad;  // a frame an uncorrectable codeword carried arrives damaged
     if (!ok) {
       // Unreadable; counted by what it was (the model's truth, which the MAC could not know).
@@ -140,8 +141,10 @@ void Mac::eval() {
   receive();
   if (config_.llr) tx_->tick(now());
   transmit();
-  for (Packet* k : tx_->released()) pool_.release(k);
-  tx_->released().clear();
+  if (std::deque<Packet*>& released = tx_->released(); !released.empty()) {  // ACKs come every few frames
+    for (Packet* k : released) pool_.release(k);
+    released.clear();
+  }
   if (!deliver_.empty() && deliver_.front()->control && fc_to_core_->can_push()) {
     fc_to_core_->push(*parse(deliver_.front()->payload).fc);  // a CC_Update, behind the frames it counted
     pool_.release(deliver_.front());

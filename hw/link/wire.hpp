@@ -43,8 +43,10 @@ struct Received {
   std::optional<FcMessage> fc;
 };
 // Checks the FCS over `bytes` and, when it holds, parses the rest. A frame too short or of an
-// unknown kind is a failed FCS (nothing in it can be trusted).
-Received parse(const std::vector<std::uint8_t>& bytes);
+// unknown kind is a failed FCS (nothing in it can be trusted). `intact`: the bytes are known to be
+// those an encode_* sealed (Packet::intact), so the FCS holds and is not computed: same outcome,
+// less work.
+Received parse(const std::vector<std::uint8_t>& bytes, bool intact = false);
 
 // The frame a data wire frame carried, back as it was sent: `bytes` and, unless phantom, its
 // payload (the wire's frame bytes).

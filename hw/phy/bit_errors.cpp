@@ -41,7 +41,7 @@ BitErrorModel::BitErrorModel(ErrorModelSpec spec, Rng rng)
   state_end_ = spec_.p_good_to_bad > 0 ? rng_.geometric(spec_.p_good_to_bad) : kNever;
 }
 
-void BitErrorModel::draw(std::uint64_t bits, std::vector<std::uint64_t>& flips) {
+void BitErrorModel::draw_events(std::uint64_t bits, std::vector<std::uint64_t>& flips) {
   if (bits % 2 != 0)
     throw std::invalid_argument("bit error model: draw(" + std::to_string(bits) +
                                 ") must cover whole PAM4 symbols (an even number of bits)");

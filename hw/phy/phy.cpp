@@ -162,6 +162,7 @@ struct PhyLink::Impl {
   std::string name;
   PhyParams p;
   const int n, k, t, blocks_per_codeword;  // of p, cached: they are asked per symbol
+  const Cycle group_cycles, encoder_cycles, decoder_cycles, to_rx_cycles;  // and these per frame or group
   const bool no_fec;
   Clock& clock;
   const ReedSolomon& codec;  // shared_codec's
@@ -192,15 +193,19 @@ struct PhyLink::Impl {
   Scrambler descrambler;        // exact codec
   Scrambler error_descrambler;  // fast codec: the descrambler run over the channel's error alone
   struct RxWord {
+    std::uint64_t index;          // words are numbered from the first one sent
     bool failed;                  // flagged uncorrectable, or lost
     bool exact;                   // its bits arrived as sent (no residual error in it or just before)
     std::vector<Block66> blocks;  // as received; only when not exact
   };
-  std::deque<RxWord> rx_words;   // decoded, with blocks of frames not yet delivered
+  // Decoded words that failed or did not arrive exact, in order, from the first one a frame not
+  // yet delivered may need; every other word arrived as sent and is only counted.
+  std::deque<RxWord> rx_words;
+  std::uint64_t rx_words_decoded = 0;
+  RxWord* note_word(bool failed, bool exact);
+  const RxWord* kept_word(std::uint64_t index) const;
   bool rx_in_sync = true;  // the descrambler has seen exactly the bits the scrambler made
-  std::uint64_t rx_block_base = 0;  // first block of rx_words.front()
   std::deque<FrameRecord> frames;    // taken in by the TX, not yet delivered
-  std::size_t frames_on_line = 0;    // the first of them whose last block is sent (a prefix)
   std::deque<std::pair<Cycle, CodewordGroup*>> decoding;
   std::deque<Packet*> rx_out;
   std::vector<std::uint8_t> bits;    // one codeword's message bits
@@ -220,6 +225,8 @@ PhyLink::Impl::Impl(const std::string& name_, const PhyParams& params, Clock& cl
                     std::uint64_t seed, const std::string& stream, Channel<Packet*>* in_, Channel<Packet*>* out_,
                     PacketPool& pool_)
     : name(name_), p(params), n(p.n()), k(p.k()), t(p.t()), blocks_per_codeword(p.blocks_per_codeword()),
+      group_cycles(p.group_cycles()), encoder_cycles(p.encoder_cycles()), decoder_cycles(p.decoder_cycles()),
+      to_rx_cycles(p.to_rx_cycles()),
       no_fec(p.fec == "none"), clock(clock_),
       codec(shared_codec(p.fec)),  // `none` never calls the codec
       in(in_), out(out_), pool(pool_),
@@ -271,13 +278,10 @@ void PhyLink::Impl::tx_eval() {
   if (clock.now() == next_send && !stopped) {
     CodewordGroup* g = make_group();
     g->sent = clock.now();
-    // The frames whose last block this group carries leave the PCS now.
-    for (; frames_on_line < frames.size() && frames[frames_on_line].end_block <= tx_block_base; ++frames_on_line)
-      frames[frames_on_line].packet->advance(stages.mac_pcs_tx, clock.time_of(g->sent));
     g->lost = g->sent >= p.down_from && g->sent < p.down_until;
     line.push(g);
     ++groups_sent;
-    next_send += p.group_cycles();
+    next_send += group_cycles;
     if (p.am_period_groups && groups_sent % p.am_period_groups == 0) next_send += p.am_cycles;
   }
 }
@@ -413,13 +417,13 @@ void PhyLink::Impl::decode(CodewordGroup& g) {
     }
     // A residual error reaches the next word's first bits through the descrambler.
     const bool exact = !residual && rx_in_sync;
-    RxWord& rw = rx_words.emplace_back(RxWord{failed, exact, {}});
+    RxWord* rw = note_word(failed, exact);
     for (int x = 0; x < blocks_per_codeword / 4; ++x) {
       Block66 four[4];
       const std::uint64_t at = static_cast<std::uint64_t>(x) * 257;
       scramble_block(descrambler, rx_message, at, true);
       untranscode(rx_message, at, four);
-      if (!exact) rw.blocks.insert(rw.blocks.end(), four, four + 4);  // else they are the ones sent
+      if (!exact) rw->blocks.insert(rw->blocks.end(), four, four + 4);  // else they are the ones sent
     }
     rx_in_sync = !residual;
   }
@@ -465,23 +469,38 @@ void PhyLink::Impl::deliver_blocks_fast(CodewordGroup::Word& w, bool failed, boo
   if (decoded_word)
     for (int s = 0; s < k && !residual; ++s) residual = w.received[s] != 0;
   if (!residual && error_descrambler.state() == 0) {
-    rx_words.push_back({failed, true, {}});
+    note_word(failed, true);
     return;
   }
   // The error left in the message (the word sent was all zeros), then descrambled.
   if (residual) message_bits_of(w.received);
   else std::fill(bits.begin(), bits.end(), 0);
   w.message.assign(bits.size(), 0);
-  sent_blocks(rx_block_base + rx_words.size() * blocks_per_codeword, w.blocks);
+  sent_blocks(rx_words_decoded * blocks_per_codeword, w.blocks);
   for (int x = 0; x < blocks_per_codeword / 4; ++x) {
     const std::uint64_t at = static_cast<std::uint64_t>(x) * 257;
     scramble_block(error_descrambler, bits.data(), at, true);
     transcode(&w.blocks[4 * x], w.message.data(), at);
   }
   for (std::size_t i = 0; i < bits.size(); ++i) w.message[i] ^= bits[i];
-  RxWord& rw = rx_words.emplace_back(RxWord{failed, false, std::vector<Block66>(blocks_per_codeword)});
+  RxWord& rw = *note_word(failed, false);
+  rw.blocks.resize(blocks_per_codeword);
   for (int x = 0; x < blocks_per_codeword / 4; ++x)
     untranscode(w.message.data(), static_cast<std::uint64_t>(x) * 257, &rw.blocks[4 * x]);
+}
+
+// Counts a decoded word; keeps it (returned) only if it failed or did not arrive exact.
+PhyLink::Impl::RxWord* PhyLink::Impl::note_word(bool failed, bool exact) {
+  const std::uint64_t index = rx_words_decoded++;
+  if (!failed && exact) return nullptr;
+  return &rx_words.emplace_back(RxWord{index, failed, exact, {}});
+}
+
+// The kept word `index`, or null if it arrived as sent.
+const PhyLink::Impl::RxWord* PhyLink::Impl::kept_word(std::uint64_t index) const {
+  const auto it = std::lower_bound(rx_words.begin(), rx_words.end(), index,
+                                   [](const RxWord& w, std::uint64_t i) { return w.index < i; });
+  return it != rx_words.end() && it->index == index ? &*it : nullptr;
 }
 
 // The message symbols of a word as bits, in `bits`.
@@ -505,28 +524,29 @@ void PhyLink::Impl::sent_blocks(std::uint64_t first, std::vector<Block66>& out) 
 }
 
 void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
-  const std::uint64_t have = rx_block_base + rx_words.size() * blocks_per_codeword;
+  const std::uint64_t have = rx_words_decoded * blocks_per_codeword;
   while (!frames.empty() && frames.front().end_block <= have) {
     const FrameRecord f = frames.front();
     frames.pop_front();
-    --frames_on_line;
     const std::size_t count = f.end_block - f.first_block;
-    const std::size_t first_word = (f.first_block - rx_block_base) / blocks_per_codeword,
-                      end_word = (f.end_block - 1 - rx_block_base) / blocks_per_codeword + 1;
+    const std::uint64_t first_word = f.first_block / blocks_per_codeword,
+                        end_word = (f.end_block - 1) / blocks_per_codeword + 1;
     bool bad = false, exact = true;
-    for (std::size_t i = first_word; i < end_word; ++i) {
-      bad = bad || rx_words[i].failed;
-      exact = exact && rx_words[i].exact;
+    for (const RxWord& w : rx_words) {
+      if (w.index >= end_word) break;
+      if (w.index < first_word) continue;
+      bad = bad || w.failed;
+      exact = exact && w.exact;
     }
     // Blocks that arrived as sent decode into the bytes sent, which the frame still carries.
     bool ok = true;
     if (!exact) {
       frame_blocks.resize(count);
       for (std::size_t i = 0; i < count; ++i) {
-        const std::uint64_t b = f.first_block + i - rx_block_base;
-        const RxWord& w = rx_words[b / blocks_per_codeword];
-        frame_blocks[i] = w.exact ? frame_block(f.packet->payload.data(), f.packet->payload.size(), i)
-                                  : w.blocks[b % blocks_per_codeword];
+        const std::uint64_t b = f.first_block + i;
+        const RxWord* w = kept_word(b / blocks_per_codeword);
+        frame_blocks[i] = !w || w->exact ? frame_block(f.packet->payload.data(), f.packet->payload.size(), i)
+                                         : w->blocks[b % blocks_per_codeword];
       }
       ok = decode_frame(frame_blocks.data(), count, frame_bytes);
     }
@@ -534,23 +554,24 @@ void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
     if (ok && !exact) o->payload.swap(frame_bytes);  // undecodable: keep the length, mark it
     o->bytes = static_cast<std::uint32_t>(o->payload.size());
     o->bad = bad || !ok;
-    // Its last codeword group: through the MAC/PCS pipeline, encoded, through PMA and cable to
-    // the RX's first bit, gathered there (arrived), decoded, through the PCS/MAC pipeline (now).
-    const Cycle encode = group_sent + p.mac_pcs_tx, on_line = encode + p.encoder_cycles();
+    o->intact = exact && !o->bad;
+    // Its last codeword group: sent (the frame leaves the PCS then; advanced here, where the
+    // packet is touched anyway, in the same order), through the MAC/PCS pipeline, encoded, through
+    // PMA and cable to the RX's first bit, gathered there (arrived), decoded, through the PCS/MAC
+    // pipeline (now).
+    const Cycle encode = group_sent + p.mac_pcs_tx, on_line = encode + encoder_cycles;
+    o->advance(stages.mac_pcs_tx, clock.time_of(group_sent));
     o->advance(stages.fec_encode, clock.time_of(encode));
     o->advance(stages.pma_cable, clock.time_of(on_line));
-    o->advance(stages.fec_accumulate, clock.time_of(group_sent + p.to_rx_cycles()));
+    o->advance(stages.fec_accumulate, clock.time_of(group_sent + to_rx_cycles));
     o->advance(stages.fec_decode, clock.time_of(group_arrived));
-    o->advance(stages.mac_pcs_rx, clock.time_of(group_arrived + p.decoder_cycles()));
+    o->advance(stages.mac_pcs_rx, clock.time_of(group_arrived + decoder_cycles));
     o->advance(stages.to_mac, clock.time_of(clock.now()));
     rx_out.push_back(o);
   }
   // Drop the words no frame still needs.
   const std::uint64_t keep_from = frames.empty() ? have : frames.front().first_block;
-  while (!rx_words.empty() && rx_block_base + blocks_per_codeword <= keep_from) {
-    rx_words.pop_front();
-    rx_block_base += blocks_per_codeword;
-  }
+  while (!rx_words.empty() && (rx_words.front().index + 1) * blocks_per_codeword <= keep_from) rx_words.pop_front();
 }
 
 void PhyLink::Impl::rx_eval() {
@@ -558,14 +579,14 @@ void PhyLink::Impl::rx_eval() {
   while (line.can_pop()) {
     CodewordGroup* g = line.pop();
     g->arrived = now;
-    decoding.emplace_back(now + p.decoder_cycles() + p.mac_pcs_rx, g);
+    decoding.emplace_back(now + decoder_cycles + p.mac_pcs_rx, g);
   }
   while (!decoding.empty() && decoding.front().first <= now) {
     CodewordGroup* g = decoding.front().second;
     decoding.pop_front();
     decode(*g);
     deliver_frames(g->sent, g->arrived);
-    last_fec_latency = now - p.mac_pcs_rx - (g->sent + p.to_rx_cycles());
+    last_fec_latency = now - p.mac_pcs_rx - (g->sent + to_rx_cycles);
     free_groups.push_back(g);
   }
   if (!rx_out.empty() && (!out || out->can_push())) {

@@ -112,7 +112,8 @@ struct FrameRecord {
 class PhyLink {
  public:
   // Frames come in on `in` and leave on `out` (marked bad when an uncorrectable codeword carried
-  // any part of them), with the PHY's stages added to their stage times.
+  // any part of them; marked intact when every codeword carrying them arrived exact, so their
+  // bytes are the bytes sent), with the PHY's stages added to their stage times.
   PhyLink(const std::string& name, const PhyParams& params, Clock& clock, Stats& stats, std::uint64_t seed,
           const std::string& random_stream, Channel<Packet*>* in, Channel<Packet*>* out, PacketPool& pool);
   ~PhyLink();

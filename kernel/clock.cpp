@@ -51,6 +51,7 @@ void Clock::list_woken(std::size_t slot) {
   std::vector<Core*>& bucket = wheel_[slot];
   if (!bucket.empty()) {
     near_count_ -= bucket.size();
+    for (Core* core : bucket) core->queued_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
     list_due(bucket);
     occupied_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
   }
@@ -130,6 +131,7 @@ void Clock::drop_idle() {
 }
 
 void Clock::forget_wakeups() {
+  for (Core* core : cores_) core->queued_ = {};
   for (auto& bucket : wheel_) std::vector<Core*>().swap(bucket);
   occupied_ = {};
   near_count_ = 0;

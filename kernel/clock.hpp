@@ -71,6 +71,9 @@ class Core {
   bool busy_ = false;
   bool listed_ = false;          // in the clock's due list (busy, or due this step)
   Cycle last_wake_ = ~Cycle{0};  // the last cycle a wake-up was queued for
+  // The wheel's buckets this core is queued in (a bucket holds one cycle's wake-ups): a core
+  // re-arming its next cycle on every tick, woken in between for others, is queued once.
+  std::array<std::uint64_t, 4> queued_{};
   // The last far wake-up queued. A core re-arming a far timer on every tick (a CBFC update timer)
   // would otherwise push the same entry again each time, and its duplicates are never first.
   Cycle last_far_wake_ = ~Cycle{0};
@@ -106,6 +109,9 @@ class Clock {
     core.last_wake_ = at;
     if (at - now_ < kWheel) {
       const std::size_t slot = at % kWheel;
+      std::uint64_t& queued = core.queued_[slot / 64];
+      if (queued >> (slot % 64) & 1) return;
+      queued |= std::uint64_t{1} << (slot % 64);
       wheel_[slot].push_back(&core);
       occupied_[slot / 64] |= std::uint64_t{1} << (slot % 64);
       ++near_count_;
@@ -165,7 +171,7 @@ class Clock {
   std::uint64_t core_ticks() const { return core_ticks_; }
 
  private:
-  static constexpr Cycle kWheel = 256;  // near wake-ups go to a bucket per cycle
+  static constexpr Cycle kWheel = 256;  // near wake-ups go to a bucket per cycle (Core::queued_'s bits)
   struct Far {
     Cycle at;
     std::uint64_t seq;

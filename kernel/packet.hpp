@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "kernel/units.hpp"
@@ -37,9 +38,27 @@ struct Packet {
   Time created = 0;                  // when the generator made it
   Time injected = 0;                 // when its head entered the first channel
   std::vector<std::uint8_t> payload; // `bytes` long when !phantom
+  // Bytes made when first read: a block whose bytes follow from the packet's fields (a MAC
+  // sealing a phantom frame for its line, hw/link/wire.hpp), or that are another packet's
+  // (PacketPool::lend), may leave `payload` empty and `owe` set; whoever reads the bytes calls
+  // bytes_now(), whoever needs their count size_now().
+  void (*owe)(Packet&) = nullptr;
+  std::uint32_t owed_bytes = 0, owed_seq = 0;
+  // Lending (PacketPool's own): the packet whose bytes these are, how many packets owe this
+  // one's, whether it was released while they still do, and the pool it belongs to.
+  Packet* lender = nullptr;
+  std::uint32_t lent = 0;
+  bool released = false;
+  class PacketPool* home = nullptr;
   std::array<Time, kStageSlots> stage_time{};  // per stage, summed over the hops crossed
   Time stage_since = 0;
   Stage stage = kNoStage;
+
+  std::vector<std::uint8_t>& bytes_now() {
+    if (owe) std::exchange(owe, nullptr)(*this);
+    return payload;
+  }
+  std::size_t size_now() const { return owe ? owed_bytes : payload.size(); }
 
   void advance(Stage next, Time now) {
     if (stage != kNoStage) stage_time[stage] += now - stage_since;
@@ -55,19 +74,51 @@ struct Flit {
   bool head = false, tail = false;
 };
 
+// Packets are copied through the pool (copy, lend), never by assignment: a copy must not share
+// the lending bookkeeping.
 class PacketPool {
  public:
   Packet* acquire() {
     if (free_.empty()) {
       store_.push_back(std::make_unique<Packet>());
+      store_.back()->home = this;
       return store_.back().get();
     }
     Packet* p = free_.back();
     free_.pop_back();
     return p;
   }
+  // A packet like `from`, its bytes copied (made first if owed).
+  Packet* copy(Packet* from) {
+    from->bytes_now();
+    Packet* c = like(from);
+    c->payload = from->payload;
+    return c;
+  }
+  // A packet like `from` whose bytes are copied only when read (Packet::bytes_now): until then
+  // they are `from`'s, which stays alive, however soon it is released, until every packet that
+  // owes them has read them or been released. (A frame kept for replay and the copy on its way:
+  // one set of bytes between them until the copy arrives.)
+  Packet* lend(Packet* from) {
+    Packet* c = like(from);
+    if (!from->owe && !from->payload.empty()) {
+      std::vector<std::uint8_t>().swap(c->payload);  // no buffer until it reads the bytes
+      c->owe = &borrow;
+      c->owed_bytes = static_cast<std::uint32_t>(from->payload.size());
+      c->lender = from;
+      ++from->lent;
+    }
+    return c;
+  }
   void release(Packet* p) {
+    if (p->lender) let_go(*p);
+    if (p->lent) {  // bytes still owed: freed when the last borrower lets go
+      p->released = true;
+      return;
+    }
     p->payload.clear();  // keeps capacity
+    p->owe = nullptr;
+    p->released = false;
     p->bad = false;
     p->ecn_ce = false;
     p->control = false;
@@ -90,6 +141,29 @@ class PacketPool {
   std::size_t in_use() const { return store_.size() - free_.size(); }
 
  private:
+  // A packet with `from`'s fields and an empty payload (of its own capacity), not lent or lending.
+  Packet* like(Packet* from) {
+    Packet* c = acquire();
+    std::vector<std::uint8_t> bytes = std::move(from->payload), buffer = std::move(c->payload);
+    *c = *from;
+    from->payload = std::move(bytes);
+    c->payload = std::move(buffer);
+    c->payload.clear();
+    c->lender = nullptr;
+    c->lent = 0;
+    c->released = false;
+    c->home = this;
+    return c;
+  }
+  static void borrow(Packet& c) {
+    c.payload = c.lender->payload;
+    let_go(c);
+  }
+  static void let_go(Packet& c) {
+    Packet* l = std::exchange(c.lender, nullptr);
+    if (--l->lent == 0 && l->released) l->home->release(l);
+  }
+
   std::vector<std::unique_ptr<Packet>> store_;
   std::vector<Packet*> free_;
 };

@@ -39,15 +39,10 @@ Packet* Mac::control_frame() {
   return c;
 }
 
-Packet* Mac::copy_of(const Packet* kept) {
-  Packet* c = pool_.acquire();
-  *c = *kept;
-  return c;
-}
-
 void Mac::to_line(Packet* w) {
   if (pcap_) {
-    captured_.assign(w->payload.begin() + kDataHeaderBytes, w->payload.end() - kFcsBytes);
+    const std::vector<std::uint8_t>& wire = w->bytes_now();
+    captured_.assign(wire.begin() + kDataHeaderBytes, wire.end() - kFcsBytes);
     append_fcs(captured_);
     pcap_->write(clock().time_of(now()), captured_.data(), captured_.size());
   }
@@ -82,7 +77,7 @@ bool Mac::transmit() {
   }
   if (auto replay = config_.llr ? tx_->next_replay(now()) : std::nullopt) {
     replayed_.add();
-    to_line(copy_of(replay->first));
+    to_line(pool_.lend(replay->first));
     return true;
   }
   if (from_core_.can_pop() && tx_->can_accept(from_core_.peek()->bytes)) {
@@ -90,9 +85,8 @@ bool Mac::transmit() {
     frame->advance(stages_.tx, clock().time_of(now()));
     const std::uint32_t seq = config_.llr ? tx_->accept(frame, now()) : 0;  // LLR keeps it until ACKed
     ++accepted_;
-    encode_data(*frame, seq, scratch_);
-    frame->payload.swap(scratch_);  // from here on the frame as the line carries it
-    to_line(config_.llr ? copy_of(frame) : frame);
+    seal_data(*frame, seq, scratch_);  // from here on the frame as the line carries it
+    to_line(config_.llr ? pool_.lend(frame) : frame);  // one set of bytes until it arrives
     return true;
   }
   return false;
@@ -103,7 +97,7 @@ bool Mac::cc_may_go() const { return accepted_ - tx_->kept() >= held_cc_->after_
 void Mac::receive() {
   while (from_line_.can_pop()) {
     Packet* w = from_line_.pop();
-    const Received r = parse(w->payload, w->intact);
+    const Received r = parse(*w);
     w->intact = false;  // its bytes change from here on (unwrapped, then sealed anew)
     const bool ok = r.fcs_ok && !w->bad;  // a frame an uncorrectable codeword carried arrives damaged
     if (!ok) {
@@ -129,7 +123,7 @@ void Mac::receive() {
     }
     const auto verdict = config_.llr ? rx_->on_frame(r.seq, true, now()) : LlrReceiver::Verdict::kDeliver;
     if (verdict == LlrReceiver::Verdict::kDeliver) {
-      unwrap_data(w->payload, *w);
+      unwrap_data(*w);
       deliver_.push_back(w);
     } else {
       pool_.release(w);

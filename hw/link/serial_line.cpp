@@ -43,7 +43,7 @@ void SerialLine::capture(const Packet& w, std::int64_t flipped_bit) {
 }
 
 void SerialLine::send(Packet* w) {
-  const std::uint64_t size = w->payload.size();
+  const std::uint64_t size = w->bytes_now().size();  // it reads and flips them
   const auto kind = static_cast<WireKind>(w->payload.at(0));
   const bool data = kind == WireKind::kData;
   const bool dark = now() >= faults_.dark_from && now() < faults_.dark_until;

@@ -65,6 +65,29 @@ void encode_data(const Packet& frame, std::uint32_t seq, std::vector<std::uint8_
   seal(out);
 }
 
+namespace {
+// A phantom frame's owed bytes: encode_data of the frame it was (`owed_bytes` counts the header).
+void make_owed_data(Packet& w) {
+  const std::uint32_t bytes = w.bytes;
+  w.bytes = w.owed_bytes - kDataHeaderBytes;
+  encode_data(w, w.owed_seq, w.payload);  // a phantom frame's payload is not read
+  w.bytes = bytes;
+}
+}  // namespace
+
+void seal_data(Packet& frame, std::uint32_t seq, std::vector<std::uint8_t>& scratch) {
+  if (frame.phantom) {
+    if (frame.bytes < kFcsBytes + 1) throw std::logic_error("a data frame shorter than its FCS");
+    frame.payload.clear();
+    frame.owe = &make_owed_data;
+    frame.owed_bytes = kDataHeaderBytes + frame.bytes;
+    frame.owed_seq = seq;
+    return;
+  }
+  encode_data(frame, seq, scratch);
+  frame.payload.swap(scratch);
+}
+
 void encode_llr(const LlrControl& c, std::vector<std::uint8_t>& out) {
   out.clear();
   out.push_back(static_cast<std::uint8_t>(WireKind::kLlr));
@@ -137,6 +160,22 @@ Received parse(const std::vector<std::uint8_t>& in, bool intact) {
   }
   r.fcs_ok = true;
   return r;
+}
+
+Received parse(Packet& w) {
+  if (w.owe == &make_owed_data && w.intact) {  // as sealed: a data frame whose FCS holds
+    Received r;
+    r.fcs_ok = true;
+    r.seq = w.owed_seq;
+    return r;
+  }
+  return parse(w.bytes_now(), w.intact);
+}
+
+void unwrap_data(Packet& w) {
+  if (w.owe != &make_owed_data) return unwrap_data(w.bytes_now(), w);
+  w.bytes = w.owed_bytes - kDataHeaderBytes;
+  w.owe = nullptr;
 }
 
 void unwrap_data(const std::vector<std::uint8_t>& wire, Packet& frame) {

@@ -31,6 +31,11 @@ inline constexpr std::uint32_t kPhantomEthernetBytes = 14;  // destination, sour
 // 02:00:<id, 4 bytes>, EtherType 0x88B5, local experimental). The MAC puts them in the frame's
 // payload; `bytes` stays the frame's length until the far MAC unwraps it.
 void encode_data(const Packet& frame, std::uint32_t seq, std::vector<std::uint8_t>& out);
+// Makes `frame` the wire frame a MAC hands its line: its payload becomes the bytes encode_data
+// writes (`scratch` takes its old buffer). A phantom frame's bytes follow from its fields, so
+// they are owed instead (Packet::bytes_now makes them from its fields as sealed): a frame
+// nobody reads as bytes (delivered intact, no capture) never has them made.
+void seal_data(Packet& frame, std::uint32_t seq, std::vector<std::uint8_t>& scratch);
 void encode_llr(const LlrControl& c, std::vector<std::uint8_t>& out);
 void encode_fc(const FcMessage& m, std::vector<std::uint8_t>& out);
 
@@ -47,9 +52,14 @@ struct Received {
 // those an encode_* sealed (Packet::intact), so the FCS holds and is not computed: same outcome,
 // less work.
 Received parse(const std::vector<std::uint8_t>& bytes, bool intact = false);
+// The same for a wire frame as a line delivered it (Packet::intact), its bytes made if owed and
+// read.
+Received parse(Packet& wire);
 
 // The frame a data wire frame carried, back as it was sent: `bytes` and, unless phantom, its
 // payload (the wire's frame bytes).
 void unwrap_data(const std::vector<std::uint8_t>& wire, Packet& frame);
+// The same in place, for a wire frame whose bytes may be owed.
+void unwrap_data(Packet& wire);
 
 }  // namespace xy::link

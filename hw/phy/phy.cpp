@@ -269,7 +269,7 @@ void PhyLink::Impl::tx_eval() {
     f->injected = clock.time_of(clock.now());
     f->advance(stages.serialize, f->injected);
     const std::uint64_t first = tx_block_end;
-    tx_block_end += blocks_for_frame(f->payload.size());
+    tx_block_end += blocks_for_frame(f->size_now());
     frames.push_back({f, first, tx_block_end - 1});  // the trailing idle is not part of the frame
     frames_in.add();
   }
@@ -517,7 +517,7 @@ void PhyLink::Impl::sent_blocks(std::uint64_t first, std::vector<Block66>& out) 
   const std::uint64_t end = first + blocks_per_codeword;
   for (const FrameRecord& f : frames) {
     if (f.first_block >= end) break;
-    const std::vector<std::uint8_t>& bytes = f.packet->payload;
+    const std::vector<std::uint8_t>& bytes = f.packet->bytes_now();
     for (std::uint64_t b = std::max(first, f.first_block); b < std::min(end, f.end_block); ++b)
       out[b - first] = frame_block(bytes.data(), bytes.size(), b - f.first_block);
   }
@@ -541,6 +541,7 @@ void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
     // Blocks that arrived as sent decode into the bytes sent, which the frame still carries.
     bool ok = true;
     if (!exact) {
+      f.packet->bytes_now();
       frame_blocks.resize(count);
       for (std::size_t i = 0; i < count; ++i) {
         const std::uint64_t b = f.first_block + i;
@@ -552,7 +553,7 @@ void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
     }
     Packet* o = f.packet;
     if (ok && !exact) o->payload.swap(frame_bytes);  // undecodable: keep the length, mark it
-    o->bytes = static_cast<std::uint32_t>(o->payload.size());
+    o->bytes = static_cast<std::uint32_t>(o->size_now());
     o->bad = bad || !ok;
     o->intact = exact && !o->bad;
     // Its last codeword group: sent (the frame leaves the PCS then; advanced here, where the

@@ -174,16 +174,13 @@ class E2eTransport : public Core, public link::EgressGate {
     }
     for (auto& t : tx_)
       if (auto r = t->next_replay(now())) {
-        Packet* copy = pool_.acquire();
-        *copy = *r->first;
         resent_.add();
-        send(copy);
+        send(pool_.copy(r->first));
         return;
       }
     if (from_host_.can_pop() && tx_[from_host_.peek()->dst]->can_accept(from_host_.peek()->bytes)) {
       Packet* p = from_host_.pop();
-      Packet* kept = pool_.acquire();
-      *kept = *p;
+      Packet* kept = pool_.copy(p);
       p->psn = kept->psn = tx_[p->dst]->accept(kept, now());
       send(p);
       if (host_) host_->wake_next();  // room for the host's next packet

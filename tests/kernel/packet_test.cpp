@@ -20,5 +20,49 @@ TEST(PacketPool, RecyclesPacketsWithoutNewAllocations) {
   EXPECT_EQ(pool.in_use(), 0u);
 }
 
+// A frame kept for replay lends its bytes to the copy on the line: the copy reads them however
+// soon the kept one is released, and the kept one goes back to the pool only after that.
+TEST(PacketPool, ALentPacketOutlivesItsReleaseUntilItsBytesAreRead) {
+  PacketPool pool;
+  Packet* kept = pool.acquire();
+  kept->phantom = false;
+  kept->id = 7;
+  kept->payload = {1, 2, 3, 4, 5};
+  Packet* line = pool.lend(kept);
+  Packet* replay = pool.lend(kept);
+  EXPECT_EQ(line->id, 7u);
+  EXPECT_TRUE(line->payload.empty());
+  EXPECT_EQ(line->size_now(), 5u);
+  pool.release(kept);  // acknowledged: but two packets still owe its bytes
+  EXPECT_EQ(pool.in_use(), 3u);
+  EXPECT_EQ(line->bytes_now(), (std::vector<std::uint8_t>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(pool.in_use(), 3u);
+  pool.release(replay);  // never read: the last borrower lets go, and the kept one is freed
+  EXPECT_EQ(pool.in_use(), 1u);
+  Packet* next = pool.acquire();  // the kept one or the replay, recycled clean
+  EXPECT_TRUE(next->payload.empty());
+  EXPECT_EQ(next->lent, 0u);
+  EXPECT_EQ(next->lender, nullptr);
+  EXPECT_EQ(line->bytes_now(), (std::vector<std::uint8_t>{1, 2, 3, 4, 5}));  // read once, kept
+  pool.release(line);
+  pool.release(next);
+  EXPECT_EQ(pool.in_use(), 0u);
+}
+
+// A copy takes its own bytes, made first if they were owed.
+TEST(PacketPool, ACopyOwnsItsBytes) {
+  PacketPool pool;
+  Packet* a = pool.acquire();
+  a->payload = {9, 8};
+  Packet* b = pool.copy(a);
+  pool.release(a);
+  EXPECT_EQ(b->payload, (std::vector<std::uint8_t>{9, 8}));
+  EXPECT_EQ(pool.in_use(), 1u);
+  Packet* c = pool.lend(b);
+  Packet* d = pool.copy(c);  // reads c's bytes: c no longer owes them
+  EXPECT_EQ(c->lender, nullptr);
+  EXPECT_EQ(d->payload, (std::vector<std::uint8_t>{9, 8}));
+}
+
 }  // namespace
 }  // namespace xy

@@ -271,7 +271,9 @@ struct Switch::Impl {
   void ingress_eval(int i) {
     const Cycle now = clock.now();
     if (in[i]) {
-      while (in[i]->can_pop()) {
+      // A held port takes nothing more from its link: the frames behind the head wait there,
+      // and a link with credits pushes back to its sender (lossless).
+      while (in[i]->can_pop() && !ingress_waiting[i]) {
         Packet* pk = in[i]->pop();
         pk->injected = clock.time_of(now);
         pk->advance(stages.core, pk->injected);
@@ -332,7 +334,8 @@ struct Switch::Impl {
   void ingress_commit(int i) {
     if (!pipelines[i].empty())
       ingress[i]->wake_at(std::max(pool.front(pipelines[i]).head + pipeline_cycles(), clock.now() + 1));
-    ingress[i]->set_busy(ingress_waiting[i]);  // retry admission every cycle while held
+    // Retry admission every cycle while held; once let go, take what waited on the link.
+    ingress[i]->set_busy(ingress_waiting[i] || (p.wait_when_full && in[i] && in[i]->ready_by(clock.now() + 1)));
   }
 
   void drop(EntryId id) {

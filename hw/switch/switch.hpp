@@ -24,7 +24,8 @@
 // - Cells are taken at admission and returned when the packet has left the egress port (in the
 //   commit phase: an admission in the same cycle does not see them; admissions of one cycle are
 //   decided in port order, like an admission arbiter's). With `when_full = wait` a packet the
-//   buffer cannot admit holds its port (and those behind it) until it can; otherwise a
+//   buffer cannot admit holds its port until it can, and the port takes nothing more from its
+//   link meanwhile (a link with credits then stops its sender); otherwise a
 //   packet the buffer cannot admit is dropped and counted (reason "buffer"); with lossless
 //   (credit) ingress links nothing arrives that the buffer cannot hold.
 #pragma once

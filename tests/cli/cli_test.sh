@@ -723,7 +723,10 @@ PY
       run switch-uniform --set cbfc.buffer_credits=11 --quiet
     expect_bad_input "pfc.buffer_bytes = 1024: less than one largest frame (port.max_frame_bytes = 9216 B)" \
       run lingyun-incast --set pfc.buffer_bytes=1024 --set pfc.headroom_bytes=512 --set pfc.xoff_bytes=256 \
-      --set pfc.xon_bytes=128 --quiet ;;
+      --set pfc.xon_bytes=128 --quiet
+    # A PCIe switch of 9 ports of 256 B: 9 cells of 256 B, where a bulk write's 4154 B segment takes 17.
+    expect_bad_input "olink.pcie-switch.port_buffer_bytes = 256: 9 ports of it cannot admit a 4154 B frame" \
+      run olink-alltoall --set olink.pcie-switch.port_buffer_bytes=256 --quiet ;;
   lossless_buffer_too_small)
     # Issue 22, defect 4: 0.01 MiB is 40 cells of 256 B (10240 B). The bare switch's 64 ports of
     # 1024 credits let in 1024 frames of 64 B each, a cell each: 65536 cells (16777216 B), and the
@@ -804,7 +807,9 @@ PY
     # into an empty buffer (0.01 x 40 cells = 0.4): lossless ports waited for the 1 ms watchdog
     # with no cause. The switch names the port and the packet at once; the report of what ran
     # until then shows n/a, not NaN or a 1e300 "slowest GPU".
-    for s in "olink-alltoall --set alltoall.pattern=random" "olink-fast --set fast.pattern=random"; do
+    # (The PCIe switch, whose buffer is its own, takes enough of it to admit its largest frame.)
+    for s in "olink-alltoall --set alltoall.pattern=random --set olink.pcie-switch.port_buffer_bytes=65536" \
+             "olink-fast --set fast.pattern=random"; do
       # shellcheck disable=SC2086  # the arguments are words
       expect_failed_run "can never be admitted: a port may hold switch.dt_alpha = 0.01 x the free cells, 0.40 of switch.buffer_mib = 0.01 (40 cells) even when all are free" \
         run $s --set switch.dt_alpha=0.01 --set switch.buffer_mib=0.01 --set switch.when_full=wait

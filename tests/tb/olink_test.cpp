@@ -104,9 +104,9 @@ namespace {
 // GB/s of data: each gets at most that over N.
 constexpr double kStoreOnLine = 256.0 / 412, kStoreOnUplink = 256.0 / 384;
 
-// 8 GPUs, 256 KiB each; `gpus` 4: the same with half as many sharing the uplink.
+// 8 GPUs, 1 MiB each; `gpus` 4: the same with half as many sharing the uplink.
 void expect_alltoall_shares(int gpus) {
-  const RunResult r = testing::run_quiet("olink-alltoall", {"alltoall.bytes_per_gpu=262144",
+  const RunResult r = testing::run_quiet("olink-alltoall", {"alltoall.bytes_per_gpu=1048576",
                                                             fmt::format("alltoall.gpus={}", gpus)});
   ASSERT_EQ(r.failure, "");  // every store acknowledged OK, buffer accounting exact
   const auto& s = r.results["summary"];
@@ -117,16 +117,18 @@ void expect_alltoall_shares(int gpus) {
   EXPECT_DOUBLE_EQ(s["pcie-switch"]["shared_uplink_GBps"].get<double>(), 64);
   EXPECT_TRUE(s["nvlink-class"]["shared_uplink_GBps"].is_null());
   EXPECT_NEAR(s["nvlink-class"]["gpu_link_GBps"].get<double>(), 450, 0.01);  // 3600 Gb/s each way (a cycle in whole fs)
-  // PCIe: the uplink's share, less the ramp and the tail (2 MiB or 1 MiB through the uplink,
-  // about 50 or 25 us, against a 2.8 us round trip): within 5 %.
+  // PCIe: the uplink's share, less the ramp and the tail (8 MiB or 4 MiB through the uplink,
+  // about 200 or 100 us, against a 2.8 us round trip): within 5 %. The tail is long: the switch
+  // holds a few writes a port and the GPUs the rest (credits), so the acknowledgements of the
+  // last Stores wait behind a GPU's own Stores (at 256 KiB each, 4 GPUs get 93 % of the share).
   const double share = 64 * kStoreOnUplink / gpus;
   EXPECT_LE(pcie, share);
   EXPECT_GT(pcie, 0.95 * share);
   EXPECT_LE(nvlink, 450 * kStoreOnLine);
   EXPECT_LE(olink, 400 * kStoreOnLine);
   EXPECT_GT(nvlink, olink);
-  // Each OLink GPU alone moves more than the PCIe switch's whole uplink carries. (C11's 10x holds
-  // at 8 GPUs; at 4 the all-to-all lasts under 3 us and OLink's round trips weigh: 8.9x.)
+  // Each OLink GPU alone moves more than the PCIe switch's whole uplink carries, and C11's 10x
+  // holds at 8 GPUs (at 4 each gets twice the uplink's share).
   EXPECT_GT(olink, 64 * kStoreOnUplink);
   if (gpus == 8) EXPECT_GT(olink, 10 * pcie);
 }

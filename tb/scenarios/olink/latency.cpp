@@ -46,7 +46,7 @@ class OlinkLatency : public Testbench {
     for (const char* key : {"switch.arbiter", "switch.buffer_mib", "switch.cell_bytes", "switch.dt_alpha",
                             "switch.dwrr_quantum_bytes", "switch.ecn.kmax_bytes", "switch.ecn.kmin_bytes", "switch.ecn.on",
                             "switch.ecn.pmax", "switch.egress_scheduler", "switch.iterations", "switch.speedup",
-                            "switch.when_full"})
+                            "switch.when_full", "olink.pcie-switch.port_buffer_bytes", "olink.pcie-switch.posted_credits"})
       c.fix(key, "olink-latency, which sends one load at a time: no queue forms");
     for (const char* key : {"llr.ack_every", "llr.nack_timer_ns", "llr.replay_buffer_bytes", "llr.seq_bits", "llr.window",
                             "cbfc.credit_bytes", "cbfc.update_spacing_bytes", "cbfc.update_timer_ns"})

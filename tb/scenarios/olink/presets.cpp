@@ -58,9 +58,9 @@ Stages declare_stages(const Preset& pr, int gpus, const sw::SwitchParams& base, 
   f.sp = base;
   f.sp.ports = gpus + (f.uplink ? 1 : 0);  // the uplink is the last port
   f.sp.clock_mhz = pr.clock_mhz;
-  // PCIe is lossless (credits): all GPUs meet at the uplink, and a frame the switch cannot buffer
-  // waits at its port rather than being dropped.
-  if (f.uplink) f.sp.wait_when_full = true;
+  // PCIe is lossless (credits): a frame the switch cannot buffer waits on its link rather than
+  // being dropped (all GPUs meet at the uplink).
+  if (f.uplink || pr.dma_egress > 0) f.sp.wait_when_full = true;
   f.sp.port_gbps = gbps;
   auto& l = f.sp.lat;
   const double scale =
@@ -192,10 +192,37 @@ std::unique_ptr<PresetFabric> make_preset_fabric(const Preset& pr, int gpus, con
     build_chain(*f, *path, ep, pool, ctx);
     return f;
   }
+  // A PCIe switch's packet RAM is a few tens of KB a port, not a network switch's buffer, and
+  // its ports take only the posted writes their GPU has credits for: a full switch holds the
+  // GPUs' writes back in the GPUs (PCIe flow control) rather than queueing all of them.
+  ChannelSpec up_link{f->link, 0, 1, 2};
+  if (pr.dma_egress > 0) {
+    const std::string k = std::string("olink.") + pr.name + ".";
+    // By the rule: a port alone keeps its line busy through the switch and its link's credit loop.
+    const std::uint32_t largest = olink::frame_bytes(std::max(ep.max_bytes, ep.segment_bytes));
+    const Cycle loop = f->switch_cycles() + 2 * f->link;
+    const std::uint64_t rule = loop * f->width + 2ull * largest;
+    const std::uint64_t port_bytes = static_cast<std::uint64_t>(ctx.config.integer(
+        k + "port_buffer_bytes", 0, "bytes", 0, 1ll << 30,
+        fmt::format("packet RAM per switch port, the switch's is ports x this; 0 = by the rule: line rate x (switch + "
+                    "link there and back) + 2 largest frames ({} B)", rule)));
+    f->sp.buffer_cells = (port_bytes ? port_bytes : rule) * f->sp.ports / f->sp.cell_bytes;
+    f->sp.buffer_mib = static_cast<double>(f->sp.buffer_cells * f->sp.cell_bytes) / (1 << 20);
+    const std::uint64_t cells = (largest + f->sp.cell_bytes - 1) / f->sp.cell_bytes;
+    if (static_cast<double>(cells) > f->sp.dt_alpha * static_cast<double>(f->sp.buffer_cells))
+      throw ConfigError(fmt::format("{}port_buffer_bytes = {}{}: {} ports of it cannot admit a {} B frame (a bulk "
+                                    "write's segment) under switch.dt_alpha = {:g}; allowed: at least {:.0f}",
+                                    k, port_bytes, port_bytes ? "" : fmt::format(" (the rule's {} B)", rule), f->sp.ports,
+                                    largest, f->sp.dt_alpha,
+                                    std::ceil(static_cast<double>(cells * f->sp.cell_bytes) / f->sp.dt_alpha / f->sp.ports)));
+    up_link.credits = static_cast<std::uint32_t>(ctx.config.integer(
+        k + "posted_credits", 64, "frames", 1, 1 << 20,
+        "posted-request header credits a switch port gives its GPU (Intel Xeon C5500 IIO, x16: 64)"));
+    up_link.credit_latency = f->link;  // an UpdateFC comes back over the link
+  }
   std::vector<Channel<Packet*>*> in(gpus), out(gpus);
   for (int g = 0; g < gpus; ++g) {
-    f->channels.push_back(std::make_unique<Channel<Packet*>>(fmt::format("top.{}.up{}", f->name, g), clock,
-                                                             ChannelSpec{f->link, 0, 1, 2}));
+    f->channels.push_back(std::make_unique<Channel<Packet*>>(fmt::format("top.{}.up{}", f->name, g), clock, up_link));
     in[g] = f->channels.back().get();
     f->channels.push_back(std::make_unique<Channel<Packet*>>(fmt::format("top.{}.down{}", f->name, g), clock,
                                                              ChannelSpec{f->link, 0, 1, 2}));

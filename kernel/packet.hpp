@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -100,6 +101,7 @@ class PacketPool {
   // owes them has read them or been released. (A frame kept for replay and the copy on its way:
   // one set of bytes between them until the copy arrives.)
   Packet* lend(Packet* from) {
+    if (from->lender) from->bytes_now();  // a borrower lends its own copy
     Packet* c = like(from);
     if (!from->owe && !from->payload.empty()) {
       std::vector<std::uint8_t>().swap(c->payload);  // no buffer until it reads the bytes
@@ -161,6 +163,7 @@ class PacketPool {
   }
   static void let_go(Packet& c) {
     Packet* l = std::exchange(c.lender, nullptr);
+    if (l->lent == 0) throw std::logic_error("a packet owes the bytes of one that lent none (recycled?)");
     if (--l->lent == 0 && l->released) l->home->release(l);
   }
 

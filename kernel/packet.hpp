@@ -44,7 +44,7 @@ struct Packet {
   // (PacketPool::lend), may leave `payload` empty and `owe` set; whoever reads the bytes calls
   // bytes_now(), whoever needs their count size_now().
   void (*owe)(Packet&) = nullptr;
-  std::uint32_t owed_bytes = 0, owed_seq = 0;
+  std::uint32_t owed_bytes = 0, owed_seq = 0;  // their count; the maker's number (a MAC's: LLR's sequence number)
   // Lending (PacketPool's own): the packet whose bytes these are, how many packets owe this
   // one's, whether it was released while they still do, and the pool it belongs to.
   Packet* lender = nullptr;

@@ -28,11 +28,14 @@ constexpr std::array<std::uint8_t, 512> kRamp = [] {
 
 void seal(std::vector<std::uint8_t>& out) { put(out, crc32(out.data(), out.size()), kFcsBytes); }
 
-}  // namespace
+void check_length(std::uint32_t frame_bytes) {
+  if (frame_bytes < kFcsBytes + 1) throw std::logic_error("a data frame shorter than its FCS");
+}
 
-void encode_data(const Packet& frame, std::uint32_t seq, std::vector<std::uint8_t>& out) {
-  if (frame.bytes < kFcsBytes + 1) throw std::logic_error("a data frame shorter than its FCS");
-  const std::uint32_t body = frame.bytes - kFcsBytes;
+// encode_data of `frame` as if it were `frame_bytes` long.
+void write_data(const Packet& frame, std::uint32_t frame_bytes, std::uint32_t seq, std::vector<std::uint8_t>& out) {
+  check_length(frame_bytes);
+  const std::uint32_t body = frame_bytes - kFcsBytes;
   out.clear();
   out.reserve(kDataHeaderBytes + body + kFcsBytes);  // `out` is often a frame's old, empty buffer
   out.push_back(static_cast<std::uint8_t>(WireKind::kData));
@@ -65,19 +68,19 @@ void encode_data(const Packet& frame, std::uint32_t seq, std::vector<std::uint8_
   seal(out);
 }
 
-namespace {
-// A phantom frame's owed bytes: encode_data of the frame it was (`owed_bytes` counts the header).
-void make_owed_data(Packet& w) {
-  const std::uint32_t bytes = w.bytes;
-  w.bytes = w.owed_bytes - kDataHeaderBytes;
-  encode_data(w, w.owed_seq, w.payload);  // a phantom frame's payload is not read
-  w.bytes = bytes;
-}
+// A phantom frame's owed bytes, from the frame it was when sealed (`owed_bytes` counts the
+// header; its payload, which a phantom frame's encoding does not read, receives them).
+void make_owed_data(Packet& w) { write_data(w, w.owed_bytes - kDataHeaderBytes, w.owed_seq, w.payload); }
+
 }  // namespace
+
+void encode_data(const Packet& frame, std::uint32_t seq, std::vector<std::uint8_t>& out) {
+  write_data(frame, frame.bytes, seq, out);
+}
 
 void seal_data(Packet& frame, std::uint32_t seq, std::vector<std::uint8_t>& scratch) {
   if (frame.phantom) {
-    if (frame.bytes < kFcsBytes + 1) throw std::logic_error("a data frame shorter than its FCS");
+    check_length(frame.bytes);
     frame.payload.clear();
     frame.owe = &make_owed_data;
     frame.owed_bytes = kDataHeaderBytes + frame.bytes;

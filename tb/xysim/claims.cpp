@@ -48,7 +48,6 @@ struct Claim {
   std::string note;             // what the runs are and what they leave out
 };
 
-// The longest runs first, so that N at a time end together.
 // These parameters and CBFC's and PFC's at 128 KiB a VC and a priority (PFC's headroom that of
 // the 96 KiB point below, its XOFF under it).
 Params at_128k(Params p) {
@@ -57,6 +56,7 @@ Params at_128k(Params p) {
   return p;
 }
 
+// The longest runs first, so that N at a time end together.
 const std::vector<Run> kRuns = {
     // C3 at equal buffer per VC and per priority: 96, 128 and 512 KiB, PFC's headroom 80 KiB (the
     // 10 m spine links need 79.9) below its XOFF; CBFC's credits of 128 B. 64 KiB holds neither

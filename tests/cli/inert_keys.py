@@ -91,7 +91,7 @@ VALUE = [
     ("*", "cbfc.resync_us", 2),
     ("*", "pfc.buffer_bytes", 1024),
     ("*", "switch.buffer_mib", 0.01),
-    # A PCIe switch a largest frame a port (the least allowed), and one write in flight a link.
+    # A PCIe switch too small for a bulk segment (refused), and one write in flight a link.
     ("*", "olink.pcie-switch.port_buffer_bytes", 1),
     ("*", "olink.pcie-switch.posted_credits", 1),
     ("*", "switch.dt_alpha", 0.01),

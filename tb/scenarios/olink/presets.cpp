@@ -58,9 +58,9 @@ Stages declare_stages(const Preset& pr, int gpus, const sw::SwitchParams& base, 
   f.sp = base;
   f.sp.ports = gpus + (f.uplink ? 1 : 0);  // the uplink is the last port
   f.sp.clock_mhz = pr.clock_mhz;
-  // PCIe is lossless (credits): a frame the switch cannot buffer waits on its link rather than
-  // being dropped (all GPUs meet at the uplink).
-  if (f.uplink || pr.dma_egress > 0) f.sp.wait_when_full = true;
+  // All GPUs meet at the uplink, and a frame the switch cannot buffer waits on its link rather
+  // than being dropped (PCIe's credits; any preset given an uplink too).
+  if (f.uplink) f.sp.wait_when_full = true;
   f.sp.port_gbps = gbps;
   auto& l = f.sp.lat;
   const double scale =
@@ -196,8 +196,9 @@ std::unique_ptr<PresetFabric> make_preset_fabric(const Preset& pr, int gpus, con
   // its ports take only the posted writes their GPU has credits for: a full switch holds the
   // GPUs' writes back in the GPUs (PCIe flow control) rather than queueing all of them.
   ChannelSpec up_link{f->link, 0, 1, 2};
-  if (pr.dma_egress > 0) {
+  if (pr.dma_egress > 0) {  // PCIe, with or without its uplink
     const std::string k = std::string("olink.") + pr.name + ".";
+    f->sp.wait_when_full = true;
     // By the rule: a port alone keeps its line busy through the switch and its link's credit loop.
     const std::uint32_t largest = olink::frame_bytes(std::max(ep.max_bytes, ep.segment_bytes));
     const Cycle loop = f->switch_cycles() + 2 * f->link;

@@ -26,10 +26,9 @@ olink::StreamSpec declare_streams(Config& c, const std::string& prefix, std::int
     throw ConfigError(fmt::format("{}bytes_per_gpu = {}: less than one write ({}bytes = {}); allowed: at least {}", k,
                                   per_gpu, k, spec.bytes, spec.bytes));
   spec.count = static_cast<std::uint32_t>(per_gpu / spec.bytes);
-  // 2048: the least power of two that bounds no fabric of olink-alltoall's default (OLink's
-  // composed fabrics stop at 1536; Little's law: 169 GB/s x the ~2 us a Store waits for its
-  // acknowledgement / 256 B, about 1,400).
-  spec.outstanding = static_cast<std::uint32_t>(c.integer(k + "outstanding", 2048, "writes", 1, 65536,
+  // StreamSpec's 2048: the least power of two that bounds no fabric of olink-alltoall's default
+  // (OLink RS(544), 8 GPUs: 133.3 GB/s at 1024, 162.3 at 1536, 169.0 at 2048 and at 4096).
+  spec.outstanding = static_cast<std::uint32_t>(c.integer(k + "outstanding", spec.outstanding, "writes", 1, 65536,
                                                           "writes a GPU keeps in flight"));
   const std::string pattern = c.choice(k + "pattern", "alltoall", olink::kPatternNames,
                                        "destinations: round robin over the others, random, or the next on a ring");

@@ -108,7 +108,7 @@ class IncrementerBench : public xy::Testbench {
     domain.attach(inc);
     domain.attach(consumer);
     a.connect(&producer, &inc);   // a push into `a` wakes `inc` at the arrival cycle
-    b.connect(&inc, &consumer);   // a pop from `b` wakes `inc` when the credit is back
+    b.connect(&inc, &consumer);   // a pop from `b` wakes `inc` when the credit it waits for is back
     producer.wake_at(0);          // a core ticks once something wakes it: start the producer
 
     ctx.waves.probe("top.a.credits", 8, [this] { return a.credits_available(); });

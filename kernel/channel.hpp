@@ -38,7 +38,8 @@ class Channel {
   }
   Channel(std::string name, Clock& clock, ChannelSpec spec) : Channel(std::move(name), clock, clock, spec) {}
 
-  // Cores to wake: the consumer when an item arrives, the producer when a credit returns.
+  // Cores to wake: the consumer when an item arrives; the producer when a credit returns that it
+  // found missing (a producer that did not ask has nothing waiting for it).
   void connect(Core* producer, Core* consumer) { producer_ = producer; consumer_ = consumer; }
 
   // --- source side, at src.now() ---
@@ -46,7 +47,9 @@ class Channel {
     if (pushed_at_ == src_.now()) return false;
     if (!spec_.credits) return true;
     collect_credits();
-    return credits_ > 0;
+    if (credits_ > 0) return true;
+    wait_for_credit();
+    return false;
   }
   void push(T item) {
     if (!can_push()) refuse("push without a free slot or credit");
@@ -70,7 +73,10 @@ class Channel {
       const Cycle back = crossing() ? src_.first_edge_after(dst_.time_of(dst_.now())) + spec_.sync_stages - 1
                                     : dst_.now() + spec_.credit_latency;
       returning_.push(back);
-      if (producer_) producer_->wake_at(back);
+      if (producer_waits_) {
+        producer_waits_ = false;
+        producer_->wake_at(back);
+      }
     }
     return items_.pop().item;
   }
@@ -90,6 +96,12 @@ class Channel {
   [[noreturn, gnu::cold, gnu::noinline]] void refuse(const char* what) const {
     throw std::logic_error(name_ + ": " + what);
   }
+  // The producer found no credit: woken when the next one is back.
+  void wait_for_credit() {
+    if (!producer_) return;
+    if (!returning_.empty()) producer_->wake_at(returning_.front());
+    else producer_waits_ = true;
+  }
   void collect_credits() {
     while (!returning_.empty() && returning_.front() <= src_.now()) {
       returning_.pop();
@@ -105,6 +117,7 @@ class Channel {
   Ring<Slot> items_;
   Ring<Cycle> returning_;
   std::uint32_t credits_;
+  bool producer_waits_ = false;  // for a credit, none on its way back
   Cycle pushed_at_ = ~Cycle{0};  // the source cycle of the last push (none yet: never a cycle)
   std::uint64_t pushed_ = 0, popped_ = 0;
 };

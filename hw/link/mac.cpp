@@ -57,6 +57,7 @@ bool Mac::transmit() {
   if (control) {
     encode_llr(*control, scratch_);
     to_line_.push(control_frame());
+    llr_control_sent_ = true;  // another may be due behind it (an INIT behind an ACK)
     return true;
   }
   while (fc_from_core_ && fc_from_core_->can_pop() && fc_from_core_->peek().credit &&
@@ -132,6 +133,7 @@ void Mac::receive() {
 }
 
 void Mac::eval() {
+  llr_control_sent_ = false;
   receive();
   if (config_.llr) tx_->tick(now());
   transmit();
@@ -166,7 +168,7 @@ void Mac::commit() {
   }
   const bool more = tx_->state() == LlrTxState::kReplay || from_core_.ready_by(now() + 1) ||
                     (fc_from_core_ && fc_from_core_->ready_by(now() + 1)) || (held_cc_ && cc_may_go());
-  set_busy(!deliver_.empty() || !fc_inbox_.empty() || more);
+  set_busy(llr_control_sent_ || !deliver_.empty() || !fc_inbox_.empty() || more);
 }
 
 void Mac::probe(Waves& waves) const {

@@ -96,6 +96,7 @@ class Mac : public Core {
   std::optional<FcMessage> held_cc_;  // a CC_Update waiting for the frames it counted
   std::uint64_t accepted_ = 0;        // data frames taken from the core
   Cycle timer_wake_ = 0;              // the LLR timers' wake-up pending, if after now
+  bool llr_control_sent_ = false;     // this cycle
   std::deque<FcMessage> fc_inbox_;    // received messages for the core
   std::vector<std::uint8_t> scratch_, captured_;
   PcapWriter* pcap_ = nullptr;

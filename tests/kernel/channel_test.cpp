@@ -89,7 +89,23 @@ TEST(Channel, FullCreditsGiveFullRateAndStallsLoseNothing) {
   run_until({&clock}, kMs);
   ASSERT_EQ(c.got.size(), 5000u);
   for (std::size_t i = 0; i < c.got.size(); ++i) ASSERT_EQ(c.got[i].second, i);
-  EXPECT_EQ(ch.credits_available(), 4u);  // every credit came back
+  // Every credit comes back: seen by the producer a cycle after the last pop (a producer that
+  // waits for none is not woken for it, so step the clock there).
+  p.wake_at(clock.now() + 1);
+  clock.step();
+  EXPECT_EQ(ch.credits_available(), 4u);
+}
+
+TEST(Channel, AProducerIsWokenOnlyForACreditItFoundMissing) {
+  // 1 credit, credit latency 3: pushes at 0 and, when the first pop's credit is back, at 4. The
+  // second pop (5) returns a credit at 8 that nobody waits for: no step is taken for it.
+  Clock clock("clk", kNs);
+  Pipe pipe(clock, clock, ChannelSpec{1, 1, 3, 2}, 2, 0);
+  auto& [ch, p, c] = pipe;
+  run_until({&clock}, kUs);
+  ASSERT_EQ(c.got.size(), 2u);
+  EXPECT_EQ(p.push_cycles, (std::vector<Cycle>{0, 4}));
+  EXPECT_EQ(clock.now(), 5u);
 }
 
 TEST(Channel, PushWithoutCreditThrows) {

@@ -1,0 +1,182 @@
+// QueuePair: one RC queue pair of the RDMA engine, both halves (requester and responder), as a
+// plain C++ core driven by packets and time. It decides what to send and what a received
+// packet means; the NIC around it moves the bytes (reads payload from host memory, encodes
+// packets with roce.hpp, schedules QPs, paces them) and owns the clock.
+//
+// Requester: work requests (SEND, WRITE, READ) are cut into packets of the path MTU, each with
+// the next 24-bit PSN (a READ request takes one PSN per response packet it asks for); the last
+// packet of a message and every `ack_req_every`-th packet ask for an ACK (BTH A bit); at most
+// `max_reads` READs are outstanding, and the send queue waits in order behind a READ that would
+// exceed it. A
+// cumulative ACK retires what it covers; a NAK (PSN sequence error) retires what lies before its
+// PSN and sends everything from there again (Go-Back-N); so does the retransmit timer, 4.096 µs ×
+// 2^timeout_exp after the last progress while anything is unacknowledged. Each timeout counts
+// against `retry_count` (≤ 7, as the 3-bit field of IB); one too many ends the QP in the named
+// error kRetryExceeded, every outstanding work request completed with that status. READ responses
+// are acknowledgements too; a gap in them sends the READ again from the missing PSN, for the
+// bytes not yet received. Completions come in order.
+//
+// Responder: packets in PSN order are executed (payload placed by address for WRITE, into the
+// posted receive buffer for SEND; a READ request queues its responses) and acknowledged when
+// they ask; a packet ahead of the expected PSN is dropped and answered by one NAK per gap; a
+// duplicate is acknowledged again (a duplicate READ request is answered again from its PSN).
+//
+// Not modelled: UC/UD, atomics, immediates, RNR (a SEND without a posted receive is a
+// logic_error, the testbench's mistake), memory keys (RETH's R_Key is carried, not checked),
+// selective repeat (Go-Back-N only).
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hw/nic/roce.hpp"
+#include "kernel/units.hpp"
+
+namespace xy::nic {
+
+// Host memory as the RDMA engine sees it through DMA.
+class Memory {
+ public:
+  virtual ~Memory() = default;
+  virtual void read(std::uint64_t addr, std::uint8_t* out, std::size_t size) const = 0;
+  virtual void write(std::uint64_t addr, const std::uint8_t* data, std::size_t size) = 0;
+};
+
+struct QpConfig {
+  std::uint32_t mtu = 4096;          // path MTU, payload bytes a packet: 256, 512, 1024, 2048 or 4096
+  int timeout_exp = 5;               // retransmit timeout 4.096 µs × 2^timeout_exp (IB's Local ACK Timeout)
+  int retry_count = 7;               // timeouts without progress before kRetryExceeded; ≤ 7
+  std::uint32_t ack_req_every = 16;  // the A bit on every n-th packet, and on each message's last
+  std::uint32_t max_outstanding = 1u << 16;  // PSNs sent and not acknowledged
+  std::uint32_t max_reads = 16;      // READ requests outstanding (IB's initiator depth, max_rd_atomic)
+  void validate(const std::string& prefix) const;  // throws ConfigError naming prefix.key
+  Time retransmit_timeout() const { return (4096 * kNs) << timeout_exp; }
+};
+
+enum class Verb : std::uint8_t { kSend, kWrite, kRead, kRecv };
+enum class WcStatus : std::uint8_t { kSuccess, kRetryExceeded, kFlushed };
+const char* to_string(WcStatus s);
+
+struct WorkRequest {
+  std::uint64_t id = 0;
+  Verb verb = Verb::kWrite;
+  std::uint64_t local_addr = 0;   // SEND, WRITE: source; READ: destination
+  std::uint64_t remote_addr = 0;  // WRITE, READ
+  std::uint32_t rkey = 0;
+  std::uint32_t length = 0;
+};
+
+struct Completion {
+  std::uint64_t id = 0;
+  Verb verb = Verb::kWrite;
+  WcStatus status = WcStatus::kSuccess;
+  std::uint32_t bytes = 0;
+  Time at = 0;
+};
+
+// A packet the QP wants sent: its header (addresses and ports left for the NIC to fill) and
+// where its payload is in local memory.
+struct Outgoing {
+  RoceHeader header;
+  std::uint64_t payload_addr = 0;
+  std::uint32_t payload_bytes = 0;
+  bool retransmission = false;
+  bool response = false;  // an ACK, NAK or READ response (the responder's), not paced as data
+};
+
+struct QpStats {
+  std::uint64_t packets_sent = 0, retransmitted_packets = 0, retransmitted_bytes = 0, naks_sent = 0,
+                naks_received = 0, timeouts = 0, duplicates = 0, out_of_order = 0, acks_sent = 0;
+};
+
+class QueuePair {
+ public:
+  QueuePair(std::uint32_t qpn, std::uint32_t remote_qpn, const QpConfig& config, Memory& memory,
+            std::uint32_t first_psn = 0, std::uint32_t remote_first_psn = 0);
+
+  void post_send(const WorkRequest& wr);
+  void post_recv(std::uint64_t id, std::uint64_t addr, std::uint32_t length);
+
+  // The next packet to send at `now`: responses first (ACK/NAK, READ responses), then requests;
+  // none when the window is full or nothing waits. `may_send_data` false holds new and resent
+  // requests (a rate limiter's verdict) but not responses.
+  std::optional<Outgoing> next(Time now, bool may_send_data = true);
+  bool has_response() const { return !replies_.empty(); }
+  bool has_request() const;  // a request packet would go now if paced
+  // A packet for this QP arrived with its payload.
+  void receive(const RoceHeader& h, const std::uint8_t* payload, std::uint32_t size, Time now);
+  // The retransmit timer's deadline, or ~0 when nothing is outstanding.
+  Time next_timer() const;
+  void tick(Time now);  // fires the timer if due
+
+  std::deque<Completion>& completions() { return completions_; }
+  bool failed() const { return failed_; }
+  std::uint32_t qpn() const { return qpn_; }
+  std::uint32_t remote_qpn() const { return remote_qpn_; }
+  std::uint32_t expected_psn() const { return epsn_; }
+  std::uint32_t next_psn() const { return next_psn_; }
+  const QpStats& stats() const { return stats_; }
+  bool idle() const;  // nothing to send, nothing outstanding
+
+ private:
+  struct Request {
+    WorkRequest wr;
+    std::uint32_t first_psn = 0, packets = 0;
+    std::uint32_t read_received = 0;  // READ: response packets placed
+    bool acked = false;
+  };
+  // What the responder sends, in the order of the requests it answers (an ACK of a later PSN
+  // must not overtake a READ's responses): an ACK or NAK, or the responses a READ still owes.
+  struct Reply {
+    bool read = false;
+    std::uint32_t psn = 0;
+    std::uint8_t syndrome = 0;  // ACK or NAK
+    std::uint64_t addr = 0;     // READ: its data
+    std::uint32_t bytes = 0, sent = 0;
+  };
+  std::uint32_t packets_for(std::uint32_t bytes) const { return bytes ? (bytes + cfg_.mtu - 1) / cfg_.mtu : 1; }
+  std::size_t index_of(std::uint32_t psn) const;  // of the request holding `psn`, or sq_.size()
+  Outgoing request_packet(Request& r, std::uint32_t psn);
+  void acknowledge(std::uint32_t psn_after, Time now);  // everything before psn_after arrived
+  void complete_in_order(Time now);
+  void go_back(std::uint32_t psn);
+  void ask_read_again(std::uint32_t psn);  // once per missing response; the timer covers the rest
+  void fail(Time now);
+  void respond(std::uint8_t syndrome, std::uint32_t psn);
+  Outgoing reply_packet();
+  void execute(const RoceHeader& h, const std::uint8_t* payload, std::uint32_t size, Time now);
+  void read_response(const RoceHeader& h, const std::uint8_t* payload, std::uint32_t size, Time now);
+
+  std::uint32_t qpn_, remote_qpn_;
+  QpConfig cfg_;
+  Memory& memory_;
+  // Requester.
+  std::deque<Request> sq_;  // posted and not completed, in order
+  std::uint32_t next_psn_;  // the PSN a new packet gets
+  std::uint32_t send_psn_;  // the next PSN to put on the wire (behind next_psn_ after a go-back)
+  std::uint32_t una_psn_;   // the oldest PSN not acknowledged
+  std::uint32_t sent_end_;  // one past the highest PSN sent
+  std::uint32_t read_rewind_ = ~0u;  // the READ response PSN last asked for again
+  std::uint32_t reads_outstanding_ = 0;  // READs whose request went out, not yet complete
+  std::uint32_t since_ack_req_ = 0;
+  Time last_progress_ = 0;
+  int retries_ = 0;
+  bool failed_ = false;
+  // Responder.
+  std::uint32_t epsn_;
+  std::uint32_t msn_ = 0;
+  bool nak_pending_gap_ = false;  // a NAK was sent for epsn_; the next one waits for it to arrive
+  std::uint64_t write_addr_ = 0;  // where the current WRITE's next packet goes
+  struct Recv {
+    std::uint64_t id, addr;
+    std::uint32_t length, placed;
+  };
+  std::deque<Recv> rq_;
+  std::deque<Reply> replies_;
+  std::deque<Completion> completions_;
+  QpStats stats_;
+};
+
+}  // namespace xy::nic

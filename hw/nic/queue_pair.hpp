@@ -112,6 +112,7 @@ class QueuePair {
   void tick(Time now);  // fires the timer if due
 
   std::deque<Completion>& completions() { return completions_; }
+  const std::deque<Completion>& completions() const { return completions_; }
   bool failed() const { return failed_; }
   std::uint32_t qpn() const { return qpn_; }
   std::uint32_t remote_qpn() const { return remote_qpn_; }

@@ -155,6 +155,15 @@ void encode(const RoceHeader& h, const std::uint8_t* payload, std::size_t size, 
   }
 }
 
+void mark_ce(std::vector<std::uint8_t>& frame) {
+  if (frame.size() < kUdp || get16(frame.data() + 12) != kEtherTypeIpv4) return;
+  std::uint8_t* ip = frame.data() + kIp;
+  if ((ip[1] & 3) == static_cast<std::uint8_t>(Ecn::kNotEct)) return;
+  ip[1] |= static_cast<std::uint8_t>(Ecn::kCe);
+  put16(ip + 10, 0);
+  put16(ip + 10, ~ones_sum(ip, kIpv4Bytes) & 0xffff);
+}
+
 RoceHeader cnp_header(std::uint32_t dest_qp) {
   RoceHeader h;
   h.opcode = opcode::kCnp;

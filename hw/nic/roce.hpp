@@ -87,6 +87,10 @@ void encode(const RoceHeader& h, const std::uint8_t* payload, std::size_t size, 
 // A CNP (opcode 0x81, 16 reserved bytes of zero) telling the sender of `dest_qp` to slow down.
 RoceHeader cnp_header(std::uint32_t dest_qp);
 
+// Marks an ECN-capable IPv4 frame Congestion Experienced as a switch does, its header checksum
+// updated; a frame that is not ECN-capable is left as it is.
+void mark_ce(std::vector<std::uint8_t>& frame);
+
 // The ICRC of a frame, Ethernet header included: the CRC over the masked fields and every byte up
 // to the ICRC, whose place is found from the IP total length.
 std::uint32_t icrc(const std::uint8_t* frame, std::size_t size);

@@ -1,0 +1,256 @@
+#include "hw/nic/nic.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace xy::nic {
+
+NicParams NicParams::declare(Config& c, double line_bps) {
+  NicParams p;
+  QpConfig& q = p.qp;
+  q.mtu = static_cast<std::uint32_t>(c.integer("nic.mtu", 4096, "B", 256, 4096,
+                                               "path MTU: payload bytes a packet (256, 512, 1024, 2048 or 4096)"));
+  q.timeout_exp = static_cast<int>(c.integer("nic.timeout_exp", 5, "", 0, 31,
+                                             "retransmit timeout 4.096 us x 2^timeout_exp (IB's Local ACK Timeout)"));
+  q.retry_count = static_cast<int>(c.integer("nic.retry_count", 7, "timeouts", 0, 7,
+                                             "timeouts without progress before the QP fails (retry exceeded)"));
+  q.ack_req_every = static_cast<std::uint32_t>(
+      c.integer("nic.ack_req_every", 16, "packets", 1, 1 << 20, "the A bit on every n-th packet and each message's last"));
+  q.max_reads = static_cast<std::uint32_t>(
+      c.integer("nic.max_reads", 16, "requests", 1, 1 << 16, "READ requests outstanding per QP (initiator depth)"));
+  q.validate("nic");
+  p.dcqcn = c.choice("nic.cc", "dcqcn", {"dcqcn", "none"}, "congestion control: DCQCN, or none (line rate)") == "dcqcn";
+  DcqcnConfig d = profile(c.choice("nic.dcqcn.profile", "paper", {"paper", "mlx"},
+                                   "DCQCN's constants: the SIGCOMM'15 paper's, or the HPCC authors' ns-3 Mellanox variant"),
+                          line_bps);
+  d.g = c.real("nic.dcqcn.g", d.g, "", 1e-9, 1, "alpha gain");
+  d.alpha_period = from_us(c.real("nic.dcqcn.alpha_period_us", to_us(d.alpha_period), "us", 1e-3, 1e6, "alpha timer K"));
+  d.increase_period =
+      from_us(c.real("nic.dcqcn.increase_period_us", to_us(d.increase_period), "us", 1e-3, 1e6, "rate-increase timer T"));
+  d.byte_counter = static_cast<std::uint64_t>(
+      c.integer("nic.dcqcn.byte_counter", static_cast<std::int64_t>(d.byte_counter), "B", 0, std::int64_t{1} << 40,
+                "bytes sent per increase event B (0: off)"));
+  d.fast_recovery_steps = static_cast<int>(
+      c.integer("nic.dcqcn.fast_recovery_steps", d.fast_recovery_steps, "events", 0, 1000, "fast recovery F"));
+  d.rai_bps = 1e6 * c.real("nic.dcqcn.rai_mbps", d.rai_bps / 1e6, "Mb/s", 1e-3, 1e7, "additive increase R_AI");
+  d.rhai_bps = 1e6 * c.real("nic.dcqcn.rhai_mbps", d.rhai_bps / 1e6, "Mb/s", 1e-3, 1e7, "hyper increase R_HAI");
+  d.min_rate_bps = 1e6 * c.real("nic.dcqcn.min_rate_mbps", d.min_rate_bps / 1e6, "Mb/s", 1e-3, 1e7, "rate floor");
+  d.clamp_target = c.flag("nic.dcqcn.clamp_target", d.clamp_target, "R_T = R_C on every decrease");
+  d.rate_on_first_cnp = c.real("nic.dcqcn.rate_on_first_cnp", d.rate_on_first_cnp, "x", 1e-6, 1,
+                               "R_C and R_T multiplied by it on the flow's first CNP");
+  d.rate_decrease_interval = from_us(c.real("nic.dcqcn.rate_decrease_interval_us", to_us(d.rate_decrease_interval), "us",
+                                            0, 1e6, "0: decrease on each CNP (paper); > 0: the mlx periodic check"));
+  d.cnp_interval = from_us(
+      c.real("nic.dcqcn.cnp_interval_us", to_us(d.cnp_interval), "us", 0, 1e6, "least time between CNPs of a flow"));
+  // The two rules across keys, said with the keys' names (validate() would name the fields).
+  if (d.min_rate_bps > line_bps * d.rate_on_first_cnp)
+    throw ConfigError(fmt::format("nic.dcqcn.min_rate_mbps = {:g}: allowed up to {:g} (the line rate x "
+                                  "nic.dcqcn.rate_on_first_cnp)",
+                                  d.min_rate_bps / 1e6, line_bps * d.rate_on_first_cnp / 1e6));
+  if (d.mlx_variant() && d.byte_counter)
+    throw ConfigError(fmt::format("nic.dcqcn.byte_counter = {}: allowed 0 when nic.dcqcn.rate_decrease_interval_us > 0 "
+                                  "(the mlx variant has no byte counter)",
+                                  d.byte_counter));
+  d.validate("nic.dcqcn");
+  p.dcqcn_config = d;
+  return p;
+}
+
+std::array<std::uint8_t, 6> mac_of(std::uint32_t endpoint) {
+  return {0x02, 0x00, static_cast<std::uint8_t>(endpoint >> 24), static_cast<std::uint8_t>(endpoint >> 16),
+          static_cast<std::uint8_t>(endpoint >> 8), static_cast<std::uint8_t>(endpoint)};
+}
+
+std::uint32_t ip_of(std::uint32_t endpoint) { return 0x0a000000u | (endpoint & 0xffffff); }
+
+Nic::Nic(std::string name, std::uint32_t endpoint, const NicParams& params, std::uint32_t bytes_per_cycle,
+         link::PortAttachment port, PacketPool& pool, Memory& memory, Stats& stats)
+    : Core(std::move(name)), endpoint_(endpoint), params_(params), width_(bytes_per_cycle), port_(std::move(port)),
+      pool_(pool), memory_(memory),
+      sent_(stats.counter(this->name() + ".frames_sent", "frames", "RoCEv2 frames put on the line")),
+      received_(stats.counter(this->name() + ".frames_received", "frames", "RoCEv2 frames taken from the line")),
+      bad_icrc_(stats.counter(this->name() + ".bad_icrc", "frames", "frames dropped: their ICRC did not hold")),
+      cnps_sent_(stats.counter(this->name() + ".cnps_sent", "frames", "CNPs sent (notification point)")),
+      cnps_received_(stats.counter(this->name() + ".cnps_received", "frames", "CNPs taken (reaction point)")),
+      ce_received_(stats.counter(this->name() + ".ce_received", "frames", "data packets that arrived CE-marked")) {
+  params_.qp.validate("nic.qp");
+  if (params_.dcqcn) params_.dcqcn_config.validate("nic.dcqcn");
+  port_.bind(*this);
+}
+
+QueuePair& Nic::create_qp(std::uint32_t qpn, std::uint32_t remote, std::uint32_t remote_qpn, std::uint32_t first_psn,
+                          std::uint32_t remote_first_psn) {
+  if (qpn > kPsnMask) throw std::logic_error(fmt::format("{}: QP number {} beyond 24 bits", name(), qpn));
+  if (qpn >= flows_.size()) flows_.resize(qpn + 1);
+  if (flows_[qpn]) throw std::logic_error(fmt::format("{}: QP {} exists", name(), qpn));
+  auto f = std::make_unique<Flow>();
+  f->remote = remote;
+  f->qp = std::make_unique<QueuePair>(qpn, remote_qpn, params_.qp, memory_, first_psn, remote_first_psn);
+  if (params_.dcqcn) {
+    f->rp = std::make_unique<DcqcnReactionPoint>(params_.dcqcn_config);
+    f->np = std::make_unique<DcqcnNotificationPoint>(params_.dcqcn_config);
+  }
+  flows_[qpn] = std::move(f);
+  qpns_.push_back(qpn);
+  return *flows_[qpn]->qp;
+}
+
+Nic::Flow& Nic::flow(std::uint32_t qpn) const {
+  if (qpn >= flows_.size() || !flows_[qpn]) throw std::logic_error(fmt::format("{}: no QP {}", name(), qpn));
+  return *flows_[qpn];
+}
+
+QueuePair& Nic::qp(std::uint32_t qpn) { return *flow(qpn).qp; }
+const QueuePair& Nic::qp(std::uint32_t qpn) const { return *flow(qpn).qp; }
+
+const DcqcnReactionPoint* Nic::rate_limiter(std::uint32_t qpn) const {
+  return qpn < flows_.size() && flows_[qpn] ? flows_[qpn]->rp.get() : nullptr;
+}
+
+void Nic::post_send(std::uint32_t qpn, const WorkRequest& wr) {
+  qp(qpn).post_send(wr);
+  wake_at(std::max(now() + 1, line_free_));
+}
+
+void Nic::post_recv(std::uint32_t qpn, std::uint64_t id, std::uint64_t addr, std::uint32_t length) {
+  qp(qpn).post_recv(id, addr, length);
+}
+
+bool Nic::idle() const {
+  if (held_ || !cnps_.empty()) return false;
+  for (const auto& f : flows_)
+    if (f && !f->qp->idle()) return false;
+  return true;
+}
+
+void Nic::receive(Packet& p, Time now) {
+  std::vector<std::uint8_t>& bytes = p.bytes_now();
+  if (p.ecn_ce) mark_ce(bytes);  // the switch's mark, made in the header it rewrites
+  const auto parsed = parse(bytes.data(), bytes.size());
+  if (!parsed || !parsed->icrc_ok) {
+    bad_icrc_.add();
+    return;
+  }
+  received_.add();
+  const RoceHeader& h = parsed->header;
+  Flow& f = flow(h.dest_qp);
+  if (h.opcode == opcode::kCnp) {
+    cnps_received_.add();
+    if (f.rp) f.rp->on_cnp(now);
+    return;
+  }
+  if (h.ecn == Ecn::kCe) {
+    ce_received_.add();
+    const std::uint8_t op = h.opcode & 0x1f;
+    const bool data = op != opcode::kAcknowledge;
+    if (data && f.np && f.np->on_data(true, now)) cnps_.emplace_back(f.remote, f.qp->remote_qpn());
+  }
+  f.qp->receive(h, bytes.data() + parsed->payload_offset, static_cast<std::uint32_t>(parsed->payload_size), now);
+}
+
+Packet* Nic::frame(std::uint32_t dst, const RoceHeader& header, const Outgoing* o, Time now) {
+  RoceHeader h = header;
+  h.dst_mac = mac_of(dst);
+  h.src_mac = mac_of(endpoint_);
+  h.src_ip = ip_of(endpoint_);
+  h.dst_ip = ip_of(dst);
+  h.ecn = Ecn::kEct0;  // DCQCN's packets are ECN-capable
+  // The flow's entropy, from the QP numbers as ConnectX derives it (a CNP's is 0, as captured).
+  h.src_port = h.opcode == opcode::kCnp ? 0 : static_cast<std::uint16_t>(0xc000 | ((h.dest_qp * 0x9e37u) & 0x3fff));
+  payload_.assign(o ? o->payload_bytes : kCnpPadBytes, 0);
+  if (o && o->payload_bytes) memory_.read(o->payload_addr, payload_.data(), payload_.size());
+  Packet* p = pool_.acquire();
+  encode(h, payload_.data(), payload_.size(), p->payload);
+  p->src = endpoint_;
+  p->dst = dst;
+  p->vc = params_.vc;
+  p->phantom = false;
+  p->bytes = static_cast<std::uint32_t>(p->payload.size()) + 4;  // and the FCS, which the MAC adds
+  p->created = now;
+  return p;
+}
+
+bool Nic::send(Packet* p) {
+  if (!port_.can_send(*p)) {
+    held_ = p;
+    return false;
+  }
+  port_.send(p);
+  sent_.add();
+  line_free_ = now() + (p->bytes + width_ - 1) / width_;
+  return true;
+}
+
+void Nic::transmit(Time now) {
+  if (this->now() < line_free_) return;
+  if (held_) {
+    Packet* p = std::exchange(held_, nullptr);
+    send(p);
+    return;
+  }
+  if (!cnps_.empty()) {
+    const auto [remote, remote_qpn] = cnps_.front();
+    cnps_.pop_front();
+    cnps_sent_.add();
+    send(frame(remote, cnp_header(remote_qpn), nullptr, now));
+    return;
+  }
+  const std::size_t n = qpns_.size();
+  for (std::size_t k = 0; k < n; ++k) {  // replies, round robin
+    Flow& f = *flows_[qpns_[(next_reply_ + k) % n]];
+    if (!f.qp->has_response()) continue;
+    next_reply_ = (next_reply_ + k + 1) % n;
+    const Outgoing o = *f.qp->next(now, false);
+    send(frame(f.remote, o.header, &o, now));
+    return;
+  }
+  for (std::size_t k = 0; k < n; ++k) {  // requests, round robin among those their rate allows
+    Flow& f = *flows_[qpns_[(next_request_ + k) % n]];
+    if (now < f.may_send_at || !f.qp->has_request()) continue;
+    next_request_ = (next_request_ + k + 1) % n;
+    const Outgoing o = *f.qp->next(now, true);
+    Packet* p = frame(f.remote, o.header, &o, now);
+    if (f.rp) {
+      f.rp->on_sent(p->bytes, now);
+      f.may_send_at = now + static_cast<Time>(p->bytes * 8.0 * 1e15 / f.rp->rate());
+    }
+    send(p);
+    return;
+  }
+}
+
+void Nic::eval() {
+  const Time t = clock().time_of(now());
+  while (port_.can_receive()) {
+    Packet* p = port_.receive(t);
+    receive(*p, t);
+    pool_.release(p);
+  }
+  for (std::uint32_t qpn : qpns_) {
+    Flow& f = *flows_[qpn];
+    if (f.qp->next_timer() <= t) f.qp->tick(t);
+    if (f.rp && f.rp->next_event() <= t) f.rp->advance(t);
+  }
+  transmit(t);
+}
+
+void Nic::commit() {
+  // The next cycle something may go, and the timers' next deadline.
+  Time next = ~Time{0};
+  const Time t = clock().time_of(now());
+  const Time line = clock().time_of(std::max(line_free_, now() + 1));
+  if (held_ || !cnps_.empty()) next = line;
+  for (std::uint32_t qpn : qpns_) {
+    const Flow& f = *flows_[qpn];
+    if (f.qp->has_response()) next = std::min(next, line);
+    if (f.qp->has_request()) next = std::min(next, std::max(line, f.may_send_at));
+    next = std::min(next, f.qp->next_timer());
+    if (f.rp) next = std::min(next, f.rp->next_event());
+  }
+  if (next != ~Time{0}) wake_at(std::max(now() + 1, cycles_for(std::max(next, t), clock().period())));
+  set_busy(port_.ready_by(now() + 1));
+}
+
+}  // namespace xy::nic

@@ -1,0 +1,102 @@
+// Nic: the Tianyi NIC's RDMA engine on one port, on the clock of the switch core it attaches to.
+// It owns RC queue pairs (queue_pair.hpp), puts their packets on the line as RoCEv2 bytes
+// (roce.hpp), takes what arrives, and runs DCQCN per QP (dcqcn.hpp) when it is on.
+//
+// Cycle contract (W = the port's bytes per cycle):
+// - The line carries one frame at a time: a frame of B bytes (FCS included) holds it for
+//   ceil(B / W) cycles, and the next frame may start when it is free and the port's gate
+//   allows (room in the port's FIFO, CBFC credits or no PFC pause on the frame's VC).
+// - What goes next, each time the line is free: a CNP owed, then replies (ACK, NAK, READ
+//   responses) by QP in round robin, then requests by QP in round robin among the QPs whose
+//   rate limiter allows one now (DCQCN: a packet of B bytes at rate R holds its QP for 8B/R).
+// - A frame that arrives is taken the cycle it is ready (store-and-forward: after its last byte),
+//   its ICRC checked (a bad one is dropped and counted), the switch's ECN mark applied to its IP
+//   header, and handed to its QP, or to the rate limiter if it is a CNP; a CE-marked data packet
+//   is shown to the notification point, which may owe a CNP.
+// - Timers (retransmit, DCQCN) run at their deadlines, rounded up to the next cycle.
+// Not yet modelled: the host side (PCIe, doorbells, WQE fetch, DMA): a posted work request is
+// in the engine at once and payload is read from and written to host memory without delay.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/link/attachment.hpp"
+#include "hw/nic/dcqcn.hpp"
+#include "hw/nic/queue_pair.hpp"
+#include "kernel/clock.hpp"
+#include "kernel/config.hpp"
+#include "kernel/packet.hpp"
+#include "kernel/stats.hpp"
+
+namespace xy::nic {
+
+struct NicParams {
+  QpConfig qp;
+  bool dcqcn = true;  // rate limiters and CNPs; off: every QP at line rate
+  DcqcnConfig dcqcn_config;
+  std::uint8_t vc = 0;  // the priority (VC) of every frame
+  // The nic.* parameters, each declared once: the QP's, nic.cc, and DCQCN's constants, whose
+  // defaults are those of nic.dcqcn.profile at the port's line rate.
+  static NicParams declare(Config& c, double line_bps);
+};
+
+// Who is behind an endpoint id: its MAC and IPv4 address, from the id (02:00:<id> and 10.<id>).
+std::array<std::uint8_t, 6> mac_of(std::uint32_t endpoint);
+std::uint32_t ip_of(std::uint32_t endpoint);
+
+class Nic : public Core {
+ public:
+  Nic(std::string name, std::uint32_t endpoint, const NicParams& params, std::uint32_t bytes_per_cycle,
+      link::PortAttachment port, PacketPool& pool, Memory& memory, Stats& stats);
+
+  // A QP numbered `qpn` here, connected to `remote_qpn` at `remote`; PSNs from `first_psn`
+  // this way and `remote_first_psn` the other.
+  QueuePair& create_qp(std::uint32_t qpn, std::uint32_t remote, std::uint32_t remote_qpn, std::uint32_t first_psn = 0,
+                       std::uint32_t remote_first_psn = 0);
+  void post_send(std::uint32_t qpn, const WorkRequest& wr);
+  void post_recv(std::uint32_t qpn, std::uint64_t id, std::uint64_t addr, std::uint32_t length);
+  QueuePair& qp(std::uint32_t qpn);
+  const QueuePair& qp(std::uint32_t qpn) const;
+  const DcqcnReactionPoint* rate_limiter(std::uint32_t qpn) const;
+
+  void eval() override;
+  void commit() override;
+
+  std::uint32_t endpoint() const { return endpoint_; }
+  bool idle() const;  // every QP idle, no CNP owed, nothing on the line
+
+ private:
+  struct Flow {
+    std::uint32_t remote;  // endpoint
+    std::unique_ptr<QueuePair> qp;
+    std::unique_ptr<DcqcnReactionPoint> rp;
+    std::unique_ptr<DcqcnNotificationPoint> np;
+    Time may_send_at = 0;  // the rate limiter's next slot
+  };
+  Flow& flow(std::uint32_t qpn) const;
+  void receive(Packet& p, Time now);
+  void transmit(Time now);
+  // A frame to `dst` of header `h` with its payload from memory (o), or a CNP's (none).
+  Packet* frame(std::uint32_t dst, const RoceHeader& h, const Outgoing* o, Time now);
+  bool send(Packet* p);  // on the line, or held for the port's gate
+
+  std::uint32_t endpoint_;
+  NicParams params_;
+  std::uint32_t width_;
+  link::PortAttachment port_;
+  PacketPool& pool_;
+  Memory& memory_;
+  std::vector<std::uint32_t> qpns_;             // in creation order: the round robin's
+  std::vector<std::unique_ptr<Flow>> flows_;    // by qpn (sparse)
+  std::size_t next_reply_ = 0, next_request_ = 0;
+  std::deque<std::pair<std::uint32_t, std::uint32_t>> cnps_;  // owed: (remote endpoint, remote qpn)
+  Packet* held_ = nullptr;  // built, waiting for the port's gate
+  Cycle line_free_ = 0;
+  std::vector<std::uint8_t> payload_;
+  Counter &sent_, &received_, &bad_icrc_, &cnps_sent_, &cnps_received_, &ce_received_;
+};
+
+}  // namespace xy::nic

@@ -55,6 +55,10 @@ void Config::set(const std::string& key, const std::string& value, const std::st
   given_[key] = Given{value, origin, false};
 }
 
+void Config::default_to(const std::string& key, const std::string& value, const std::string& owner) {
+  if (!given_.count(key)) given_[key] = Given{value, owner + "'s default", false, true};
+}
+
 void Config::set_from_assignment(const std::string& assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
@@ -105,6 +109,7 @@ const Config::Given* Config::given(const std::string& key) {
 }
 
 void Config::declare(ParamInfo info) {
+  if (const auto g = given_.find(info.key); g != given_.end() && g->second.owner_default) info.default_value = info.value;
   if (const auto f = fixed_.find(info.key); f != fixed_.end()) info.fixed_by = f->second;
   const auto it = index_.find(info.key);
   if (it == index_.end()) {

@@ -59,6 +59,9 @@ class Config {
   // giving it is a ConfigError naming the owner, and params() marks it (xysim params leaves it
   // out). Call it before or after the block declares the key.
   void fix(const std::string& key, const std::string& owner);
+  // `owner`'s own default for a block's key (a scenario that needs ECN marking on, say): the
+  // value unless the key is given. Call it before the block declares the key.
+  void default_to(const std::string& key, const std::string& value, const std::string& owner);
 
   // Throws for any given key that no block declared.
   void check_all_used() const;
@@ -70,6 +73,7 @@ class Config {
   struct Given {
     std::string value, origin;
     bool used = false;
+    bool owner_default = false;  // default_to's: listed as the key's default
   };
   const Given* given(const std::string& key);
   void declare(ParamInfo info);

@@ -7,25 +7,26 @@
 
 namespace xy::nic {
 
-NicParams NicParams::declare(Config& c, double line_bps) {
+NicParams NicParams::declare(Config& c, double line_bps, bool reads) {
   NicParams p;
   QpConfig& q = p.qp;
   q.mtu = static_cast<std::uint32_t>(c.integer("nic.mtu", 4096, "B", 256, 4096,
                                                "path MTU: payload bytes a packet (256, 512, 1024, 2048 or 4096)"));
-  q.timeout_exp = static_cast<int>(c.integer("nic.timeout_exp", 5, "", 0, 31,
+  q.timeout_exp = static_cast<int>(c.integer("nic.timeout_exp", 5, "exponent", 0, 31,
                                              "retransmit timeout 4.096 us x 2^timeout_exp (IB's Local ACK Timeout)"));
   q.retry_count = static_cast<int>(c.integer("nic.retry_count", 7, "timeouts", 0, 7,
                                              "timeouts without progress before the QP fails (retry exceeded)"));
   q.ack_req_every = static_cast<std::uint32_t>(
       c.integer("nic.ack_req_every", 16, "packets", 1, 1 << 20, "the A bit on every n-th packet and each message's last"));
-  q.max_reads = static_cast<std::uint32_t>(
-      c.integer("nic.max_reads", 16, "requests", 1, 1 << 16, "READ requests outstanding per QP (initiator depth)"));
+  if (reads)
+    q.max_reads = static_cast<std::uint32_t>(
+        c.integer("nic.max_reads", 16, "requests", 1, 1 << 16, "READ requests outstanding per QP (initiator depth)"));
   q.validate("nic");
   p.dcqcn = c.choice("nic.cc", "dcqcn", {"dcqcn", "none"}, "congestion control: DCQCN, or none (line rate)") == "dcqcn";
   DcqcnConfig d = profile(c.choice("nic.dcqcn.profile", "paper", {"paper", "mlx"},
                                    "DCQCN's constants: the SIGCOMM'15 paper's, or the HPCC authors' ns-3 Mellanox variant"),
                           line_bps);
-  d.g = c.real("nic.dcqcn.g", d.g, "", 1e-9, 1, "alpha gain");
+  d.g = c.real("nic.dcqcn.g", d.g, "fraction", 1e-9, 1, "alpha gain");
   d.alpha_period = from_us(c.real("nic.dcqcn.alpha_period_us", to_us(d.alpha_period), "us", 1e-3, 1e6, "alpha timer K"));
   d.increase_period =
       from_us(c.real("nic.dcqcn.increase_period_us", to_us(d.increase_period), "us", 1e-3, 1e6, "rate-increase timer T"));

@@ -39,8 +39,11 @@ struct NicParams {
   DcqcnConfig dcqcn_config;
   std::uint8_t vc = 0;  // the priority (VC) of every frame
   // The nic.* parameters, each declared once: the QP's, nic.cc, and DCQCN's constants, whose
-  // defaults are those of nic.dcqcn.profile at the port's line rate.
-  static NicParams declare(Config& c, double line_bps);
+  // defaults are those of nic.dcqcn.profile at the port's line rate; nic.max_reads only where
+  // the scenario issues READs (`reads`).
+  static NicParams declare(Config& c, double line_bps, bool reads);
+  // The longest frame a QP sends: an MTU of payload behind every header, FCS included.
+  std::uint32_t largest_frame_bytes() const { return qp.mtu + kRoceOverheadBytes + kRethBytes + 4; }
 };
 
 // Who is behind an endpoint id: its MAC and IPv4 address, from the id (02:00:<id> and 10.<id>).

@@ -191,9 +191,10 @@ Topology Topology::load(const std::string& path) {
   return t;
 }
 
-std::optional<Topology> Topology::declare(Config& c, int default_endpoints, bool bare_allowed) {
+std::optional<Topology> Topology::declare(Config& c, int default_endpoints, bool bare_allowed,
+                                         const std::string& default_preset) {
   const std::string which =
-      c.text("topology", bare_allowed ? "bare" : "single",
+      c.text("topology", bare_allowed ? "bare" : default_preset,
              bare_allowed ? "the system: bare is one switch core, no ports modelled; a preset, or a topology YAML file "
                             "(docs/lingyun.md)"
                           : "the system: a preset, or a topology YAML file (docs/lingyun.md)",

@@ -45,8 +45,10 @@ struct Topology {
   std::vector<Link> links;
 
   // `topology` = single | leaf-spine | dual-plane | a YAML file; declares topology.* for presets.
-  // With `bare_allowed`, "bare" (the default then) asks for no fabric of composed ports: none.
-  static std::optional<Topology> declare(Config& c, int default_endpoints, bool bare_allowed = false);
+  // With `bare_allowed`, "bare" (the default then) asks for no fabric of composed ports: none;
+  // else the default is `default_preset`.
+  static std::optional<Topology> declare(Config& c, int default_endpoints, bool bare_allowed = false,
+                                         const std::string& default_preset = "single");
   static Topology load(const std::string& path);  // throws ConfigError naming file:line
   static Topology single(int endpoints, double cable_m);
   static Topology leaf_spine(int endpoints, int leaves, int spines, double oversubscription, double cable_m,

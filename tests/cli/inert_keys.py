@@ -64,6 +64,7 @@ SHORT = {
     "lingyun-fec-llr": {"traffic.us": 5, "traffic.warmup_us": 1},
     "lingyun-incast": {"incast.warmup_us": 1, "incast.measure_us": 2},
     "lingyun-deadlock": {"deadlock.traffic_us": 10, "deadlock.drain_us": 20},
+    "nic-incast": {"incast.senders": 8, "incast.message_kib": 1024},
 }
 
 # Scenarios whose listing changes with a key (a topology brings its ports' keys): each variant's
@@ -110,6 +111,11 @@ VALUE = [
     ("link-llr", "e2e.rto_us", 16),
     # lingyun-incast runs max(switch.vcs, 2) VCs: 2 is what it runs by default.
     ("lingyun-incast", "switch.vcs", 4),
+    # nic-incast: a floor that binds; a retransmit timeout of 4 us fires under PFC pauses, and no
+    # retry at all fails a QP at its first timeout.
+    ("nic-incast", "nic.dcqcn.min_rate_mbps", 200000),
+    ("nic-incast", "nic.timeout_exp", 0),
+    ("nic-incast", "nic.retry_count", 0),
 ]
 
 # (scenario glob, key glob) -> keys set in both runs, so that the key matters. The first match wins.
@@ -124,6 +130,13 @@ PAIRING = [
     ("olink-message", "port.rs272.*", {"message.fabric": "olink-rs272"}),
     ("lingyun-incast", "port.rs272.*", {"port.fec": "rs272"}),
     ("lingyun-incast", "port.none.*", {"port.fec": "none"}),
+    ("nic-incast", "port.rs272.*", {"port.fec": "rs272"}),
+    # DCQCN's timers (55 us) outlast the short run's flows: at 5 us they act within it.
+    ("nic-incast", "nic.dcqcn.*", {"nic.dcqcn.alpha_period_us": 5, "nic.dcqcn.increase_period_us": 5,
+                                   "nic.dcqcn.cnp_interval_us": 5, "nic.dcqcn.byte_counter": 100000}),
+    ("nic-incast", "nic.retry_count", {"nic.timeout_exp": 2}),
+    ("nic-incast", "switch.dwrr_quantum_bytes", {"incast.victim_vc": "own", "switch.egress_scheduler": "dwrr"}),
+    ("nic-incast", "port.none.*", {"port.fec": "none"}),
     ("lingyun-deadlock", "port.rs272.*", {"port.fec": "rs272"}),
     ("lingyun-deadlock", "port.none.*", {"port.fec": "none"}),
     ("switch-uniform@*", "port.rs272.*", {"port.fec": "rs272"}),

@@ -1,0 +1,124 @@
+// NICs on a fabric of composed Lingyun ASICs: the rig of the nic-* scenarios. Each endpoint's
+// first port gets a Tianyi NIC (hw/nic/nic.hpp) and a host memory that is a scoreboard.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "hw/nic/nic.hpp"
+#include "kernel/clock_domain.hpp"
+#include "sys/lingyun/fabric.hpp"
+#include "tb/lib/fabric_run.hpp"
+#include "tb/lib/scenario.hpp"
+
+namespace xy {
+
+// Host memory that stores nothing: endpoint `owner`'s byte at `addr` is pattern(owner, addr)
+// until written. A scenario says where each transfer must land (expect); every write is checked
+// byte by byte against its source's pattern and its range recorded, so a wrong byte, a byte
+// written twice or outside every transfer is counted. Exactly once at the right address, with
+// memory for the ranges only.
+class ScoreboardMemory : public nic::Memory {
+ public:
+  explicit ScoreboardMemory(std::uint32_t owner) : owner_(owner) {}
+  static std::uint8_t pattern(std::uint32_t owner, std::uint64_t addr) {
+    std::uint64_t x = (addr >> 3) * 0x9E3779B97F4A7C15ull ^ (owner + 1) * 0xD1B54A32D192ED03ull;
+    x ^= x >> 29;
+    x *= 0xBF58476D1CE4E5B9ull;
+    return static_cast<std::uint8_t>(x >> (8 * (addr & 7)));
+  }
+  // [addr, addr + size) here is to receive endpoint src's bytes from src_addr on.
+  void expect(std::uint64_t addr, std::uint64_t size, std::uint32_t src, std::uint64_t src_addr) {
+    regions_[addr] = {addr + size, src, src_addr};
+    expected_ += size;
+  }
+  void read(std::uint64_t addr, std::uint8_t* out, std::size_t size) const override {
+    for (std::size_t i = 0; i < size; ++i) out[i] = pattern(owner_, addr + i);
+  }
+  void write(std::uint64_t addr, const std::uint8_t* data, std::size_t size) override {
+    written_ += size;
+    auto r = regions_.upper_bound(addr);
+    if (r == regions_.begin() || std::prev(r)->second.end < addr + size) {
+      stray_ += size;
+      return;
+    }
+    const Region& g = std::prev(r)->second;
+    const std::uint64_t from = g.src_addr + (addr - std::prev(r)->first);
+    for (std::size_t i = 0; i < size; ++i) wrong_ += data[i] != pattern(g.src, from + i);
+    record(addr, addr + size);
+  }
+  std::uint64_t expected() const { return expected_; }
+  std::uint64_t written() const { return written_; }
+  std::uint64_t wrong() const { return wrong_; }          // bytes not their source's
+  std::uint64_t twice() const { return twice_; }          // bytes written more than once
+  std::uint64_t stray() const { return stray_; }          // bytes outside every transfer
+  std::uint64_t covered() const { return covered_; }      // distinct bytes written in transfers
+  std::string problem() const {
+    if (wrong_ || twice_ || stray_ || covered_ != expected_)
+      return fmt::format("endpoint {}: {} of {} bytes arrived, {} wrong, {} written twice, {} outside every transfer",
+                         owner_, covered_, expected_, wrong_, twice_, stray_);
+    return "";
+  }
+
+ private:
+  struct Region {
+    std::uint64_t end;
+    std::uint32_t src;
+    std::uint64_t src_addr;
+  };
+  void record(std::uint64_t a, std::uint64_t b) {  // [a, b) written: merge, counting overlap
+    auto it = done_.upper_bound(a);
+    if (it != done_.begin()) --it;
+    std::uint64_t lo = a, hi = b;
+    while (it != done_.end() && it->first <= b) {
+      if (it->second >= a) {  // touches or overlaps
+        const std::uint64_t o_lo = std::max(a, it->first), o_hi = std::min(b, it->second);
+        if (o_hi > o_lo) twice_ += o_hi - o_lo;
+        lo = std::min(lo, it->first);
+        hi = std::max(hi, it->second);
+        covered_ -= it->second - it->first;
+        it = done_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    done_[lo] = hi;
+    covered_ += hi - lo;
+  }
+  std::uint32_t owner_;
+  std::map<std::uint64_t, Region> regions_;
+  std::map<std::uint64_t, std::uint64_t> done_;  // written ranges, merged
+  std::uint64_t expected_ = 0, written_ = 0, wrong_ = 0, twice_ = 0, stray_ = 0, covered_ = 0;
+};
+
+struct NicRig {
+  std::unique_ptr<ClockDomain> core, phy;
+  std::unique_ptr<lingyun::Fabric> fabric;
+  std::vector<std::unique_ptr<ScoreboardMemory>> memories;
+  std::vector<std::unique_ptr<nic::Nic>> nics;  // by endpoint
+
+  // `np`: each endpoint's NIC parameters, by endpoint.
+  NicRig(const std::string& name, const std::string& domain, const lingyun::Topology& t, const sw::SwitchParams& sp,
+         const lingyun::PortParams& pp, const std::vector<nic::NicParams>& np, Stats& stats, PacketPool& pool,
+         RunContext& ctx) {
+    core = std::make_unique<ClockDomain>(("core_" + domain).c_str(), sp.period());
+    phy = std::make_unique<ClockDomain>(("phy_" + domain).c_str(), pp.phy.period());
+    Clock& clock = core->clock();
+    fabric = std::make_unique<lingyun::Fabric>(name, t, sp, pp, clock, phy->clock(), clock, stats, ctx.seed, pool, false);
+    offer_fabric(ctx, *fabric, clock, phy->clock());
+    for (int e = 0; e < fabric->endpoints(); ++e) {
+      memories.push_back(std::make_unique<ScoreboardMemory>(static_cast<std::uint32_t>(e)));
+      nics.push_back(std::make_unique<nic::Nic>(fmt::format("{}.{}.nic", name, t.nodes[t.endpoints()[e]].name),
+                                                static_cast<std::uint32_t>(e), np[e], sp.port_bytes_per_cycle(),
+                                                fabric->port(e, 0), pool, *memories.back(), stats));
+      clock.attach(*nics.back());
+    }
+  }
+  Time now() const { return core->clock().time_of(core->clock().now()); }
+};
+
+}  // namespace xy

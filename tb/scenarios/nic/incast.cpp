@@ -1,0 +1,294 @@
+// nic-incast (claims C7's baseline, C13, and C3 with congestion control): N senders each WRITE one
+// message into one receiver through a leaf-spine of composed Lingyun ASICs, RoCEv2 end to end
+// with real bytes, for five designs side by side: PFC or CBFC alone (lossless, no congestion
+// control), DCQCN over PFC or over CBFC, and DCQCN with no link flow control (the switches drop
+// what they cannot hold; Go-Back-N recovers it). The receiver R is e0 on leaf0, the senders
+// e1..eN; those on other leaves cross the spine. A victim V (the last endpoint, on the last
+// leaf) WRITEs to e1 meanwhile: its path shares the spine and the spine's downlink to leaf0 with
+// the incast, never R's port, on the incast's VC or its own (incast.victim_vc). Measured: goodput
+// at R, the victim's, drops, the switches' buffer peaks, PFC pauses and the hops they reached,
+// NAKs and retransmitted bytes, CNPs, and the flows' completion times, from the links coming up.
+#include <algorithm>
+#include <deque>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "tb/lib/nic_rig.hpp"
+#include "tb/lib/scenario.hpp"
+
+namespace xy {
+namespace {
+
+struct Design {
+  const char* name;
+  link::FcMode fc;
+  bool dcqcn;
+};
+const Design kDesigns[] = {{"pfc", link::FcMode::kPfc, false},
+                           {"cbfc", link::FcMode::kCbfc, false},
+                           {"dcqcn_pfc", link::FcMode::kPfc, true},
+                           {"dcqcn_cbfc", link::FcMode::kCbfc, true},
+                           {"dcqcn", link::FcMode::kNone, true}};
+
+constexpr std::uint64_t kVictimAt = std::uint64_t{1} << 40;  // where the victim's bytes land at e1
+
+class NicIncast : public Testbench {
+ public:
+  explicit NicIncast(RunContext& ctx) : stats_(ctx.stats) {
+    Config& c = ctx.config;
+    senders_ = static_cast<int>(c.integer("incast.senders", 16, "endpoints", 1, 1023, "senders into the one receiver"));
+    message_ = static_cast<std::uint64_t>(
+        c.integer("incast.message_kib", 1024, "KiB", 1, 16384, "the message each sender WRITEs")) * 1024;
+    victim_message_ = static_cast<std::uint64_t>(
+        c.integer("incast.victim_kib", 1024, "KiB", 0, 16384, "the victim's message (0: no victim)")) * 1024;
+    const bool own_vc = c.choice("incast.victim_vc", "shared", {"shared", "own"},
+                                 "the victim on the incast's VC or on its own") == "own";
+    topology_ = *lingyun::Topology::declare(c, (senders_ + 3) / 2 * 2, false, "leaf-spine");
+    const int endpoints = static_cast<int>(topology_.endpoints().size());
+    if (endpoints < senders_ + 1 + (victim_message_ > 0))
+      throw ConfigError(fmt::format("incast.senders = {}: needs {} endpoints (the receiver{}), the topology has {}",
+                                    senders_, senders_ + 1 + (victim_message_ > 0),
+                                    victim_message_ ? " and the victim" : "", endpoints));
+    victim_ = endpoints - 1;
+    c.default_to("switch.ecn.on", "true", "nic-incast (DCQCN reacts to the marks)");
+    sw::SwitchParams sp = sw::SwitchParams::declare(c, "switch");
+    if (own_vc) sp.vcs = std::max(sp.vcs, 2);
+    cell_bytes_ = sp.cell_bytes;
+    const lingyun::PortParams base = lingyun::PortParams::declare(c, sp.vcs);
+    c.fix("port.fc", "nic-incast, which runs every design");
+    c.fix("nic.cc", "nic-incast, which runs every design");
+    lingyun::fix_switch_keys_of_composed_ports(c, "nic-incast");
+    c.fix("switch.when_full", "nic-incast: PFC pauses before a buffer fills, and without it the switches drop");
+    for (const char* key : {"switch.arbiter", "switch.iterations"})  // one contended output: any arbiter matches alike
+      c.fix(key, "nic-incast, whose only contended output (the receiver's) every matching serves alike");
+    const nic::NicParams np = nic::NicParams::declare(c, base.line_gbps() * 1e9, false);
+    if (np.largest_frame_bytes() > base.max_frame_bytes)
+      throw ConfigError(fmt::format("nic.mtu = {}: its frames of {} B exceed port.max_frame_bytes = {}", np.qp.mtu,
+                                    np.largest_frame_bytes(), base.max_frame_bytes));
+    line_gbps_ = base.line_gbps();
+    for (const Design& d : kDesigns) {
+      lingyun::PortParams pp = base;
+      pp.fc = d.fc;
+      sw::SwitchParams s = sp;
+      s.wait_when_full = false;
+      std::vector<nic::NicParams> per_endpoint(static_cast<std::size_t>(endpoints), np);
+      for (auto& n : per_endpoint) n.dcqcn = d.dcqcn;
+      per_endpoint[victim_].vc = own_vc ? 1 : 0;
+      Run& r = runs_.emplace_back();
+      r.design = d.name;
+      r.rig = std::make_unique<NicRig>(fmt::format("top.{}", d.name), fmt::format("nic_incast_{}", d.name), topology_,
+                                       s, pp, per_endpoint, stats_, pool_, ctx);
+      links_up_ = pp.phy.cdr_lock_cycles * pp.phy.period();
+      for (int e = 1; e <= senders_; ++e)
+        write(r, e, 0, static_cast<std::uint64_t>(e - 1) * message_, message_);
+      if (victim_message_) write(r, victim_, 1, kVictimAt, victim_message_);  // apart from e1's own message
+    }
+  }
+
+  bool done() const override {
+    for (const Run& r : runs_)
+      for (const Flow& f : r.flows)
+        if (completion(r, f).empty()) return false;
+    return true;
+  }
+  std::uint64_t progress() const override {
+    std::uint64_t n = 0;
+    for (const Run& r : runs_)
+      for (const auto& m : r.rig->memories) n += m->covered();
+    return n;
+  }
+  double done_fraction() const override {
+    double covered = 0, expected = 0;
+    for (const Run& r : runs_)
+      for (const auto& m : r.rig->memories) {
+        covered += static_cast<double>(m->covered());
+        expected += static_cast<double>(m->expected());
+      }
+    return expected > 0 ? covered / expected : 1;
+  }
+  std::string stall() const override {
+    for (const Run& r : runs_)
+      if (std::string s = r.rig->fabric->stall(); !s.empty()) return s;
+    return "";
+  }
+  void check() const override {
+    for (const Run& r : runs_) {
+      for (const Flow& f : r.flows)
+        for (const nic::Completion& w : completion(r, f))
+          if (w.status != nic::WcStatus::kSuccess)
+            throw CheckFailure(fmt::format("{}: e{}'s WRITE ended in {}", r.design, f.src, nic::to_string(w.status)));
+      for (const auto& m : r.rig->memories)
+        if (std::string p = m->problem(); !p.empty()) throw CheckFailure(r.design + ": " + p);
+    }
+  }
+  nlohmann::json summary() const override {
+    nlohmann::json s;
+    s["topology"] = runs_.front().rig->fabric->summary();
+    s["senders"] = senders_;
+    s["message_bytes"] = message_;
+    const std::vector<int> hops = hops_from_receiver();
+    for (const Run& r : runs_) {
+      std::vector<double> fct;
+      Time last = 0;
+      nic::QpStats q;
+      std::uint64_t cnps = 0, frames = 0, decreases = 0, increases = 0;
+      double victim_gbps = 0;
+      for (const Flow& f : r.flows) {
+        const nic::QueuePair& qp = r.rig->nics[f.src]->qp(f.qpn);
+        const nic::QueuePair& peer = r.rig->nics[f.dst]->qp(f.qpn);
+        q.retransmitted_bytes += qp.stats().retransmitted_bytes;
+        q.timeouts += qp.stats().timeouts;
+        q.naks_sent += peer.stats().naks_sent;
+        frames += qp.stats().packets_sent;
+        if (const nic::DcqcnReactionPoint* rp = r.rig->nics[f.src]->rate_limiter(f.qpn)) {
+          cnps += rp->stats().cnps;
+          decreases += rp->stats().decreases;
+          increases += rp->stats().increases();
+        }
+        for (const nic::Completion& w : qp.completions()) {
+          if (f.src == victim_ && victim_message_) {
+            victim_gbps = static_cast<double>(f.bytes) * 8 / to_ns(w.at - links_up_);
+            continue;
+          }
+          fct.push_back(to_us(w.at - links_up_));
+          last = std::max(last, w.at);
+        }
+      }
+      std::sort(fct.begin(), fct.end());
+      const auto pct = [&](double p) {
+        return fct.empty() ? 0.0 : fct[std::min(fct.size() - 1, static_cast<std::size_t>(p * static_cast<double>(fct.size())))];
+      };
+      // Back-pressure: pauses sent (PFC) and credits withheld (CBFC) for more than 1 % of the run,
+      // by how many hops from the receiver's switch the node held back was.
+      std::uint64_t pauses = 0, peak_cells = 0;
+      int pause_hops = 0, held_hops = 0;
+      const Cycle run = last / r.rig->core->clock().period();
+      const auto& links = r.rig->fabric->links();
+      for (std::size_t i = 0; i < links.size(); ++i)
+        for (int side = 0; side < 2; ++side) {
+          const link::PortFc& fc = links[i]->fc(side);
+          const int here = side == 0 ? topology_.links[i].a : topology_.links[i].b;
+          const int there = side == 0 ? topology_.links[i].b : topology_.links[i].a;
+          pauses += fc.xoffs();
+          if (fc.xoffs()) pause_hops = std::max(pause_hops, hops[there]);  // `here` paused `there`
+          std::uint64_t held = 0;
+          for (int vc = 0; vc < fc.vcs(); ++vc) held = std::max(held, fc.held_cycles(vc));
+          if (held * 100 >= run && run) held_hops = std::max(held_hops, hops[here]);  // `here` was held
+        }
+      for (const auto& sw : r.rig->fabric->switches()) peak_cells = std::max(peak_cells, sw->peak_buffer_cells());
+      const double bytes = static_cast<double>(message_) * senders_;
+      const double span_ns = to_ns(last - links_up_);
+      const double goodput = span_ns > 0 ? bytes * 8 / span_ns / line_gbps_ : 0.0;
+      const double drop_ratio = frames ? static_cast<double>(r.rig->fabric->drops()) / static_cast<double>(frames) : 0.0;
+      s[r.design] = {
+          {"goodput_ratio", goodput},
+          {"drop_ratio", drop_ratio},
+          {"drops", r.rig->fabric->drops()},
+          {"peak_buffer_bytes", peak_cells * cell_bytes_},
+          {"pfc_pauses", pauses},
+          {"pause_hops", pause_hops},
+          {"held_hops", held_hops},
+          {"naks", q.naks_sent},
+          {"timeouts", q.timeouts},
+          {"retx_bytes", q.retransmitted_bytes},
+          {"cnps", cnps},
+          {"rate_decreases", decreases},
+          {"rate_increases", increases},
+          {"victim_gbps", victim_gbps},
+          {"fct_p50_us", pct(0.5)},
+          {"fct_p99_us", pct(0.99)},
+          {"fct_max_us", fct.empty() ? 0.0 : fct.back()},
+          // The seed's C7 bar: goodput above 0.90 of the line with loss below 1e-6.
+          {"c7_bar_met", goodput > 0.90 && drop_ratio < 1e-6},
+      };
+    }
+    return s;
+  }
+  std::string report() const override {
+    const nlohmann::json s = summary();
+    std::string out = fmt::format("  {}\n  {} senders x {} KiB WRITE into e0 at {:.0f} Gb/s{}\n",
+                                  s["topology"].get<std::string>(), senders_, message_ / 1024, line_gbps_,
+                                  victim_message_ ? fmt::format("; victim e{} -> e1, {} KiB", victim_, victim_message_ / 1024)
+                                                  : std::string());
+    out += fmt::format("  {:<10} {:>7} {:>6} {:>9} {:>7} {:>5} {:>5} {:>9} {:>5} {:>8} {:>9} {:>9}\n", "design",
+                       "goodput", "drops", "peak KiB", "pauses", "hops", "NAKs", "retx KiB", "CNPs", "victim",
+                       "FCT p50", "FCT p99");
+    for (const Design& d : kDesigns) {
+      const auto& row = s[d.name];
+      out += fmt::format("  {:<10} {:>7.3f} {:>6} {:>9.1f} {:>7} {:>5} {:>5} {:>9.1f} {:>5} {:>5.0f} G/s {:>6.1f} us {:>6.1f} us\n",
+                         d.name, row["goodput_ratio"].get<double>(), row["drops"].get<std::uint64_t>(),
+                         row["peak_buffer_bytes"].get<std::uint64_t>() / 1024.0, row["pfc_pauses"].get<std::uint64_t>(),
+                         std::max(row["pause_hops"].get<int>(), row["held_hops"].get<int>()), row["naks"].get<std::uint64_t>(),
+                         row["retx_bytes"].get<std::uint64_t>() / 1024.0, row["cnps"].get<std::uint64_t>(),
+                         row["victim_gbps"].get<double>(), row["fct_p50_us"].get<double>(), row["fct_p99_us"].get<double>());
+    }
+    return out;
+  }
+
+ private:
+  struct Flow {
+    int src, dst;
+    std::uint32_t qpn;
+    std::uint64_t bytes;
+  };
+  struct Run {
+    std::string design;
+    std::unique_ptr<NicRig> rig;
+    std::vector<Flow> flows;
+  };
+  // One WRITE of `bytes` from src's memory at 0 to dst's at `at`, on a QP of its own.
+  static void write(Run& r, int src, int dst, std::uint64_t at, std::uint64_t bytes) {
+    const auto qpn = static_cast<std::uint32_t>(r.flows.size() + 1);
+    r.flows.push_back({src, dst, qpn, bytes});
+    r.rig->nics[src]->create_qp(qpn, static_cast<std::uint32_t>(dst), qpn);
+    r.rig->nics[dst]->create_qp(qpn, static_cast<std::uint32_t>(src), qpn);
+    r.rig->memories[dst]->expect(at, bytes, static_cast<std::uint32_t>(src), 0);
+    r.rig->nics[src]->post_send(qpn, {qpn, nic::Verb::kWrite, 0, at, 0, static_cast<std::uint32_t>(bytes)});
+  }
+  static const std::deque<nic::Completion>& completion(const Run& r, const Flow& f) {
+    return r.rig->nics[f.src]->qp(f.qpn).completions();
+  }
+  // Hops of every node from the receiver's switch, through switches (an endpoint one more than its switch).
+  std::vector<int> hops_from_receiver() const {
+    const int n = static_cast<int>(topology_.nodes.size());
+    std::vector<int> hops(n, -1);
+    std::deque<int> todo;
+    const int receiver = topology_.endpoints()[0];
+    for (const auto& l : topology_.links)
+      if (l.a == receiver || l.b == receiver) {
+        const int sw = l.a == receiver ? l.b : l.a;
+        hops[sw] = 0;
+        todo.push_back(sw);
+      }
+    while (!todo.empty()) {
+      const int at = todo.front();
+      todo.pop_front();
+      for (const auto& l : topology_.links) {
+        if (l.a != at && l.b != at) continue;
+        const int next = l.a == at ? l.b : l.a;
+        if (hops[next] >= 0) continue;
+        hops[next] = hops[at] + 1;
+        if (topology_.nodes[next].is_switch) todo.push_back(next);
+      }
+    }
+    return hops;
+  }
+
+  Stats& stats_;
+  PacketPool pool_;
+  lingyun::Topology topology_;
+  std::deque<Run> runs_;
+  int senders_ = 0, victim_ = 0;
+  std::uint64_t message_ = 0, victim_message_ = 0;
+  double line_gbps_ = 0;
+  Time links_up_ = 0;
+  std::uint64_t cell_bytes_ = 0;
+};
+
+}  // namespace
+
+XY_TESTBENCH(NicIncast, 700, "nic-incast",
+             "claims C7 baseline, C13: N:1 RoCEv2 incast on composed leaf-spine, PFC vs DCQCN+PFC vs DCQCN alone")
+
+}  // namespace xy

@@ -286,6 +286,45 @@ print(sum(s[f"top.rs544.leaf0.port{p}.mac.frames_sent"]["value"] for p in (0, 1)
     [ "$good" -eq "$total" ] || fail "$((total - good)) frames with a bad FCS as they left the MAC"
     [ "$malformed" -eq 0 ] || fail "$malformed malformed frames"
     echo "ok: $total frames from top.rs544.leaf0's ports, every FCS good, none malformed" ;;
+  nic_pcap_roce)
+    # Every frame nic-incast's NICs send, as tshark dissects it: RoCEv2 (UDP 4791) with a BTH,
+    # nothing malformed; tshark does not check the ICRC, so it is recomputed here for each frame.
+    command -v tshark >/dev/null || fail "tshark is not installed (scripts/bootstrap installs it)"
+    "$xysim" run nic-incast --set incast.senders=3 --set incast.message_kib=64 --set incast.victim_kib=8 \
+      --set switch.ecn.kmin_bytes=0 --set switch.ecn.kmax_bytes=20000 \
+      --pcap "$work/nic.pcap" --pcap-scope top.dcqcn_pfc.e --out "$work/R" --quiet >/dev/null || fail "run"
+    tshark -r "$work/nic.pcap" -T fields -e _ws.malformed -e infiniband.bth.opcode -e udp.dstport \
+      >"$work/fields" 2>"$work/tshark.err" || fail "tshark: $(cat "$work/tshark.err")"
+    total=$(wc -l <"$work/fields")
+    malformed=$(awk -F'\t' '$1 != ""' "$work/fields" | wc -l)
+    roce=$(awk -F'\t' '$2 != "" && $3 == "4791"' "$work/fields" | wc -l)
+    cnps=$(awk -F'\t' '$2 == "129"' "$work/fields" | wc -l)
+    [ "$total" -gt 0 ] || fail "no frames captured"
+    [ "$malformed" -eq 0 ] || fail "$malformed malformed frames"
+    [ "$roce" -eq "$total" ] || fail "$((total - roce)) of $total frames not RoCEv2 with a BTH"
+    [ "$cnps" -gt 0 ] || fail "no CNP among the frames"
+    python3 - "$work/nic.pcap" <<'PY' || fail "ICRC"
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+at, frames = 24, 0
+while at < len(data):
+    n = struct.unpack_from("<I", data, at + 8)[0]
+    f = bytearray(data[at + 16:at + 16 + n])
+    at += 16 + n
+    ip_len = f[16] << 8 | f[17]
+    end = 14 + ip_len - 4  # the ICRC's place; Ethernet padding and the FCS follow it
+    wire = f[end:end + 4]
+    m = bytearray(f[14:end])
+    m[1] = 0xFF; m[8] = 0xFF; m[10] = m[11] = 0xFF   # IPv4 TOS, TTL, checksum
+    m[26] = m[27] = 0xFF                              # UDP checksum
+    m[32] = 0xFF                                      # BTH FECN, BECN, reserved
+    crc = zlib.crc32(b"\xff" * 8 + bytes(m)) & 0xFFFFFFFF
+    if crc.to_bytes(4, "little") != wire:
+        sys.exit(f"frame {frames + 1}: ICRC {bytes(wire).hex()} on the wire, {crc.to_bytes(4, 'little').hex()} computed")
+    frames += 1
+print(f"{frames} ICRCs recomputed, all as on the wire")
+PY
+    echo "ok: $total frames, every one RoCEv2 with a BTH ($cnps CNPs), none malformed" ;;
   bad_cli_value)
     expect_bad_input "--seed" run --seed abc ;;
   readme_waves)

@@ -237,9 +237,10 @@ class NicIncast : public Testbench {
     std::unique_ptr<NicRig> rig;
     std::vector<Flow> flows;
   };
-  // One WRITE of `bytes` from src's memory at 0 to dst's at `at`, on a QP of its own.
+  // One WRITE of `bytes` from src's memory at 0 to dst's at `at`, on a QP of its own (numbered
+  // from 0x100: QPs 0 and 1 are InfiniBand's management QPs, and tshark reads them so).
   static void write(Run& r, int src, int dst, std::uint64_t at, std::uint64_t bytes) {
-    const auto qpn = static_cast<std::uint32_t>(r.flows.size() + 1);
+    const auto qpn = static_cast<std::uint32_t>(0x100 + r.flows.size());
     r.flows.push_back({src, dst, qpn, bytes});
     r.rig->nics[src]->create_qp(qpn, static_cast<std::uint32_t>(dst), qpn);
     r.rig->nics[dst]->create_qp(qpn, static_cast<std::uint32_t>(src), qpn);

@@ -23,6 +23,7 @@
 #include "tb/bench/fec_bench.hpp"
 #include "tb/bench/kernel_bench.hpp"
 #include "tb/bench/lingyun_bench.hpp"
+#include "tb/bench/nic_bench.hpp"
 #include "tb/bench/link_bench.hpp"
 #include "tb/bench/switch_bench.hpp"
 #include "tb/export/command.hpp"
@@ -147,6 +148,13 @@ const std::vector<Subcommand> kBenchCommands = {
        cmd.add_option("--warmup-us", o->warmup_us, "simulated time before it, not timed")
            ->check(CLI::Range(0.0, 10000.0) & kNumber);
        return [o, self] { return lingyun_bench(self, *o); };
+     }},
+    {"nic", "the NIC engine on composed ports: nic-incast's five designs timed, cycles/s and simulated Gb/s per wall second",
+     [](CLI::App& cmd, const char* self) -> Handler {
+       auto o = std::make_shared<NicBenchOptions>();
+       cmd.add_option("--senders", o->senders, "senders into the one receiver")->check(CLI::Range(1, 1023));
+       cmd.add_option("--message-kib", o->message_kib, "each sender's WRITE")->check(CLI::Range(1, 16384));
+       return [o, self] { return nic_bench(self, *o); };
      }},
     {"lingyun-one", "one rig (used by 'bench lingyun')",
      [](CLI::App& cmd, const char*) -> Handler {

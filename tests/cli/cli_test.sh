@@ -651,6 +651,15 @@ PY
     expect_bad_input "--us: must be a finite number, not nan" bench lingyun --us nan
     expect_bad_input "--loads: must be a finite number, not nan" bench switch --loads 0.5,nan
     expect_bad_input "--ports: Value 1 not in range 2 to 512" bench switch --ports 16,1 ;;
+  bench_nic)
+    # A tiny nic-incast timed: its figures are there and positive.
+    "$xysim" bench nic --senders 2 --message-kib 16 >"$work/out" 2>"$work/err" || fail "exit $?: $(cat "$work/err")"
+    cat "$work/out"
+    for figure in "cycles/s" "delivered"; do
+      value=$(sed -n "s|^  $figure  *\([0-9.]*\).*|\1|p" "$work/out")
+      python3 -c "import sys; sys.exit(0 if float('${value:-0}') > 0 else 1)" || fail "$figure: '$value'"
+    done
+    echo "ok" ;;
   bench_lingyun)
     # A tiny run of every rig: both cycles/s figures, their ratio, the leaf-spine's endpoint-cycles/s.
     "$xysim" bench lingyun --us 1 --warmup-us 1.5 >"$work/out" 2>"$work/err" \

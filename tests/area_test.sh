@@ -4,7 +4,8 @@
 # the 32-bit time of the next CC_Update; the LLR transmitter per slot a 24-bit byte total and a
 # 32-bit send time, plus state, pointers, byte totals, timer and counters; the LLR receiver its
 # state, sequence numbers, timers and NACK count; the RS encoder one 10-bit symbol per parity symbol;
-# the reduce lane groups one 32-bit sum per lane (the float ones an fp32 accumulator).
+# the reduce lane groups one 32-bit sum per lane (the float ones an fp32 accumulator); the ICRC
+# engine its 32-bit CRC register and 16-bit byte count.
 set -uo pipefail
 out=$("$1/scripts/area") || { echo "FAIL: scripts/area"; exit 1; }
 echo "$out"
@@ -23,3 +24,4 @@ expect xy_reduce_int32 16-lanes $((16 * 32))
 expect xy_reduce_int32 64-lanes $((64 * 32))
 expect xy_reduce_float fp32-16 $((16 * 32))
 expect xy_reduce_float bf16-16 $((16 * 32))
+expect xy_icrc 8-bytes $((32 + 16))

@@ -22,6 +22,8 @@ NicParams NicParams::declare(Config& c, double line_bps, bool reads) {
     q.max_reads = static_cast<std::uint32_t>(
         c.integer("nic.max_reads", 16, "requests", 1, 1 << 16, "READ requests outstanding per QP (initiator depth)"));
   q.validate("nic");
+  p.icrc_rtl = c.implementation("nic.icrc.impl", {"model", "rtl"},
+                                "received ICRCs checked by the C++ model or its RTL twin (rtl/nic/xy_icrc.v)") == "rtl";
   p.dcqcn = c.choice("nic.cc", "dcqcn", {"dcqcn", "none"}, "congestion control: DCQCN, or none (line rate)") == "dcqcn";
   DcqcnConfig d = profile(c.choice("nic.dcqcn.profile", "paper", {"paper", "mlx"},
                                    "DCQCN's constants: the SIGCOMM'15 paper's, or the HPCC authors' ns-3 Mellanox variant"),
@@ -67,9 +69,9 @@ std::array<std::uint8_t, 6> mac_of(std::uint32_t endpoint) {
 std::uint32_t ip_of(std::uint32_t endpoint) { return 0x0a000000u | (endpoint & 0xffffff); }
 
 Nic::Nic(std::string name, std::uint32_t endpoint, const NicParams& params, std::uint32_t bytes_per_cycle,
-         link::PortAttachment port, PacketPool& pool, Memory& memory, Stats& stats)
+         link::PortAttachment port, PacketPool& pool, Memory& memory, Stats& stats, std::unique_ptr<IcrcChecker> icrc)
     : Core(std::move(name)), endpoint_(endpoint), params_(params), width_(bytes_per_cycle), port_(std::move(port)),
-      pool_(pool), memory_(memory),
+      pool_(pool), memory_(memory), icrc_(std::move(icrc)),
       sent_(stats.counter(this->name() + ".frames_sent", "frames", "RoCEv2 frames put on the line")),
       received_(stats.counter(this->name() + ".frames_received", "frames", "RoCEv2 frames taken from the line")),
       bad_icrc_(stats.counter(this->name() + ".bad_icrc", "frames", "frames dropped: their ICRC did not hold")),
@@ -129,8 +131,8 @@ bool Nic::idle() const {
 void Nic::receive(Packet& p, Time now) {
   std::vector<std::uint8_t>& bytes = p.bytes_now();
   if (p.ecn_ce) mark_ce(bytes);  // the switch's mark, made in the header it rewrites
-  const auto parsed = parse(bytes.data(), bytes.size());
-  if (!parsed || !parsed->icrc_ok) {
+  const auto parsed = parse(bytes.data(), bytes.size(), nullptr, !icrc_);
+  if (!parsed || !(icrc_ ? parsed->icrc_on_wire == icrc_->icrc(bytes.data(), bytes.size()) : parsed->icrc_ok)) {
     bad_icrc_.add();
     return;
   }

@@ -38,6 +38,7 @@ struct NicParams {
   bool dcqcn = true;  // rate limiters and CNPs; off: every QP at line rate
   DcqcnConfig dcqcn_config;
   std::uint8_t vc = 0;  // the priority (VC) of every frame
+  bool icrc_rtl = false;  // nic.icrc.impl=rtl: received ICRCs checked by the RTL twin (rtl/nic)
   // The nic.* parameters, each declared once: the QP's, nic.cc, and DCQCN's constants, whose
   // defaults are those of nic.dcqcn.profile at the port's line rate; nic.max_reads only where
   // the scenario issues READs (`reads`).
@@ -52,8 +53,10 @@ std::uint32_t ip_of(std::uint32_t endpoint);
 
 class Nic : public Core {
  public:
+  // `icrc`: who checks received ICRCs (null: the model).
   Nic(std::string name, std::uint32_t endpoint, const NicParams& params, std::uint32_t bytes_per_cycle,
-      link::PortAttachment port, PacketPool& pool, Memory& memory, Stats& stats);
+      link::PortAttachment port, PacketPool& pool, Memory& memory, Stats& stats,
+      std::unique_ptr<IcrcChecker> icrc = nullptr);
 
   // A QP numbered `qpn` here, connected to `remote_qpn` at `remote`; PSNs from `first_psn`
   // this way and `remote_first_psn` the other.
@@ -92,6 +95,7 @@ class Nic : public Core {
   link::PortAttachment port_;
   PacketPool& pool_;
   Memory& memory_;
+  std::unique_ptr<IcrcChecker> icrc_;
   std::vector<std::uint32_t> qpns_;             // in creation order: the round robin's
   std::vector<std::unique_ptr<Flow>> flows_;    // by qpn (sparse)
   std::size_t next_reply_ = 0, next_request_ = 0;

@@ -98,11 +98,21 @@ std::uint32_t icrc(const std::uint8_t* frame, std::size_t size);
 struct Parsed {
   RoceHeader header;
   std::size_t payload_offset = 0, payload_size = 0;  // without the pad
-  bool icrc_ok = false;
+  std::uint32_t icrc_on_wire = 0;  // as read, least significant byte first
+  bool icrc_ok = false;            // icrc_on_wire is the frame's ICRC (when asked to check)
 };
 // Reads a frame (without its FCS). Nothing, with `why` said, for a frame that is not RoCEv2 over
 // IPv4 (EtherType, version, protocol, port), is truncated, or whose lengths disagree.
-std::optional<Parsed> parse(const std::uint8_t* frame, std::size_t size, std::string* why = nullptr);
+// `check_icrc` false leaves the ICRC to someone else (an RTL twin): icrc_ok is then false.
+std::optional<Parsed> parse(const std::uint8_t* frame, std::size_t size, std::string* why = nullptr,
+                            bool check_icrc = true);
+
+// Who computes a received frame's ICRC: the model (icrc above) unless a twin is dropped in.
+class IcrcChecker {
+ public:
+  virtual ~IcrcChecker() = default;
+  virtual std::uint32_t icrc(const std::uint8_t* frame, std::size_t size) = 0;
+};
 
 // PSN arithmetic modulo 2^24.
 inline constexpr std::uint32_t kPsnMask = 0xFFFFFF;

@@ -11,6 +11,7 @@
 
 #include "hw/nic/nic.hpp"
 #include "kernel/clock_domain.hpp"
+#include "rtl/nic/icrc_twin.hpp"
 #include "sys/lingyun/fabric.hpp"
 #include "tb/lib/fabric_run.hpp"
 #include "tb/lib/scenario.hpp"
@@ -114,7 +115,8 @@ struct NicRig {
       memories.push_back(std::make_unique<ScoreboardMemory>(static_cast<std::uint32_t>(e)));
       nics.push_back(std::make_unique<nic::Nic>(fmt::format("{}.{}.nic", name, t.nodes[t.endpoints()[e]].name),
                                                 static_cast<std::uint32_t>(e), np[e], sp.port_bytes_per_cycle(),
-                                                fabric->port(e, 0), pool, *memories.back(), stats));
+                                                fabric->port(e, 0), pool, *memories.back(), stats,
+                                                np[e].icrc_rtl ? std::make_unique<rtl::IcrcTwin>() : nullptr));
       clock.attach(*nics.back());
     }
   }

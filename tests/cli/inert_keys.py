@@ -236,6 +236,7 @@ IMPLEMENTATIONS = {
     "port.codec": "the RS codec of every port: every codeword, or only those the channel touched",
     "llr.impl": "the LLR transmitter and receiver: the C++ models or their RTL twins, cycle for cycle the same",
     "cbfc.impl": "the CBFC sender: the C++ model or its RTL twin, cycle for cycle the same",
+    "nic.icrc.impl": "the received ICRC: computed by the C++ model or by its RTL twin, the same value",
 }
 # The one figure of the codec's own work (the exact codec decodes every codeword, the fast one
 # those the channel touched), left out of the codecs' comparison as PhyLink.FastAndExactCodecs-

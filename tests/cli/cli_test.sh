@@ -482,6 +482,10 @@ rule = {
     "C11": all(10 * oa2a["pcie-switch"]["bandwidth_per_gpu_GBps"] <= oa2a[f]["bandwidth_per_gpu_GBps"]
                for f in ("olink-rs544", "nvlink-class")),
     "C12": min(uniform_p_at_least(max(ecmp[h]["flows_first_link"])) for h in ("ecmp-crc32", "ecmp-toeplitz")) <= 0.05,
+    "C13": s("nic-incast")["pfc"]["pause_hops"] >= 2
+           and 4 * s("nic-incast")["pfc"]["victim_gbps"] < s("nic-incast")["dcqcn"]["victim_gbps"]
+           and s("nic-incast-drops")["dcqcn"]["retx_bytes"] > 4096 * s("nic-incast-drops")["dcqcn"]["drops"]
+           and s("nic-incast-drops")["dcqcn"]["fct_p99_us"] >= 1.1 * s("nic-incast-drops")["pfc"]["fct_p99_us"],
 }
 for cid, c in claims.items():
     want = ("reproduced" if rule[cid] else "refuted") if cid in rule else "not modelled"

@@ -86,8 +86,7 @@ Nic::Nic(std::string name, std::uint32_t endpoint, const NicParams& params, std:
 QueuePair& Nic::create_qp(std::uint32_t qpn, std::uint32_t remote, std::uint32_t remote_qpn, std::uint32_t first_psn,
                           std::uint32_t remote_first_psn) {
   if (qpn > kPsnMask) throw std::logic_error(fmt::format("{}: QP number {} beyond 24 bits", name(), qpn));
-  if (qpn >= flows_.size()) flows_.resize(qpn + 1);
-  if (flows_[qpn]) throw std::logic_error(fmt::format("{}: QP {} exists", name(), qpn));
+  if (flows_.count(qpn)) throw std::logic_error(fmt::format("{}: QP {} exists", name(), qpn));
   auto f = std::make_unique<Flow>();
   f->remote = remote;
   f->qp = std::make_unique<QueuePair>(qpn, remote_qpn, params_.qp, memory_, first_psn, remote_first_psn);
@@ -101,16 +100,15 @@ QueuePair& Nic::create_qp(std::uint32_t qpn, std::uint32_t remote, std::uint32_t
 }
 
 Nic::Flow& Nic::flow(std::uint32_t qpn) const {
-  if (qpn >= flows_.size() || !flows_[qpn]) throw std::logic_error(fmt::format("{}: no QP {}", name(), qpn));
-  return *flows_[qpn];
+  const auto f = flows_.find(qpn);
+  if (f == flows_.end()) throw std::logic_error(fmt::format("{}: no QP {}", name(), qpn));
+  return *f->second;
 }
 
 QueuePair& Nic::qp(std::uint32_t qpn) { return *flow(qpn).qp; }
 const QueuePair& Nic::qp(std::uint32_t qpn) const { return *flow(qpn).qp; }
 
-const DcqcnReactionPoint* Nic::rate_limiter(std::uint32_t qpn) const {
-  return qpn < flows_.size() && flows_[qpn] ? flows_[qpn]->rp.get() : nullptr;
-}
+const DcqcnReactionPoint* Nic::rate_limiter(std::uint32_t qpn) const { return flow(qpn).rp.get(); }
 
 void Nic::post_send(std::uint32_t qpn, const WorkRequest& wr) {
   qp(qpn).post_send(wr);
@@ -123,8 +121,8 @@ void Nic::post_recv(std::uint32_t qpn, std::uint64_t id, std::uint64_t addr, std
 
 bool Nic::idle() const {
   if (held_ || !cnps_.empty()) return false;
-  for (const auto& f : flows_)
-    if (f && !f->qp->idle()) return false;
+  for (const auto& [qpn, f] : flows_)
+    if (!f->qp->idle()) return false;
   return true;
 }
 
@@ -202,7 +200,7 @@ void Nic::transmit(Time now) {
   }
   const std::size_t n = qpns_.size();
   for (std::size_t k = 0; k < n; ++k) {  // replies, round robin
-    Flow& f = *flows_[qpns_[(next_reply_ + k) % n]];
+    Flow& f = flow(qpns_[(next_reply_ + k) % n]);
     if (!f.qp->has_response()) continue;
     next_reply_ = (next_reply_ + k + 1) % n;
     const Outgoing o = *f.qp->next(now, false);
@@ -210,7 +208,7 @@ void Nic::transmit(Time now) {
     return;
   }
   for (std::size_t k = 0; k < n; ++k) {  // requests, round robin among those their rate allows
-    Flow& f = *flows_[qpns_[(next_request_ + k) % n]];
+    Flow& f = flow(qpns_[(next_request_ + k) % n]);
     if (now < f.may_send_at || !f.qp->has_request()) continue;
     next_request_ = (next_request_ + k + 1) % n;
     const Outgoing o = *f.qp->next(now, true);
@@ -232,7 +230,7 @@ void Nic::eval() {
     pool_.release(p);
   }
   for (std::uint32_t qpn : qpns_) {
-    Flow& f = *flows_[qpn];
+    Flow& f = flow(qpn);
     if (f.qp->next_timer() <= t) f.qp->tick(t);
     if (f.rp && f.rp->next_event() <= t) f.rp->advance(t);
   }
@@ -246,7 +244,7 @@ void Nic::commit() {
   const Time line = clock().time_of(std::max(line_free_, now() + 1));
   if (held_ || !cnps_.empty()) next = line;
   for (std::uint32_t qpn : qpns_) {
-    const Flow& f = *flows_[qpn];
+    const Flow& f = flow(qpn);
     if (f.qp->has_response()) next = std::min(next, line);
     if (f.qp->has_request()) next = std::min(next, std::max(line, f.may_send_at));
     next = std::min(next, f.qp->next_timer());

@@ -21,6 +21,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "hw/link/attachment.hpp"
@@ -97,7 +98,7 @@ class Nic : public Core {
   Memory& memory_;
   std::unique_ptr<IcrcChecker> icrc_;
   std::vector<std::uint32_t> qpns_;             // in creation order: the round robin's
-  std::vector<std::unique_ptr<Flow>> flows_;    // by qpn (sparse)
+  std::unordered_map<std::uint32_t, std::unique_ptr<Flow>> flows_;  // by qpn
   std::size_t next_reply_ = 0, next_request_ = 0;
   std::deque<std::pair<std::uint32_t, std::uint32_t>> cnps_;  // owed: (remote endpoint, remote qpn)
   Packet* held_ = nullptr;  // built, waiting for the port's gate

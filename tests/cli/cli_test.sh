@@ -286,6 +286,15 @@ print(sum(s[f"top.rs544.leaf0.port{p}.mac.frames_sent"]["value"] for p in (0, 1)
     [ "$good" -eq "$total" ] || fail "$((total - good)) frames with a bad FCS as they left the MAC"
     [ "$malformed" -eq 0 ] || fail "$malformed malformed frames"
     echo "ok: $total frames from top.rs544.leaf0's ports, every FCS good, none malformed" ;;
+  nic_bad_input)
+    # The NIC's keys, refused by name before anything is simulated.
+    expect_bad_input "nic.mtu = 1500: allowed 256, 512, 1024, 2048, 4096" run nic-incast --set nic.mtu=1500
+    expect_bad_input "nic.retry_count = '8'" run nic-incast --set nic.retry_count=8
+    expect_bad_input "nic.dcqcn.profile = 'fast'" run nic-incast --set nic.dcqcn.profile=fast
+    expect_bad_input "nic.dcqcn.byte_counter = 5: allowed 0 when nic.dcqcn.rate_decrease_interval_us > 0" \
+      run nic-incast --set nic.dcqcn.profile=mlx --set nic.dcqcn.byte_counter=5
+    expect_bad_input "incast.senders = 20: needs 22 endpoints" run nic-incast --set incast.senders=20 --set topology.endpoints=20
+    expect_bad_input "exceed port.max_frame_bytes = 1522" run nic-incast --set port.max_frame_bytes=1522 ;;
   nic_pcap_roce)
     # Every frame nic-incast's NICs send, as tshark dissects it: RoCEv2 (UDP 4791) with a BTH,
     # nothing malformed; tshark does not check the ICRC, so it is recomputed here for each frame.

@@ -380,8 +380,8 @@ const std::vector<Claim> kClaims = {
      "nic-incast: RoCEv2 WRITEs of 1 MiB from 16 (8) senders into one on a two-leaf leaf-spine of composed 800G "
      "ports, a victim from the far leaf to another host meanwhile; DCQCN with the paper's constants. The drop run "
      "has 6 MiB of switch buffer (the default 14 MB holds the whole 16 MiB burst: nothing drops). DCQCN's 50 µs "
-     "CNP interval and 55 µs timers are slower than these incasts: 3 cuts a flow, no increase, and the victim "
-     "no better off than under PFC alone. RoCE's retransmission is Go-Back-N from the NAKed PSN; no "
+     "CNP interval and 55 µs timers are slower than these incasts: about 3 cuts and 2 fast-recovery steps a "
+     "flow, and the victim no better off than under PFC alone. RoCE's retransmission is Go-Back-N from the NAKed PSN; no "
      "retransmit timeout fires at the default 131 µs. The tail decides the verdict at 8 × 1 MiB: +9 % over the "
      "lossless p99. Larger bursts flip it: 16 senders with 10 MiB of buffer drop 1237 packets, resend 6.8 MB and "
      "end at a p99 of 261.6 µs against 173.8 (+50 %); 8 × 2 MiB with 6 MiB, 336.4 against 174.3 µs."},

@@ -127,6 +127,7 @@ class NicIncast : public Testbench {
     s["topology"] = runs_.front().rig->fabric->summary();
     s["senders"] = senders_;
     s["message_bytes"] = message_;
+    s["provenance"] = {{"senders", "configured"}, {"message_bytes", "configured"}};
     const std::vector<int> hops = hops_from_receiver();
     for (const Run& r : runs_) {
       std::vector<double> fct;
@@ -199,9 +200,10 @@ class NicIncast : public Testbench {
           {"fct_p50_us", pct(0.5)},
           {"fct_p99_us", pct(0.99)},
           {"fct_max_us", fct.empty() ? 0.0 : fct.back()},
-          // The seed's C7 bar: goodput above 0.90 of the line with loss below 1e-6.
-          {"c7_bar_met", goodput > 0.90 && drop_ratio < 1e-6},
       };
+      // The seed's C7 bar (ENCC's, issue 25), held against each design here: goodput above 0.90
+      // of the line with loss below 1e-6.
+      s["claim_c7"][r.design + "_bar_met"] = goodput > 0.90 && drop_ratio < 1e-6;
     }
     return s;
   }

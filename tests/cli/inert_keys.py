@@ -135,6 +135,10 @@ PAIRING = [
     ("nic-incast", "nic.dcqcn.*", {"nic.dcqcn.alpha_period_us": 5, "nic.dcqcn.increase_period_us": 5,
                                    "nic.dcqcn.cnp_interval_us": 5, "nic.dcqcn.byte_counter": 100000}),
     ("nic-incast", "nic.retry_count", {"nic.timeout_exp": 2}),
+    # Keys that make the short run slow (every codeword encoded and decoded; one frame in flight
+    # a hop), on 128 KiB messages.
+    ("nic-incast", "port.codec", {"incast.message_kib": 128}),
+    ("nic-incast", "llr.window", {"incast.message_kib": 128}),
     ("nic-incast", "switch.dwrr_quantum_bytes", {"incast.victim_vc": "own", "switch.egress_scheduler": "dwrr"}),
     ("nic-incast", "port.none.*", {"port.fec": "none"}),
     ("lingyun-deadlock", "port.rs272.*", {"port.fec": "rs272"}),

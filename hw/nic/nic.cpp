@@ -173,15 +173,14 @@ Packet* Nic::frame(std::uint32_t dst, const RoceHeader& header, const Outgoing* 
   return p;
 }
 
-bool Nic::send(Packet* p) {
+void Nic::send(Packet* p) {
   if (!port_.can_send(*p)) {
     held_ = p;
-    return false;
+    return;
   }
   port_.send(p);
   sent_.add();
   line_free_ = now() + (p->bytes + width_ - 1) / width_;
-  return true;
 }
 
 void Nic::transmit(Time now) {

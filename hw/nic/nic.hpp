@@ -88,7 +88,7 @@ class Nic : public Core {
   void transmit(Time now);
   // A frame to `dst` of header `h` with its payload from memory (o), or a CNP's (none).
   Packet* frame(std::uint32_t dst, const RoceHeader& h, const Outgoing* o, Time now);
-  bool send(Packet* p);  // on the line, or held for the port's gate
+  void send(Packet* p);  // on the line, or held for the port's gate
 
   std::uint32_t endpoint_;
   NicParams params_;

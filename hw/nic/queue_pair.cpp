@@ -103,7 +103,6 @@ Outgoing QueuePair::request_packet(Request& r, std::uint32_t psn) {
 Outgoing QueuePair::reply_packet() {
   Reply& y = replies_.front();
   Outgoing o;
-  o.response = true;
   RoceHeader& h = o.header;
   h.dest_qp = remote_qpn_;
   if (!y.read) {
@@ -138,11 +137,11 @@ std::optional<Outgoing> QueuePair::next(Time now, bool may_send_data) {
   if (sent_end_ == una_psn_) last_progress_ = now;  // the timer runs while anything is outstanding
   if (r->wr.verb == Verb::kRead && psn_diff(sent_end_, r->first_psn) <= 0) ++reads_outstanding_;
   Outgoing o = request_packet(*r, send_psn_);
-  o.retransmission = psn_diff(send_psn_, sent_end_) < 0;
+  const bool again = psn_diff(send_psn_, sent_end_) < 0;
   send_psn_ = r->wr.verb == Verb::kRead ? psn_add(r->first_psn, r->packets) : psn_add(send_psn_, 1);
   if (psn_diff(send_psn_, sent_end_) > 0) sent_end_ = send_psn_;
   ++stats_.packets_sent;
-  if (o.retransmission) {
+  if (again) {
     ++stats_.retransmitted_packets;
     stats_.retransmitted_bytes += o.payload_bytes;
   }

@@ -82,8 +82,6 @@ struct Outgoing {
   RoceHeader header;
   std::uint64_t payload_addr = 0;
   std::uint32_t payload_bytes = 0;
-  bool retransmission = false;
-  bool response = false;  // an ACK, NAK or READ response (the responder's), not paced as data
 };
 
 struct QpStats {

@@ -62,10 +62,15 @@ bool is_known(std::uint8_t op) {
          (transport == opcode::kUc && operation <= opcode::kWriteOnly);
 }
 
-std::uint32_t icrc(const std::uint8_t* frame, std::size_t size) {
+std::size_t icrc_offset(const std::uint8_t* frame, std::size_t size) {
   if (size < kBth + kBthBytes + kIcrcBytes) throw std::logic_error("icrc: frame too short for RoCEv2");
-  const std::size_t end = kIp + get16(frame + kIp + 2) - kIcrcBytes;  // the ICRC's place
+  const std::size_t end = kIp + get16(frame + kIp + 2) - kIcrcBytes;
   if (end > size - kIcrcBytes || end < kBth + kBthBytes) throw std::logic_error("icrc: IP length outside the frame");
+  return end;
+}
+
+std::uint32_t icrc(const std::uint8_t* frame, std::size_t size) {
+  const std::size_t end = icrc_offset(frame, size);
   std::uint8_t masked[8 + kIpv4Bytes + kUdpBytes + kBthBytes];
   std::memset(masked, 0xff, 8);
   std::memcpy(masked + 8, frame + kIp, kIpv4Bytes + kUdpBytes + kBthBytes);

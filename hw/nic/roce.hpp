@@ -91,8 +91,11 @@ RoceHeader cnp_header(std::uint32_t dest_qp);
 // updated; a frame that is not ECN-capable is left as it is.
 void mark_ce(std::vector<std::uint8_t>& frame);
 
-// The ICRC of a frame, Ethernet header included: the CRC over the masked fields and every byte up
-// to the ICRC, whose place is found from the IP total length.
+// Where a frame's ICRC sits, from its IP total length: the offset of its first byte. Throws
+// std::logic_error for a frame too short for RoCEv2 or an IP length outside it.
+std::size_t icrc_offset(const std::uint8_t* frame, std::size_t size);
+// The ICRC of a frame, Ethernet header included: the CRC over the masked fields and every byte
+// from the IP header up to the ICRC.
 std::uint32_t icrc(const std::uint8_t* frame, std::size_t size);
 
 struct Parsed {

@@ -3,7 +3,7 @@
 #include "Vxy_icrc_dropin.h"
 #include "rtl/nic/icrc_twin.hpp"
 
-#include <stdexcept>
+#include <algorithm>
 
 #include "rtl/twin.hpp"
 
@@ -20,10 +20,7 @@ IcrcTwin::~IcrcTwin() { rtl_->top.final(); }
 
 std::uint32_t IcrcTwin::icrc(const std::uint8_t* frame, std::size_t size) {
   constexpr std::size_t kIp = nic::kEthernetBytes;
-  if (size < kIp + nic::kIpv4Bytes + nic::kUdpBytes + nic::kBthBytes + nic::kIcrcBytes)
-    throw std::logic_error("icrc twin: frame too short for RoCEv2");
-  const std::size_t end = kIp + (std::size_t{frame[kIp + 2]} << 8 | frame[kIp + 3]) - nic::kIcrcBytes;
-  if (end > size - nic::kIcrcBytes) throw std::logic_error("icrc twin: IP length outside the frame");
+  const std::size_t end = nic::icrc_offset(frame, size);
   Vxy_icrc_dropin& top = rtl_->top;
   for (std::size_t at = kIp; at < end; at += 8) {
     const std::size_t n = std::min<std::size_t>(8, end - at);

@@ -29,13 +29,10 @@ int nic_bench(const char* self, const NicBenchOptions& o) {
   const double period_ns = 1000.0 / results["config"]["switch.clock_mhz"].get<double>();
   const auto& s = results["summary"];
   int designs = 0;
-  double bytes = 0;  // the incast's and the victim's, every design
-  for (const auto& [name, row] : s.items()) {
-    if (!row.is_object() || !row.contains("goodput_ratio")) continue;
-    ++designs;
-    bytes += static_cast<double>(o.senders) * o.message_kib * 1024.0;
-    if (row["victim_gbps"].get<double>() > 0) bytes += results["config"]["incast.victim_kib"].get<double>() * 1024;
-  }
+  for (const auto& [name, row] : s.items()) designs += row.is_object() && row.contains("goodput_ratio");
+  // The incast's and the victim's, every design.
+  const double bytes =
+      designs * (o.senders * o.message_kib + results["config"]["incast.victim_kib"].get<double>()) * 1024.0;
   std::cout << fmt::format("nic-incast, {} senders x {} KiB into one, {} designs, each its own fabric: {}\n", o.senders,
                            o.message_kib, designs, s["topology"].get<std::string>())
             << fmt::format("  simulated          {:>10.1f} us ({:.0f} switch-core cycles, each design)\n", sim_ns / 1000,

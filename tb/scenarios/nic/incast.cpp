@@ -67,6 +67,7 @@ class NicIncast : public Testbench {
       throw ConfigError(fmt::format("nic.mtu = {}: its frames of {} B exceed port.max_frame_bytes = {}", np.qp.mtu,
                                     np.largest_frame_bytes(), base.max_frame_bytes));
     line_gbps_ = base.line_gbps();
+    links_up_ = base.phy.cdr_lock_cycles * base.phy.period();
     for (const Design& d : kDesigns) {
       lingyun::PortParams pp = base;
       pp.fc = d.fc;
@@ -79,7 +80,6 @@ class NicIncast : public Testbench {
       r.design = d.name;
       r.rig = std::make_unique<NicRig>(fmt::format("top.{}", d.name), fmt::format("nic_incast_{}", d.name), topology_,
                                        s, pp, per_endpoint, stats_, pool_, ctx);
-      links_up_ = pp.phy.cdr_lock_cycles * pp.phy.period();
       for (int e = 1; e <= senders_; ++e)
         write(r, e, 0, static_cast<std::uint64_t>(e - 1) * message_, message_);
       if (victim_message_) write(r, victim_, 1, kVictimAt, victim_message_);  // apart from e1's own message

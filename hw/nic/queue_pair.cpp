@@ -21,6 +21,11 @@ void QpConfig::validate(const std::string& prefix) const {
   if (max_outstanding < 1 || max_outstanding > (1u << 23))
     throw ConfigError(fmt::format("{}.max_outstanding = {}: allowed 1..2^23 (half the PSN space)", prefix,
                                   max_outstanding));
+  if (reorder_window > (1u << 16))
+    throw ConfigError(fmt::format("{}.reorder.window = {}: allowed 0..65536 packets", prefix, reorder_window));
+  if (selective_repeat && reorder_window == 0)
+    throw ConfigError(fmt::format("{}.retransmit = selective: needs {}.reorder.window > 0 (the receiver must keep what "
+                                  "follows a hole)", prefix, prefix));
 }
 
 const char* to_string(WcStatus s) {
@@ -35,7 +40,8 @@ const char* to_string(WcStatus s) {
 QueuePair::QueuePair(std::uint32_t qpn, std::uint32_t remote_qpn, const QpConfig& config, Memory& memory,
                      std::uint32_t first_psn, std::uint32_t remote_first_psn)
     : qpn_(qpn), remote_qpn_(remote_qpn), cfg_(config), memory_(memory), next_psn_(first_psn & kPsnMask),
-      send_psn_(next_psn_), una_psn_(next_psn_), sent_end_(next_psn_), epsn_(remote_first_psn & kPsnMask) {
+      send_psn_(next_psn_), una_psn_(next_psn_), sent_end_(next_psn_), acked_to_(next_psn_), epsn_(remote_first_psn & kPsnMask),
+      window_(config.reorder_window) {
   cfg_.validate("nic.qp");
 }
 
@@ -45,7 +51,10 @@ void QueuePair::post_send(const WorkRequest& wr) {
     completions_.push_back({wr.id, wr.verb, WcStatus::kFlushed, 0, 0});
     return;
   }
-  Request r{wr, next_psn_, packets_for(wr.length)};
+  Request r;
+  r.wr = wr;
+  r.first_psn = next_psn_;
+  r.packets = packets_for(wr.length);
   next_psn_ = psn_add(next_psn_, r.packets);
   sq_.push_back(r);
 }
@@ -55,7 +64,9 @@ void QueuePair::post_recv(std::uint64_t id, std::uint64_t addr, std::uint32_t le
 }
 
 bool QueuePair::has_request() const {
-  if (failed_ || send_psn_ == next_psn_ ||
+  if (failed_) return false;
+  if (!resend_.empty()) return true;
+  if (send_psn_ == next_psn_ ||
       static_cast<std::uint32_t>(psn_diff(send_psn_, una_psn_)) >= cfg_.max_outstanding)
     return false;
   const Request& r = sq_[index_of(send_psn_)];
@@ -66,12 +77,14 @@ bool QueuePair::has_request() const {
 bool QueuePair::idle() const { return sq_.empty() && replies_.empty(); }
 
 std::size_t QueuePair::index_of(std::uint32_t psn) const {
-  std::size_t k = 0;
-  for (; k < sq_.size(); ++k) {
-    const std::int32_t i = psn_diff(psn, sq_[k].first_psn);
-    if (i >= 0 && static_cast<std::uint32_t>(i) < sq_[k].packets) break;
-  }
-  return k;
+  // The requests hold consecutive PSN ranges in order: the last one starting at or before psn.
+  if (sq_.empty() || psn_diff(psn, sq_.front().first_psn) < 0) return sq_.size();
+  const std::uint32_t base = sq_.front().first_psn;
+  const auto after = std::upper_bound(sq_.begin(), sq_.end(), psn_diff(psn, base),
+                                      [&](std::int32_t d, const Request& r) { return d < psn_diff(r.first_psn, base); });
+  const Request& r = *std::prev(after);
+  return static_cast<std::uint32_t>(psn_diff(psn, r.first_psn)) < r.packets ? static_cast<std::size_t>(std::prev(after) - sq_.begin())
+                                                                           : sq_.size();
 }
 
 Outgoing QueuePair::request_packet(Request& r, std::uint32_t psn) {
@@ -133,6 +146,16 @@ std::optional<Outgoing> QueuePair::next(Time now, bool may_send_data) {
     return reply_packet();
   }
   if (!may_send_data || !has_request()) return std::nullopt;
+  if (!resend_.empty()) {  // selective repeat
+    const std::uint32_t psn = resend_.front();
+    resend_.pop_front();
+    Outgoing o = request_packet(sq_[index_of(psn)], psn);
+    o.header.ack_req = true;  // alone: whether it arrived is news only an ACK brings
+    ++stats_.packets_sent;
+    ++stats_.retransmitted_packets;
+    stats_.retransmitted_bytes += o.payload_bytes;
+    return o;
+  }
   Request* r = &sq_[index_of(send_psn_)];
   if (sent_end_ == una_psn_) last_progress_ = now;  // the timer runs while anything is outstanding
   if (r->wr.verb == Verb::kRead && psn_diff(sent_end_, r->first_psn) <= 0) ++reads_outstanding_;
@@ -149,16 +172,22 @@ std::optional<Outgoing> QueuePair::next(Time now, bool may_send_data) {
 }
 
 void QueuePair::acknowledge(std::uint32_t psn_after, Time now) {
-  if (psn_diff(psn_after, una_psn_) <= 0 || psn_diff(psn_after, sent_end_) > 0) return;  // stale, or not sent
+  if (psn_diff(psn_after, sent_end_) > 0) return;  // not sent
+  // The furthest acknowledgement yet counts: what it covered beyond a READ missing responses is
+  // retired once they arrive.
+  if (psn_diff(psn_after, acked_to_) > 0) acked_to_ = psn_after;
+  psn_after = acked_to_;
+  if (psn_diff(psn_after, una_psn_) <= 0) return;  // nothing new
   // A READ is acknowledged by its responses only: an ACK beyond a READ whose responses were lost
-  // stops at the first missing one, and the READ goes again from there.
+  // stops at the first missing one, and the READ goes again from there (with a reorder window
+  // they may have been overtaken, not lost: the timer decides).
   for (Request& r : sq_) {
     if (psn_diff(r.first_psn, psn_after) >= 0) break;
     if (r.wr.verb == Verb::kRead && r.read_received < r.packets) {
       const std::uint32_t missing = psn_add(r.first_psn, r.read_received);
       if (psn_diff(psn_after, missing) > 0) {
         psn_after = missing;
-        ask_read_again(missing);
+        if (!cfg_.reorder_window) ask_read_again(missing);
       }
       break;
     }
@@ -166,14 +195,14 @@ void QueuePair::acknowledge(std::uint32_t psn_after, Time now) {
   if (psn_diff(psn_after, una_psn_) <= 0) return;
   una_psn_ = psn_after;
   if (psn_diff(send_psn_, una_psn_) < 0) send_psn_ = una_psn_;
+  resend_.erase(std::remove_if(resend_.begin(), resend_.end(), [&](std::uint32_t p) { return psn_diff(p, una_psn_) < 0; }),
+                resend_.end());
   last_progress_ = now;
   retries_ = 0;
-  for (Request& r : sq_) {
-    if (r.wr.verb != Verb::kRead && psn_diff(psn_after, psn_add(r.first_psn, r.packets)) >= 0) r.acked = true;
-    if (r.wr.verb == Verb::kRead && r.read_received == r.packets && !r.acked) {
-      r.acked = true;
-      --reads_outstanding_;
-    }
+  for (Request& r : sq_) {  // a READ before psn_after has all its responses
+    if (psn_diff(psn_after, psn_add(r.first_psn, r.packets)) < 0) break;
+    if (!r.acked && r.wr.verb == Verb::kRead) --reads_outstanding_;
+    r.acked = true;
   }
   complete_in_order(now);
 }
@@ -191,10 +220,16 @@ void QueuePair::go_back(std::uint32_t psn) {
   send_psn_ = psn;
 }
 
+void QueuePair::resend(std::uint32_t psn) {
+  if (!cfg_.selective_repeat) return go_back(psn);
+  if (psn_diff(psn, una_psn_) < 0 || psn_diff(psn, sent_end_) >= 0) return;
+  if (std::find(resend_.begin(), resend_.end(), psn) == resend_.end()) resend_.push_back(psn);
+}
+
 void QueuePair::ask_read_again(std::uint32_t psn) {
   if (read_rewind_ == psn) return;
   read_rewind_ = psn;
-  go_back(psn);
+  resend(psn);
 }
 
 void QueuePair::fail(Time now) {
@@ -205,19 +240,29 @@ void QueuePair::fail(Time now) {
     first = false;
   }
   sq_.clear();
+  resend_.clear();
   reads_outstanding_ = 0;
-  send_psn_ = una_psn_ = sent_end_ = next_psn_;
+  send_psn_ = una_psn_ = sent_end_ = acked_to_ = next_psn_;
+}
+
+Time QueuePair::hole_deadline() const {
+  return kept_ && !nak_pending_gap_ ? hole_since_ + cfg_.reorder_timeout : ~Time{0};
 }
 
 Time QueuePair::next_timer() const {
-  if (failed_ || sent_end_ == una_psn_) return ~Time{0};
-  return last_progress_ + cfg_.retransmit_timeout();
+  const Time retransmit = failed_ || sent_end_ == una_psn_ ? ~Time{0} : last_progress_ + cfg_.retransmit_timeout();
+  return std::min(retransmit, hole_deadline());
 }
 
 void QueuePair::tick(Time now) {
-  if (now < next_timer()) return;
+  if (now >= hole_deadline()) {  // the hole is a loss, not reordering
+    respond(Aeth::kNakPsnSequenceError, epsn_);
+    nak_pending_gap_ = true;
+  }
+  if (failed_ || sent_end_ == una_psn_ || now < last_progress_ + cfg_.retransmit_timeout()) return;
   ++stats_.timeouts;
   if (++retries_ > cfg_.retry_count) return fail(now);
+  resend_.clear();  // lost track of what arrived: everything from the oldest again, either way
   go_back(una_psn_);
   read_rewind_ = ~0u;
   last_progress_ = now;
@@ -235,7 +280,7 @@ void QueuePair::receive(const RoceHeader& h, const std::uint8_t* payload, std::u
     if (h.aeth->nak()) {
       ++stats_.naks_received;
       acknowledge(h.psn, now);
-      go_back(h.psn);
+      resend(h.psn);
     } else {
       acknowledge(psn_add(h.psn, 1), now);
     }
@@ -244,26 +289,97 @@ void QueuePair::receive(const RoceHeader& h, const std::uint8_t* payload, std::u
   if (op >= opcode::kReadResponseFirst && op <= opcode::kReadResponseOnly) return read_response(h, payload, size, now);
 
   const std::int32_t d = psn_diff(h.psn, epsn_);
-  if (d > 0) {  // a packet before it was lost
-    ++stats_.out_of_order;
-    if (!nak_pending_gap_) respond(Aeth::kNakPsnSequenceError, epsn_);
-    nak_pending_gap_ = true;
-    return;
-  }
   if (d < 0) {  // sent again after a loss or a timeout; we have it
     ++stats_.duplicates;
     if (op == opcode::kReadRequest) replies_.push_back({true, h.psn, 0, h.reth->va, h.reth->length});
     else if (h.ack_req) respond(Aeth::kAck, psn_add(epsn_, kPsnMask));
     return;
   }
-  execute(h, payload, size, now);
-  nak_pending_gap_ = false;
-  if (op == opcode::kReadRequest) epsn_ = psn_add(epsn_, packets_for(h.reth->length));
-  else epsn_ = psn_add(epsn_, 1);
-  if (h.ack_req) respond(Aeth::kAck, psn_add(epsn_, kPsnMask));
+  if (d > 0) {  // reordered, or a packet before it was lost
+    ++stats_.out_of_order;
+    if (static_cast<std::uint32_t>(d) < cfg_.reorder_window) {
+      keep(h, payload, size, now);
+    } else {  // no window, or beyond it: dropped
+      if (!nak_pending_gap_) respond(Aeth::kNakPsnSequenceError, epsn_);
+      nak_pending_gap_ = true;
+    }
+    if (cfg_.reorder_window) reorder_samples_.record(kept_);
+    return;
+  }
+  in_order(h, payload, size, now, false);
+  bool ack = h.ack_req;
+  while (kept_) {  // what the hole held back, in PSN order
+    Kept& k = window_[epsn_ % cfg_.reorder_window];
+    if (!k.used || k.header.psn != epsn_) break;
+    k.used = false;
+    --kept_;
+    in_order(k.header, k.payload.data(), k.size, now, k.placed);
+    ack |= k.header.ack_req;
+  }
+  hole_since_ = now;  // a hole still open is new
+  // Selective repeat: the hole behind one that was NAKed is most likely the same loss burst's.
+  nak_pending_gap_ = cfg_.selective_repeat && nak_pending_gap_ && kept_;
+  if (nak_pending_gap_) respond(Aeth::kNakPsnSequenceError, epsn_);
+  else if (ack) respond(Aeth::kAck, psn_add(epsn_, kPsnMask));
+  if (cfg_.reorder_window) reorder_samples_.record(kept_);
 }
 
-void QueuePair::execute(const RoceHeader& h, const std::uint8_t* payload, std::uint32_t size, Time now) {
+void QueuePair::in_order(const RoceHeader& h, const std::uint8_t* payload, std::uint32_t size, Time now, bool placed) {
+  execute(h, payload, size, now, placed);
+  epsn_ = psn_add(epsn_, (h.opcode & 0x1f) == opcode::kReadRequest ? packets_for(h.reth->length) : 1);
+  if (!spans_.empty())  // WRITEs now wholly in order need no early placement
+    spans_.erase(std::remove_if(spans_.begin(), spans_.end(),
+                                [&](const Span& s) { return psn_diff(epsn_, psn_add(s.first_psn, s.packets)) >= 0; }),
+                 spans_.end());
+}
+
+void QueuePair::keep(const RoceHeader& h, const std::uint8_t* payload, std::uint32_t size, Time now) {
+  Kept& k = window_[h.psn % cfg_.reorder_window];
+  if (k.used) {  // kept already (the window's slots are one PSN each)
+    ++stats_.duplicates;
+    return;
+  }
+  if (kept_ == 0) hole_since_ = now;
+  k.used = true;
+  k.placed = false;
+  k.header = h;
+  k.size = size;
+  k.payload.assign(payload, payload + size);
+  ++kept_;
+  ++stats_.reordered;
+  stats_.reorder_peak = std::max(stats_.reorder_peak, kept_);
+  const std::uint8_t op = h.opcode & 0x1f;
+  if (op == opcode::kWriteFirst || op == opcode::kWriteOnly) {
+    spans_.push_back({h.psn, packets_for(h.reth->length), h.reth->va});
+    place_early(h.psn, spans_.back().packets, h.reth->va);
+  } else if (op == opcode::kWriteMiddle || op == opcode::kWriteLast) {
+    for (const Span& s : spans_) {
+      const std::int32_t i = psn_diff(h.psn, s.first_psn);
+      if (i > 0 && static_cast<std::uint32_t>(i) < s.packets) {
+        place_early(h.psn, 1, s.va + std::uint64_t(i) * cfg_.mtu);
+        break;
+      }
+    }
+  }
+}
+
+// Places the kept WRITE payload of PSNs first_psn.. (packets of them) from va on, MTU apart.
+void QueuePair::place_early(std::uint32_t first_psn, std::uint32_t packets, std::uint64_t va) {
+  for (std::uint32_t i = 0; i < packets; ++i) {
+    const std::uint32_t psn = psn_add(first_psn, i);
+    const std::int32_t d = psn_diff(psn, epsn_);
+    if (d <= 0) continue;
+    if (static_cast<std::uint32_t>(d) >= cfg_.reorder_window) break;
+    Kept& k = window_[psn % cfg_.reorder_window];
+    if (!k.used || k.placed || k.header.psn != psn) continue;
+    memory_.write(va + std::uint64_t{i} * cfg_.mtu, k.payload.data(), k.size);
+    k.payload.clear();
+    k.placed = true;
+    ++stats_.placed_early;
+  }
+}
+
+void QueuePair::execute(const RoceHeader& h, const std::uint8_t* payload, std::uint32_t size, Time now, bool placed) {
   const std::uint8_t op = h.opcode & 0x1f;
   switch (op) {
     case opcode::kSendFirst:
@@ -278,6 +394,7 @@ void QueuePair::execute(const RoceHeader& h, const std::uint8_t* payload, std::u
       r.placed += size;
       if (op == opcode::kSendLast || op == opcode::kSendOnly) {
         completions_.push_back({r.id, Verb::kRecv, WcStatus::kSuccess, r.placed, now});
+        if (on_delivery) on_delivery({Verb::kRecv, r.addr, r.placed, now});
         rq_.pop_front();
         msn_ = psn_add(msn_, 1);
       }
@@ -285,13 +402,22 @@ void QueuePair::execute(const RoceHeader& h, const std::uint8_t* payload, std::u
     }
     case opcode::kWriteFirst:
     case opcode::kWriteOnly:
-      write_addr_ = h.reth->va;
+      write_addr_ = write_va_ = h.reth->va;
+      write_length_ = h.reth->length;
+      if (op == opcode::kWriteFirst && cfg_.reorder_window && !placed &&
+          std::none_of(spans_.begin(), spans_.end(), [&](const Span& s) { return s.first_psn == h.psn; })) {
+        spans_.push_back({h.psn, packets_for(h.reth->length), h.reth->va});  // for its packets that overtake
+        if (kept_) place_early(h.psn, spans_.back().packets, h.reth->va);
+      }
       [[fallthrough]];
     case opcode::kWriteMiddle:
     case opcode::kWriteLast:
-      memory_.write(write_addr_, payload, size);
+      if (!placed) memory_.write(write_addr_, payload, size);
       write_addr_ += size;
-      if (op == opcode::kWriteLast || op == opcode::kWriteOnly) msn_ = psn_add(msn_, 1);
+      if (op == opcode::kWriteLast || op == opcode::kWriteOnly) {
+        msn_ = psn_add(msn_, 1);
+        if (on_delivery) on_delivery({Verb::kWrite, write_va_, write_length_, now});
+      }
       return;
     case opcode::kReadRequest:
       replies_.push_back({true, h.psn, 0, h.reth->va, h.reth->length});
@@ -312,14 +438,26 @@ void QueuePair::read_response(const RoceHeader& h, const std::uint8_t* payload, 
     ++stats_.duplicates;
     return;
   }
-  if (d > 0) {  // a response was lost: ask again from it
+  const std::uint64_t at = r->wr.local_addr + std::uint64_t(psn_diff(h.psn, r->first_psn)) * cfg_.mtu;
+  if (d > 0) {
     ++stats_.out_of_order;
-    ask_read_again(expected);
+    if (static_cast<std::uint32_t>(d) >= cfg_.reorder_window) return ask_read_again(expected);  // lost, or too far
+    // Reordered: placed now, counted in when the responses before it are (a hole waits for the
+    // retransmit timer: the requester sends no NAK).
+    r->early.resize(r->packets);
+    if (r->early[psn_diff(h.psn, r->first_psn)]) {
+      ++stats_.duplicates;
+      return;
+    }
+    r->early[psn_diff(h.psn, r->first_psn)] = true;
+    memory_.write(at, payload, size);
+    ++stats_.placed_early;
     return;
   }
-  memory_.write(r->wr.local_addr + std::uint64_t{r->read_received} * cfg_.mtu, payload, size);
+  memory_.write(at, payload, size);
   ++r->read_received;
-  acknowledge(psn_add(h.psn, 1), now);
+  while (r->read_received < r->early.size() && r->early[r->read_received]) ++r->read_received;
+  acknowledge(psn_add(r->first_psn, r->read_received), now);
 }
 
 }  // namespace xy::nic

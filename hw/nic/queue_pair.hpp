@@ -16,22 +16,36 @@
 // are acknowledgements too; a gap in them sends the READ again from the missing PSN, for the
 // bytes not yet received. Completions come in order.
 //
+// Selective repeat (an option): a NAK sends again only the PSN it names, not everything after
+// it (a timeout still goes back to the oldest unacknowledged). It needs a receiver that keeps
+// what follows a hole (a reorder window), which NAKs the hole behind a NAKed one as soon as that
+// fills. An IB NAK names one PSN and acknowledges all before it, so a burst of losses is
+// recovered one round trip a packet.
+//
 // Responder: packets in PSN order are executed (payload placed by address for WRITE, into the
 // posted receive buffer for SEND; a READ request queues its responses) and acknowledged when
-// they ask; a packet ahead of the expected PSN is dropped and answered by one NAK per gap; a
-// duplicate is acknowledged again (a duplicate READ request is answered again from its PSN).
+// they ask; a duplicate is acknowledged again (a duplicate READ request is answered again from
+// its PSN). A packet ahead of the expected PSN:
+//  - without a reorder window, is dropped and answered by one NAK per hole;
+//  - with one (`reorder_window` packets past the expected PSN), is kept: WRITE payload is placed
+//    at its address at once when its message's first packet (whose RETH gives the address and
+//    length) has arrived, in order or not, and kept until then otherwise; SEND payload and READ
+//    requests wait for their turn. As the hole fills, what was kept is executed in PSN order, so
+//    messages are delivered (on_delivery) and completed in order. A hole is taken for a loss and
+//    NAKed when it is `reorder_timeout` old or a packet falls beyond the window (dropped).
 //
 // Not modelled: UC/UD, atomics, immediates, RNR (a SEND without a posted receive is a
-// logic_error, the testbench's mistake), memory keys (RETH's R_Key is carried, not checked),
-// selective repeat (Go-Back-N only).
+// logic_error, the testbench's mistake), memory keys (RETH's R_Key is carried, not checked).
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "hw/nic/roce.hpp"
+#include "kernel/stats.hpp"
 #include "kernel/units.hpp"
 
 namespace xy::nic {
@@ -51,6 +65,9 @@ struct QpConfig {
   std::uint32_t ack_req_every = 16;  // the A bit on every n-th packet, and on each message's last
   std::uint32_t max_outstanding = 1u << 16;  // PSNs sent and not acknowledged
   std::uint32_t max_reads = 16;      // READ requests outstanding (IB's initiator depth, max_rd_atomic)
+  std::uint32_t reorder_window = 0;  // packets kept past a hole; 0: none (dropped and NAKed)
+  Time reorder_timeout = 8 * kUs;    // a hole this old is NAKed
+  bool selective_repeat = false;     // resend only what a NAK or timeout names (needs a reorder window)
   void validate(const std::string& prefix) const;  // throws ConfigError naming prefix.key
   Time retransmit_timeout() const { return (4096 * kNs) << timeout_exp; }
 };
@@ -87,6 +104,16 @@ struct Outgoing {
 struct QpStats {
   std::uint64_t packets_sent = 0, retransmitted_packets = 0, retransmitted_bytes = 0, naks_sent = 0,
                 naks_received = 0, timeouts = 0, duplicates = 0, out_of_order = 0, acks_sent = 0;
+  std::uint64_t reordered = 0, placed_early = 0;  // kept past a hole; of them, WRITE payload placed at once
+  std::uint32_t reorder_peak = 0;    // packets kept at once
+};
+
+// A message the responder has received whole, in order: what the application may now read.
+struct Delivery {
+  Verb verb = Verb::kWrite;  // kWrite or kRecv (a SEND)
+  std::uint64_t addr = 0;    // where its bytes are
+  std::uint32_t bytes = 0;
+  Time at = 0;
 };
 
 class QueuePair {
@@ -118,12 +145,17 @@ class QueuePair {
   std::uint32_t next_psn() const { return next_psn_; }
   const QpStats& stats() const { return stats_; }
   bool idle() const;  // nothing to send, nothing outstanding
+  // Packets kept in the reorder window, sampled as each request packet arrived (itself counted):
+  // quantile q.
+  std::uint32_t reorder_occupancy(double q) const { return static_cast<std::uint32_t>(reorder_samples_.quantile(q)); }
+  std::function<void(const Delivery&)> on_delivery;  // each message received whole, in order
 
  private:
   struct Request {
     WorkRequest wr;
     std::uint32_t first_psn = 0, packets = 0;
-    std::uint32_t read_received = 0;  // READ: response packets placed
+    std::uint32_t read_received = 0;  // READ: response packets placed, in order
+    std::vector<bool> early;          // READ: responses placed ahead of a hole (reorder window)
     bool acked = false;
   };
   // What the responder sends, in the order of the requests it answers (an ACK of a later PSN
@@ -144,8 +176,14 @@ class QueuePair {
   void ask_read_again(std::uint32_t psn);  // once per missing response; the timer covers the rest
   void fail(Time now);
   void respond(std::uint8_t syndrome, std::uint32_t psn);
+  void resend(std::uint32_t psn);  // after a NAK or timeout: from psn on (Go-Back-N), or psn alone
   Outgoing reply_packet();
-  void execute(const RoceHeader& h, const std::uint8_t* payload, std::uint32_t size, Time now);
+  // `placed`: its WRITE payload is in memory already (the reorder window placed it).
+  void execute(const RoceHeader& h, const std::uint8_t* payload, std::uint32_t size, Time now, bool placed = false);
+  void in_order(const RoceHeader& h, const std::uint8_t* payload, std::uint32_t size, Time now, bool placed);
+  void keep(const RoceHeader& h, const std::uint8_t* payload, std::uint32_t size, Time now);
+  void place_early(std::uint32_t first_psn, std::uint32_t packets, std::uint64_t va);
+  Time hole_deadline() const;
   void read_response(const RoceHeader& h, const std::uint8_t* payload, std::uint32_t size, Time now);
 
   std::uint32_t qpn_, remote_qpn_;
@@ -157,6 +195,7 @@ class QueuePair {
   std::uint32_t send_psn_;  // the next PSN to put on the wire (behind next_psn_ after a go-back)
   std::uint32_t una_psn_;   // the oldest PSN not acknowledged
   std::uint32_t sent_end_;  // one past the highest PSN sent
+  std::uint32_t acked_to_;  // the furthest PSN an ACK or READ response acknowledged up to
   std::uint32_t read_rewind_ = ~0u;  // the READ response PSN last asked for again
   std::uint32_t reads_outstanding_ = 0;  // READs whose request went out, not yet complete
   std::uint32_t since_ack_req_ = 0;
@@ -173,6 +212,25 @@ class QueuePair {
     std::uint32_t length, placed;
   };
   std::deque<Recv> rq_;
+  std::uint64_t write_va_ = 0;  // the current WRITE's address and length, for its delivery
+  std::uint32_t write_length_ = 0;
+  // The reorder window: packet psn in slot psn % reorder_window while ahead of epsn_.
+  struct Kept {
+    bool used = false, placed = false;
+    RoceHeader header;
+    std::uint32_t size = 0;
+    std::vector<std::uint8_t> payload;  // until placed
+  };
+  std::vector<Kept> window_;
+  std::uint32_t kept_ = 0;
+  Time hole_since_ = 0;  // when the hole at epsn_ was first seen with packets kept past it
+  struct Span {          // a WRITE whose first packet arrived: its PSNs and address
+    std::uint32_t first_psn, packets;
+    std::uint64_t va;
+  };
+  std::deque<Span> spans_;
+  LatencyHistogram reorder_samples_{1};  // packets kept, not cycles
+  std::deque<std::uint32_t> resend_;     // selective repeat: PSNs to send again, in order
   std::deque<Reply> replies_;
   std::deque<Completion> completions_;
   QpStats stats_;

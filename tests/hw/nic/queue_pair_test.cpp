@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <stdexcept>
@@ -41,6 +42,7 @@ struct WireSpec {
   Time delay = 1 * kUs;  // one way
   Time packet_time = 40 * kNs;  // a 4 KiB packet at ~800 Gb/s
   std::uint32_t blackout_after = ~0u;  // packets per side before the wire goes dead
+  std::vector<Time> paths;  // if any: each packet takes one of these one-way delays at random (sprayed)
 };
 
 // Two QPs and the wire between them, stepped one packet time at a time.
@@ -75,7 +77,11 @@ struct Pair {
     encode(o->header, payload.data(), payload.size(), f.frame);
     if (++sent[s] > wire.blackout_after || rng.chance(wire.loss)) return;
     auto& q = flight[1 - s];
-    if (!q.empty() && rng.chance(wire.reorder)) {
+    if (!wire.paths.empty()) {  // behind whatever arrives no later
+      f.at = now + wire.paths[rng.below(wire.paths.size())];
+      const auto at = std::find_if(q.begin(), q.end(), [&](const InFlight& x) { return x.at > f.at; });
+      q.insert(at, std::move(f));
+    } else if (!q.empty() && rng.chance(wire.reorder)) {
       f.at = q.back().at;
       q.insert(q.end() - 1, std::move(f));  // overtakes the one before it
     } else {
@@ -172,6 +178,40 @@ void expect_delivered_exactly_once(Pair& pair, const std::vector<Transfer>& t,
   }
 }
 
+// What the responder's application sees: each message delivered once, in the order posted, and
+// every one of its bytes in memory when it is.
+struct DeliveryCheck {
+  std::vector<Delivery> seen;
+  std::uint64_t incomplete_bytes = 0;
+  void watch(Pair& pair) {
+    pair.qp[1].on_delivery = [this, &pair](const Delivery& d) {
+      seen.push_back(d);
+      for (std::uint64_t b = d.addr; b < d.addr + d.bytes; ++b) incomplete_bytes += pair.mem[1].writes[b] != 1;
+    };
+  }
+  // The WRITEs and SENDs of `t`, in posting order.
+  void expect_in_order(const std::vector<Transfer>& t) const {
+    std::vector<std::uint64_t> want, got;
+    for (const Transfer& x : t)
+      if (x.wr.verb != Verb::kRead) want.push_back(x.dst);
+    for (const Delivery& d : seen) got.push_back(d.addr);
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(incomplete_bytes, 0u);
+  }
+};
+
+// Posts `count` mixed requests, runs the pair to its end and checks every byte and delivery.
+void run_mix(Pair& pair, int count, std::uint32_t mtu) {
+  DeliveryCheck check;
+  check.watch(pair);
+  const auto t = post_mix(pair, count, mtu);
+  const auto src = sources(pair, t);
+  pair.run(100 * kMs);
+  pair.qp[1].on_delivery = nullptr;
+  expect_delivered_exactly_once(pair, t, src);
+  check.expect_in_order(t);
+}
+
 TEST(QueuePair, WritesSendsAndReadsArriveOnceWithoutLoss) {
   QpConfig cfg;
   cfg.mtu = 1024;
@@ -187,22 +227,36 @@ TEST(QueuePair, WritesSendsAndReadsArriveOnceWithoutLoss) {
   EXPECT_EQ(recvs, 20u);
 }
 
-// The fault campaign: loss from 1e-6 to 1e-2 per packet (and 5 %), with and without reordering.
+// The fault campaign: loss from 1e-6 to 1e-2 per packet (and 5 %) each way, for each receiver
+// and wire: no reorder window on a wire that keeps order or reorders now and then (2 %), and a
+// window of 32 under spraying over paths of unequal delay, with Go-Back-N and selective repeat.
 TEST(QueuePair, EveryByteArrivesOnceUnderLossAndReordering) {
-  for (double loss : {1e-6, 1e-4, 1e-3, 1e-2, 5e-2}) {
-    for (double reorder : {0.0, 0.02}) {
+  struct Case {
+    const char* name;
+    double reorder;
+    bool sprayed;
+    std::uint32_t window;
+    bool selective;
+  };
+  const Case cases[] = {{"in order", 0, false, 0, false},
+                        {"reordered 2 %", 0.02, false, 0, false},
+                        {"sprayed, window, go-back-n", 0, true, 32, false},
+                        {"sprayed, window, selective repeat", 0, true, 32, true}};
+  for (const Case& k : cases) {
+    for (double loss : {1e-6, 1e-4, 1e-3, 1e-2, 5e-2}) {
       QpConfig cfg;
       cfg.mtu = 512;
       cfg.timeout_exp = 2;  // 16.4 us: a few round trips of this wire
+      cfg.reorder_window = k.window;
+      cfg.reorder_timeout = 2 * kUs;
+      cfg.selective_repeat = k.selective;
       WireSpec w;
       w.loss = loss;
-      w.reorder = reorder;
+      w.reorder = k.reorder;
+      if (k.sprayed) w.paths = {1 * kUs, 1100 * kNs, 1250 * kNs, 1400 * kNs};
       Pair pair(cfg, w);
-      const auto t = post_mix(pair, 300, cfg.mtu);
-      const auto src = sources(pair, t);
-      pair.run(100 * kMs);
-      SCOPED_TRACE(testing::Message() << "loss " << loss << " reorder " << reorder);
-      expect_delivered_exactly_once(pair, t, src);
+      SCOPED_TRACE(testing::Message() << k.name << ", loss " << loss);
+      run_mix(pair, 300, cfg.mtu);
       EXPECT_FALSE(pair.qp[0].failed());
       if (loss >= 1e-2) {
         EXPECT_GT(pair.qp[0].stats().retransmitted_packets, 0u);
@@ -274,6 +328,113 @@ TEST(QueuePair, AtMostMaxReadsReadsAreOutstanding) {
   EXPECT_EQ(std::vector<std::uint8_t>(m.bytes.begin(), m.bytes.begin() + 10), std::vector<std::uint8_t>(data, data + 10));
 }
 
+// Spraying over paths of unequal delay reorders most packets. With a reorder window the
+// receiver keeps them: no NAK, nothing sent twice, WRITE payload placed on arrival, messages
+// delivered in order. Without one, every overtaking packet is dropped and NAKed: Go-Back-N
+// resends many times the bytes (the contrast is the point of the window).
+TEST(QueuePair, AReorderWindowTakesSprayedPacketsWithoutResending) {
+  WireSpec w;
+  w.paths = {1 * kUs, 1100 * kNs, 1250 * kNs, 1400 * kNs};  // up to 10 packet times apart
+  std::uint64_t resent[2] = {};
+  for (std::uint32_t window : {0u, 64u}) {
+    QpConfig cfg;
+    cfg.mtu = 512;
+    cfg.reorder_window = window;
+    Pair pair(cfg, w);
+    SCOPED_TRACE(testing::Message() << "window " << window);
+    run_mix(pair, 300, cfg.mtu);
+    resent[window > 0] = pair.qp[0].stats().retransmitted_packets;
+    if (window) {
+      const QpStats& r = pair.qp[1].stats();
+      EXPECT_GT(r.reordered, 100u);
+      EXPECT_GT(r.placed_early, 10u);
+      EXPECT_EQ(r.naks_sent, 0u);
+      EXPECT_GT(pair.qp[1].reorder_occupancy(0.99), 0u);
+      EXPECT_LE(r.reorder_peak, window);
+    }
+  }
+  EXPECT_EQ(resent[1], 0u);
+  EXPECT_GT(resent[0], 300u);
+}
+
+// One 4-packet WRITE, its packets handed over by hand: 0, then 2 and 3 (1 is late). 2 and 3 are
+// kept and placed at once (0's RETH gave the address); nothing is delivered until 1 arrives, and
+// the hole is NAKed when it is reorder_timeout old.
+TEST(QueuePair, KeptWritePayloadIsPlacedAtOnceAndTheHoleNakedOnTime) {
+  QpConfig cfg;
+  cfg.mtu = 256;
+  cfg.reorder_window = 8;
+  cfg.reorder_timeout = 3 * kUs;
+  CountingMemory src(4096), dst(4096);
+  for (std::size_t i = 0; i < src.bytes.size(); ++i) src.bytes[i] = static_cast<std::uint8_t>(i * 7 + 1);
+  QueuePair a(1, 2, cfg, src), b(2, 1, cfg, dst);
+  std::vector<Delivery> delivered;
+  b.on_delivery = [&](const Delivery& d) { delivered.push_back(d); };
+  a.post_send({7, Verb::kWrite, 0, 1000, 0, 1024});
+  std::vector<Outgoing> packets;
+  while (auto o = a.next(0)) packets.push_back(*o);
+  ASSERT_EQ(packets.size(), 4u);
+  const auto give = [&](int k, Time at) {
+    const Outgoing& o = packets[static_cast<std::size_t>(k)];
+    b.receive(o.header, &src.bytes[o.payload_addr], o.payload_bytes, at);
+  };
+  const auto written = [&](std::uint64_t from, std::uint64_t to) {
+    int n = 0;
+    for (std::uint64_t i = from; i < to; ++i) n += dst.writes[i];
+    return n;
+  };
+  give(0, 0);
+  give(2, 10 * kNs);
+  give(3, 20 * kNs);
+  EXPECT_EQ(b.stats().placed_early, 2u);
+  EXPECT_EQ(written(1000, 1256), 256);   // packet 0, in order
+  EXPECT_EQ(written(1256, 1512), 0);     // packet 1 not here
+  EXPECT_EQ(written(1512, 2024), 512);   // packets 2 and 3, placed on arrival
+  EXPECT_TRUE(delivered.empty());
+  EXPECT_FALSE(b.has_response());        // no NAK yet: it may be reordering
+  EXPECT_EQ(b.next_timer(), 10 * kNs + 3 * kUs);  // the hole, first seen with packet 2
+  b.tick(10 * kNs + 3 * kUs);
+  auto nak = b.next(10 * kNs + 3 * kUs);
+  ASSERT_TRUE(nak && nak->header.aeth);
+  EXPECT_TRUE(nak->header.aeth->nak());
+  EXPECT_EQ(nak->header.psn, 1u);
+  give(1, 4 * kUs);
+  ASSERT_EQ(delivered.size(), 1u);
+  EXPECT_EQ(delivered[0].addr, 1000u);
+  EXPECT_EQ(delivered[0].bytes, 1024u);
+  EXPECT_EQ(written(1000, 2024), 1024);  // each byte once
+  EXPECT_TRUE(std::equal(dst.bytes.begin() + 1000, dst.bytes.begin() + 2024, src.bytes.begin()));
+  auto ack = b.next(4 * kUs);
+  ASSERT_TRUE(ack && ack->header.aeth);
+  EXPECT_FALSE(ack->header.aeth->nak());
+  EXPECT_EQ(ack->header.psn, 3u);  // all four
+}
+
+// After a NAK for PSN 3 of 8 sent: Go-Back-N sends 3..7 again, selective repeat 3 alone.
+TEST(QueuePair, SelectiveRepeatResendsOnlyWhatTheNakNames) {
+  for (bool selective : {false, true}) {
+    QpConfig cfg;
+    cfg.mtu = 256;
+    cfg.reorder_window = selective ? 16 : 0;
+    cfg.selective_repeat = selective;
+    CountingMemory m(1 << 14);
+    QueuePair qp(1, 2, cfg, m);
+    qp.post_send({1, Verb::kWrite, 0, 0, 0, 8 * 256});
+    while (qp.next(0)) {
+    }
+    RoceHeader nak;
+    nak.opcode = opcode::kAcknowledge;
+    nak.dest_qp = 1;
+    nak.psn = 3;
+    nak.aeth = Aeth{Aeth::kNakPsnSequenceError, 0};
+    qp.receive(nak, nullptr, 0, 1 * kUs);
+    std::vector<std::uint32_t> psns;
+    while (auto o = qp.next(1 * kUs)) psns.push_back(o->header.psn);
+    const std::vector<std::uint32_t> want = selective ? std::vector<std::uint32_t>{3} : std::vector<std::uint32_t>{3, 4, 5, 6, 7};
+    EXPECT_EQ(psns, want);
+  }
+}
+
 TEST(QueuePair, BadConfigurationIsRefusedByName) {
   QpConfig cfg;
   cfg.mtu = 1500;
@@ -285,6 +446,9 @@ TEST(QueuePair, BadConfigurationIsRefusedByName) {
   }
   cfg.mtu = 4096;
   cfg.retry_count = 8;
+  EXPECT_THROW(cfg.validate("nic.qp"), ConfigError);
+  cfg.retry_count = 7;
+  cfg.selective_repeat = true;  // with no reorder window to keep what follows a hole
   EXPECT_THROW(cfg.validate("nic.qp"), ConfigError);
 }
 

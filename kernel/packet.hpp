@@ -25,6 +25,7 @@ constexpr Stage kNoStage = 0;
 constexpr int kStageSlots = 12;
 
 struct Packet {
+  static constexpr std::uint16_t kDefaultEntropy = 49152;  // the first dynamic UDP port
   std::uint64_t id = 0;
   std::uint32_t src = 0, dst = 0;
   std::uint32_t bytes = 0;
@@ -36,6 +37,7 @@ struct Packet {
   bool intact = false;               // a PHY delivered its bytes exactly as sent; the MAC reading them clears it
   std::uint8_t e2e = 0;              // end-to-end transport: 0 data, else an ACK/NACK/INIT (kind + 1)
   std::uint32_t psn = 0;             // end-to-end sequence number (data), or what an ACK/NACK names
+  std::uint16_t entropy = kDefaultEntropy;  // what ECMP hashes as the UDP source port (RoCEv2's flow entropy)
   Time created = 0;                  // when the generator made it
   Time injected = 0;                 // when its head entered the first channel
   std::vector<std::uint8_t> payload; // `bytes` long when !phantom
@@ -126,6 +128,7 @@ class PacketPool {
     p->control = false;
     p->intact = false;
     p->e2e = 0;
+    p->entropy = Packet::kDefaultEntropy;
     p->stage_time = {};
     p->stage = kNoStage;
     free_.push_back(p);

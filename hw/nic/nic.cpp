@@ -7,7 +7,7 @@
 
 namespace xy::nic {
 
-NicParams NicParams::declare(Config& c, double line_bps, bool reads) {
+NicParams NicParams::declare(Config& c, double line_bps, Uses uses) {
   NicParams p;
   QpConfig& q = p.qp;
   q.mtu = static_cast<std::uint32_t>(c.integer("nic.mtu", 4096, "B", 256, 4096,
@@ -18,12 +18,27 @@ NicParams NicParams::declare(Config& c, double line_bps, bool reads) {
                                              "timeouts without progress before the QP fails (retry exceeded)"));
   q.ack_req_every = static_cast<std::uint32_t>(
       c.integer("nic.ack_req_every", 16, "packets", 1, 1 << 20, "the A bit on every n-th packet and each message's last"));
-  if (reads)
+  if (uses.reads)
     q.max_reads = static_cast<std::uint32_t>(
         c.integer("nic.max_reads", 16, "requests", 1, 1 << 16, "READ requests outstanding per QP (initiator depth)"));
+  q.reorder_window = static_cast<std::uint32_t>(c.integer(
+      "nic.reorder.window", 0, "packets", 0, 1 << 16,
+      "packets the receiver keeps past a hole (0: none; a packet out of order is dropped and NAKed)"));
+  if (q.reorder_window)
+    q.reorder_timeout = from_us(c.real("nic.reorder.timeout_us", to_us(q.reorder_timeout), "us", 1e-3, 1e6,
+                                       "a hole this old is taken for a loss and NAKed"));
+  q.selective_repeat = c.choice("nic.retransmit", "gbn", {"gbn", "selective"},
+                                "after a NAK or timeout: Go-Back-N, or the named packet alone") == "selective";
   q.validate("nic");
   p.icrc_rtl = c.implementation("nic.icrc.impl", {"model", "rtl"},
                                 "received ICRCs checked by the C++ model or its RTL twin (rtl/nic/xy_icrc.v)") == "rtl";
+  if (!uses.switched) {
+    p.dcqcn = false;
+    return p;
+  }
+  p.spray = c.choice("nic.entropy", "qp", {"qp", "packet"},
+                     "UDP source port (what ECMP hashes): one per QP, or a new one every data packet (spraying)") ==
+            "packet";
   p.dcqcn = c.choice("nic.cc", "dcqcn", {"dcqcn", "none"}, "congestion control: DCQCN, or none (line rate)") == "dcqcn";
   DcqcnConfig d = profile(c.choice("nic.dcqcn.profile", "paper", {"paper", "mlx"},
                                    "DCQCN's constants: the SIGCOMM'15 paper's, or the HPCC authors' ns-3 Mellanox variant"),
@@ -158,8 +173,12 @@ Packet* Nic::frame(std::uint32_t dst, const RoceHeader& header, const Outgoing* 
   h.src_ip = ip_of(endpoint_);
   h.dst_ip = ip_of(dst);
   h.ecn = Ecn::kEct0;  // DCQCN's packets are ECN-capable
-  // The flow's entropy, from the QP numbers as ConnectX derives it (a CNP's is 0, as captured).
-  h.src_port = h.opcode == opcode::kCnp ? 0 : static_cast<std::uint16_t>(0xc000 | ((h.dest_qp * 0x9e37u) & 0x3fff));
+  // The flow's entropy, from the QP numbers as ConnectX derives it (a CNP's is 0, as captured);
+  // spraying, a data packet's from its PSN too, so that each takes a path of its own (ACKs stay
+  // on the flow's).
+  std::uint32_t entropy = h.dest_qp * 0x9e37u;
+  if (params_.spray && (h.opcode & 0x1f) != opcode::kAcknowledge) entropy = (entropy ^ h.psn) * 0x85ebca6bu >> 8;
+  h.src_port = h.opcode == opcode::kCnp ? 0 : static_cast<std::uint16_t>(0xc000 | (entropy & 0x3fff));
   payload_.assign(o ? o->payload_bytes : kCnpPadBytes, 0);
   if (o && o->payload_bytes) memory_.read(o->payload_addr, payload_.data(), payload_.size());
   Packet* p = pool_.acquire();
@@ -167,6 +186,7 @@ Packet* Nic::frame(std::uint32_t dst, const RoceHeader& header, const Outgoing* 
   p->src = endpoint_;
   p->dst = dst;
   p->vc = params_.vc;
+  p->entropy = h.src_port;
   p->phantom = false;
   p->bytes = static_cast<std::uint32_t>(p->payload.size()) + 4;  // and the FCS, which the MAC adds
   p->created = now;
@@ -198,12 +218,16 @@ void Nic::transmit(Time now) {
     return;
   }
   const std::size_t n = qpns_.size();
-  for (std::size_t k = 0; k < n; ++k) {  // replies, round robin
+  for (std::size_t k = 0; k < n; ++k) {  // replies, round robin; READ responses as their rate allows
     Flow& f = flow(qpns_[(next_reply_ + k) % n]);
     if (!f.qp->has_response()) continue;
+    const bool data = f.qp->response_is_data();
+    if (data && now < f.may_send_at) continue;
     next_reply_ = (next_reply_ + k + 1) % n;
     const Outgoing o = *f.qp->next(now, false);
-    send(frame(f.remote, o.header, &o, now));
+    Packet* p = frame(f.remote, o.header, &o, now);
+    if (data) pace(f, *p, now);
+    send(p);
     return;
   }
   for (std::size_t k = 0; k < n; ++k) {  // requests, round robin among those their rate allows
@@ -212,13 +236,16 @@ void Nic::transmit(Time now) {
     next_request_ = (next_request_ + k + 1) % n;
     const Outgoing o = *f.qp->next(now, true);
     Packet* p = frame(f.remote, o.header, &o, now);
-    if (f.rp) {
-      f.rp->on_sent(p->bytes, now);
-      f.may_send_at = now + static_cast<Time>(p->bytes * 8.0 * 1e15 / f.rp->rate());
-    }
+    pace(f, *p, now);
     send(p);
     return;
   }
+}
+
+void Nic::pace(Flow& f, const Packet& p, Time now) {
+  if (!f.rp) return;
+  f.rp->on_sent(p.bytes, now);
+  f.may_send_at = now + static_cast<Time>(p.bytes * 8.0 * 1e15 / f.rp->rate());
 }
 
 void Nic::eval() {
@@ -244,7 +271,7 @@ void Nic::commit() {
   if (held_ || !cnps_.empty()) next = line;
   for (std::uint32_t qpn : qpns_) {
     const Flow& f = flow(qpn);
-    if (f.qp->has_response()) next = std::min(next, line);
+    if (f.qp->has_response()) next = std::min(next, f.qp->response_is_data() ? std::max(line, f.may_send_at) : line);
     if (f.qp->has_request()) next = std::min(next, std::max(line, f.may_send_at));
     next = std::min(next, f.qp->next_timer());
     if (f.rp) next = std::min(next, f.rp->next_event());

@@ -7,8 +7,9 @@
 //   ceil(B / W) cycles, and the next frame may start when it is free and the port's gate
 //   allows (room in the port's FIFO, CBFC credits or no PFC pause on the frame's VC).
 // - What goes next, each time the line is free: a CNP owed, then replies (ACK, NAK, READ
-//   responses) by QP in round robin, then requests by QP in round robin among the QPs whose
-//   rate limiter allows one now (DCQCN: a packet of B bytes at rate R holds its QP for 8B/R).
+//   responses) by QP in round robin, then requests by QP in round robin. Data (requests and
+//   READ responses) goes only when its QP's rate limiter allows (DCQCN: a packet of B bytes at
+//   rate R holds its QP for 8B/R): a READ's responder is its data's sender, whom CNPs slow.
 // - A frame that arrives is taken the cycle it is ready (store-and-forward: after its last byte),
 //   its ICRC checked (a bad one is dropped and counted), the switch's ECN mark applied to its IP
 //   header, and handed to its QP, or to the rate limiter if it is a CNP; a CE-marked data packet
@@ -39,11 +40,17 @@ struct NicParams {
   bool dcqcn = true;  // rate limiters and CNPs; off: every QP at line rate
   DcqcnConfig dcqcn_config;
   std::uint8_t vc = 0;  // the priority (VC) of every frame
+  bool spray = false;   // nic.entropy=packet: every data packet its own UDP source port
   bool icrc_rtl = false;  // nic.icrc.impl=rtl: received ICRCs checked by the RTL twin (rtl/nic)
-  // The nic.* parameters, each declared once: the QP's, nic.cc, and DCQCN's constants, whose
-  // defaults are those of nic.dcqcn.profile at the port's line rate; nic.max_reads only where
-  // the scenario issues READs (`reads`).
-  static NicParams declare(Config& c, double line_bps, bool reads);
+  // What a scenario has the NICs do, which decides the keys that can matter.
+  struct Uses {
+    bool reads = false;    // READs are issued: nic.max_reads
+    bool switched = true;  // switches between the NICs mark ECN and hash the entropy: nic.cc, nic.dcqcn.*, nic.entropy
+  };
+  // The nic.* parameters, each declared once: the QP's, the reorder window's, and where
+  // switched, nic.cc, nic.entropy and DCQCN's constants, whose defaults are those of
+  // nic.dcqcn.profile at the port's line rate.
+  static NicParams declare(Config& c, double line_bps, Uses uses);
   // The longest frame a QP sends: an MTU of payload behind every header, FCS included.
   std::uint32_t largest_frame_bytes() const { return qp.mtu + kRoceOverheadBytes + kRethBytes + 4; }
 };
@@ -89,6 +96,7 @@ class Nic : public Core {
   // A frame to `dst` of header `h` with its payload from memory (o), or a CNP's (none).
   Packet* frame(std::uint32_t dst, const RoceHeader& h, const Outgoing* o, Time now);
   void send(Packet* p);  // on the line, or held for the port's gate
+  void pace(Flow& f, const Packet& p, Time now);  // data sent: the rate limiter's next slot
 
   std::uint32_t endpoint_;
   NicParams params_;

@@ -291,13 +291,18 @@ void QueuePair::receive(const RoceHeader& h, const std::uint8_t* payload, std::u
   const std::int32_t d = psn_diff(h.psn, epsn_);
   if (d < 0) {  // sent again after a loss or a timeout; we have it
     ++stats_.duplicates;
-    if (op == opcode::kReadRequest) replies_.push_back({true, h.psn, 0, h.reth->va, h.reth->length});
-    else if (h.ack_req) respond(Aeth::kAck, psn_add(epsn_, kPsnMask));
+    if (op == opcode::kReadRequest) {  // answered again: its responses are resent
+      replies_.push_back({true, h.psn, 0, h.reth->va, h.reth->length});
+      stats_.retransmitted_packets += packets_for(h.reth->length);
+      stats_.retransmitted_bytes += h.reth->length;
+    } else if (h.ack_req) {
+      respond(Aeth::kAck, psn_add(epsn_, kPsnMask));
+    }
     return;
   }
   if (d > 0) {  // reordered, or a packet before it was lost
     ++stats_.out_of_order;
-    if (static_cast<std::uint32_t>(d) < cfg_.reorder_window) {
+    if (static_cast<std::uint32_t>(d) <= cfg_.reorder_window) {
       keep(h, payload, size, now);
     } else {  // no window, or beyond it: dropped
       if (!nak_pending_gap_) respond(Aeth::kNakPsnSequenceError, epsn_);
@@ -369,7 +374,7 @@ void QueuePair::place_early(std::uint32_t first_psn, std::uint32_t packets, std:
     const std::uint32_t psn = psn_add(first_psn, i);
     const std::int32_t d = psn_diff(psn, epsn_);
     if (d <= 0) continue;
-    if (static_cast<std::uint32_t>(d) >= cfg_.reorder_window) break;
+    if (static_cast<std::uint32_t>(d) > cfg_.reorder_window) break;
     Kept& k = window_[psn % cfg_.reorder_window];
     if (!k.used || k.placed || k.header.psn != psn) continue;
     memory_.write(va + std::uint64_t{i} * cfg_.mtu, k.payload.data(), k.size);
@@ -441,7 +446,7 @@ void QueuePair::read_response(const RoceHeader& h, const std::uint8_t* payload, 
   const std::uint64_t at = r->wr.local_addr + std::uint64_t(psn_diff(h.psn, r->first_psn)) * cfg_.mtu;
   if (d > 0) {
     ++stats_.out_of_order;
-    if (static_cast<std::uint32_t>(d) >= cfg_.reorder_window) return ask_read_again(expected);  // lost, or too far
+    if (static_cast<std::uint32_t>(d) > cfg_.reorder_window) return ask_read_again(expected);  // lost, or too far
     // Reordered: placed now, counted in when the responses before it are (a hole waits for the
     // retransmit timer: the requester sends no NAK).
     r->early.resize(r->packets);

@@ -129,6 +129,7 @@ class QueuePair {
   // requests (a rate limiter's verdict) but not responses.
   std::optional<Outgoing> next(Time now, bool may_send_data = true);
   bool has_response() const { return !replies_.empty(); }
+  bool response_is_data() const { return !replies_.empty() && replies_.front().read; }  // a READ response next
   bool has_request() const;  // a request packet would go now if paced
   // A packet for this QP arrived with its payload.
   void receive(const RoceHeader& h, const std::uint8_t* payload, std::uint32_t size, Time now);
@@ -214,7 +215,7 @@ class QueuePair {
   std::deque<Recv> rq_;
   std::uint64_t write_va_ = 0;  // the current WRITE's address and length, for its delivery
   std::uint32_t write_length_ = 0;
-  // The reorder window: packet psn in slot psn % reorder_window while ahead of epsn_.
+  // The reorder window: packet psn in slot psn % reorder_window, 1 to reorder_window ahead of epsn_.
   struct Kept {
     bool used = false, placed = false;
     RoceHeader header;

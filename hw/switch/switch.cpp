@@ -319,6 +319,7 @@ struct Switch::Impl {
       if (monitors[i]) monitors[i]->on_admit(e.bytes, e.vc);
       used += e.cells;
       peak = std::max(peak, used);
+      used_at_admit.record(used);
       port_cells[i] += e.cells;
       // Into its VOQ now; the crossbar sees it from `ready` on (enqueue >= 1, so never in
       // this cycle, whatever order the cores of a cycle run in).
@@ -586,6 +587,7 @@ struct Switch::Impl {
   std::vector<bool> ingress_waiting;  // the head packet waits for buffer space (lossless)
   bool waiting = false;  // packets in VOQs when the fabric last ran
   std::uint64_t used = 0, peak = 0;
+  LatencyHistogram used_at_admit{1};  // cells, not cycles: one count per admitted packet
   std::uint64_t cells_in_voqs = 0, cells_at_egress = 0;
   Counter &received, &forwarded_, &drops_buffer, &drops_route, &transfers, &ecn_marked, &admission_waits,
       &gate_blocked;
@@ -634,6 +636,7 @@ void Switch::probe(Waves& waves) const {
 }
 std::uint64_t Switch::buffer_cells_used() const { return impl_->used; }
 std::uint64_t Switch::peak_buffer_cells() const { return impl_->peak; }
+std::uint64_t Switch::admitted_buffer_cells(double q) const { return impl_->used_at_admit.quantile(q); }
 std::uint64_t Switch::drops() const { return impl_->drops_buffer.value() + impl_->drops_route.value(); }
 std::uint64_t Switch::forwarded() const { return impl_->forwarded_.value(); }
 const SwitchParams& Switch::params() const { return impl_->p; }

@@ -119,6 +119,8 @@ class Switch {
   // deadlock detector's wait-for graph.
   std::vector<int> outputs_waited_for(int input, int vc) const;
   std::uint64_t peak_buffer_cells() const;
+  // The shared buffer's cells in use as each packet was admitted (itself included): quantile q.
+  std::uint64_t admitted_buffer_cells(double q) const;
   std::uint64_t drops() const;
   std::uint64_t forwarded() const;
   // Packets dropped (counted with their reason); the testbench returns them to its pool.

@@ -114,10 +114,10 @@ Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::Sw
     sw::RouteFn route = [next, spray](const Packet& pk) {
       const auto& set = (*next)[pk.dst];
       if (set.size() == 1) return set[0];
-      // ECMP: the flow's CRC-32 5-tuple hash (endpoint ids as addresses, RoCEv2's port);
-      // spraying: every packet its own choice.
+      // ECMP: the flow's CRC-32 5-tuple hash (endpoint ids as addresses, the packet's entropy as
+      // the UDP source port, RoCEv2's destination port); spraying: every packet its own choice.
       const std::uint32_t h = spray ? static_cast<std::uint32_t>(pk.id * 0x9E3779B1u)
-                                    : sw::hash_crc32({0x0A000000u + pk.src, 0x0A000000u + pk.dst, 49152,
+                                    : sw::hash_crc32({0x0A000000u + pk.src, 0x0A000000u + pk.dst, pk.entropy,
                                                       sw::kRoceV2UdpPort, sw::kIpProtoUdp});
       return set[h % set.size()];
     };

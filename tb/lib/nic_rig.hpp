@@ -18,27 +18,21 @@
 
 namespace xy {
 
-// Host memory that stores nothing: endpoint `owner`'s byte at `addr` is pattern(owner, addr)
-// until written. A scenario says where each transfer must land (expect); every write is checked
-// byte by byte against its source's pattern and its range recorded, so a wrong byte, a byte
-// written twice or outside every transfer is counted. Exactly once at the right address, with
-// memory for the ranges only.
+// Host memory that stores nothing: endpoint `owner`'s bytes are a pattern of their addresses
+// (word()) until written. A scenario says where each transfer must land (expect); every write
+// is checked byte by byte against its source's pattern and its range recorded, so a wrong byte,
+// a byte written twice or outside every transfer is counted. Exactly once at the right address,
+// with memory for the ranges only.
 class ScoreboardMemory : public nic::Memory {
  public:
   explicit ScoreboardMemory(std::uint32_t owner) : owner_(owner) {}
-  static std::uint8_t pattern(std::uint32_t owner, std::uint64_t addr) {
-    std::uint64_t x = (addr >> 3) * 0x9E3779B97F4A7C15ull ^ (owner + 1) * 0xD1B54A32D192ED03ull;
-    x ^= x >> 29;
-    x *= 0xBF58476D1CE4E5B9ull;
-    return static_cast<std::uint8_t>(x >> (8 * (addr & 7)));
-  }
   // [addr, addr + size) here is to receive endpoint src's bytes from src_addr on.
   void expect(std::uint64_t addr, std::uint64_t size, std::uint32_t src, std::uint64_t src_addr) {
     regions_[addr] = {addr + size, src, src_addr};
     expected_ += size;
   }
   void read(std::uint64_t addr, std::uint8_t* out, std::size_t size) const override {
-    for (std::size_t i = 0; i < size; ++i) out[i] = pattern(owner_, addr + i);
+    fill(owner_, addr, out, size);
   }
   void write(std::uint64_t addr, const std::uint8_t* data, std::size_t size) override {
     written_ += size;
@@ -48,8 +42,9 @@ class ScoreboardMemory : public nic::Memory {
       return;
     }
     const Region& g = std::prev(r)->second;
-    const std::uint64_t from = g.src_addr + (addr - std::prev(r)->first);
-    for (std::size_t i = 0; i < size; ++i) wrong_ += data[i] != pattern(g.src, from + i);
+    expected_bytes_.resize(size);
+    fill(g.src, g.src_addr + (addr - std::prev(r)->first), expected_bytes_.data(), size);
+    for (std::size_t i = 0; i < size; ++i) wrong_ += data[i] != expected_bytes_[i];
     record(addr, addr + size);
   }
   std::uint64_t expected() const { return expected_; }
@@ -58,6 +53,11 @@ class ScoreboardMemory : public nic::Memory {
   std::uint64_t twice() const { return twice_; }          // bytes written more than once
   std::uint64_t stray() const { return stray_; }          // bytes outside every transfer
   std::uint64_t covered() const { return covered_; }      // distinct bytes written in transfers
+  // Whether every byte of [addr, addr + size) has been written.
+  bool holds(std::uint64_t addr, std::uint64_t size) const {
+    auto it = done_.upper_bound(addr);  // written ranges are merged: one must cover it all
+    return size == 0 || (it != done_.begin() && std::prev(it)->second >= addr + size);
+  }
   std::string problem() const {
     if (wrong_ || twice_ || stray_ || covered_ != expected_)
       return fmt::format("endpoint {}: {} of {} bytes arrived, {} wrong, {} written twice, {} outside every transfer",
@@ -66,6 +66,24 @@ class ScoreboardMemory : public nic::Memory {
   }
 
  private:
+  // Eight bytes of the pattern at a time: a mix of the word's address and its owner.
+  static std::uint64_t word(std::uint32_t owner, std::uint64_t index) {
+    std::uint64_t x = index * 0x9E3779B97F4A7C15ull ^ (owner + 1) * 0xD1B54A32D192ED03ull;
+    x ^= x >> 29;
+    return x * 0xBF58476D1CE4E5B9ull;
+  }
+  static void fill(std::uint32_t owner, std::uint64_t addr, std::uint8_t* out, std::size_t size) {
+    for (std::size_t i = 0; i < size;) {
+      const std::uint64_t w = word(owner, (addr + i) >> 3);
+      const unsigned first = (addr + i) & 7;
+      if (first == 0 && size - i >= 8) {  // a whole word: one store
+        for (unsigned b = 0; b < 8; ++b) out[i + b] = static_cast<std::uint8_t>(w >> (8 * b));
+        i += 8;
+        continue;
+      }
+      for (unsigned b = first; b < 8 && i < size; ++b, ++i) out[i] = static_cast<std::uint8_t>(w >> (8 * b));
+    }
+  }
   struct Region {
     std::uint64_t end;
     std::uint32_t src;
@@ -91,6 +109,7 @@ class ScoreboardMemory : public nic::Memory {
     covered_ += hi - lo;
   }
   std::uint32_t owner_;
+  std::vector<std::uint8_t> expected_bytes_;  // write()'s scratch
   std::map<std::uint64_t, Region> regions_;
   std::map<std::uint64_t, std::uint64_t> done_;  // written ranges, merged
   std::uint64_t expected_ = 0, written_ = 0, wrong_ = 0, twice_ = 0, stray_ = 0, covered_ = 0;
@@ -121,6 +140,44 @@ struct NicRig {
     }
   }
   Time now() const { return core->clock().time_of(core->clock().now()); }
+};
+
+// A nic-* testbench's side that follows its designs' rigs: progress and the fraction done as
+// bytes placed, a stalled fabric, and the scoreboards' verdict.
+class NicTestbench : public Testbench {
+ public:
+  std::uint64_t progress() const override {
+    std::uint64_t n = 0;
+    for (const auto& [design, rig] : rigs_)
+      for (const auto& m : rig->memories) n += m->covered();
+    return n;
+  }
+  double done_fraction() const override {
+    double covered = 0, expected = 0;
+    for (const auto& [design, rig] : rigs_)
+      for (const auto& m : rig->memories) {
+        covered += static_cast<double>(m->covered());
+        expected += static_cast<double>(m->expected());
+      }
+    return expected > 0 ? covered / expected : 1;
+  }
+  std::string stall() const override {
+    for (const auto& [design, rig] : rigs_)
+      if (std::string s = rig->fabric->stall(); !s.empty()) return s;
+    return "";
+  }
+
+ protected:
+  void follow(const std::string& design, const NicRig& rig) { rigs_.emplace_back(design, &rig); }
+  // Throws CheckFailure for the first memory that did not get exactly what it expected.
+  void check_memories() const {
+    for (const auto& [design, rig] : rigs_)
+      for (const auto& m : rig->memories)
+        if (std::string p = m->problem(); !p.empty()) throw CheckFailure(design + ": " + p);
+  }
+
+ private:
+  std::vector<std::pair<std::string, const NicRig*>> rigs_;
 };
 
 }  // namespace xy

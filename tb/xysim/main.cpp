@@ -154,6 +154,10 @@ const std::vector<Subcommand> kBenchCommands = {
        auto o = std::make_shared<NicBenchOptions>();
        cmd.add_option("--senders", o->senders, "senders into the one receiver")->check(CLI::Range(1, 1023));
        cmd.add_option("--message-kib", o->message_kib, "each sender's WRITE")->check(CLI::Range(1, 16384));
+       cmd.add_option("--htsim", o->htsim,
+                      "uet-htsim's htsim_roce binary (built with its topology-file fix, docs/nic.md): the same incast "
+                      "timed beside ours")
+           ->check(CLI::ExistingFile);
        return [o, self] { return nic_bench(self, *o); };
      }},
     {"lingyun-one", "one rig (used by 'bench lingyun')",

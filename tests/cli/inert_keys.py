@@ -65,6 +65,8 @@ SHORT = {
     "lingyun-incast": {"incast.warmup_us": 1, "incast.measure_us": 2},
     "lingyun-deadlock": {"deadlock.traffic_us": 10, "deadlock.drain_us": 20},
     "nic-incast": {"incast.senders": 8, "incast.message_kib": 1024},
+    "nic-spray": {"spray.messages": 2, "spray.message_kib": 64},
+    "nic-psn-wrap": {"wrap.wraps": 1, "wrap.lead": 20000, "wrap.loss": 1e-3},
 }
 
 # Scenarios whose listing changes with a key (a topology brings its ports' keys): each variant's
@@ -111,11 +113,15 @@ VALUE = [
     ("link-llr", "e2e.rto_us", 16),
     # lingyun-incast runs max(switch.vcs, 2) VCs: 2 is what it runs by default.
     ("lingyun-incast", "switch.vcs", 4),
-    # nic-incast: a floor that binds; a retransmit timeout of 4 us fires under PFC pauses, and no
+    # nic-*: a floor that binds; a retransmit timeout of 4 us fires under PFC pauses, and no
     # retry at all fails a QP at its first timeout.
-    ("nic-incast", "nic.dcqcn.min_rate_mbps", 200000),
-    ("nic-incast", "nic.timeout_exp", 0),
-    ("nic-incast", "nic.retry_count", 0),
+    ("nic-*", "nic.dcqcn.min_rate_mbps", 200000),
+    ("nic-*", "nic.timeout_exp", 0),
+    ("nic-*", "nic.retry_count", 0),
+    ("nic-incast", "nic.reorder.window", 64),
+    # nic-spray: a window that spraying overruns; a hole timeout shorter than the paths' spread.
+    ("nic-spray", "nic.reorder.window", 8),
+    ("nic-spray", "nic.reorder.timeout_us", 0.5),
 ]
 
 # (scenario glob, key glob) -> keys set in both runs, so that the key matters. The first match wins.
@@ -130,17 +136,33 @@ PAIRING = [
     ("olink-message", "port.rs272.*", {"message.fabric": "olink-rs272"}),
     ("lingyun-incast", "port.rs272.*", {"port.fec": "rs272"}),
     ("lingyun-incast", "port.none.*", {"port.fec": "none"}),
-    ("nic-incast", "port.rs272.*", {"port.fec": "rs272"}),
+    ("nic-*", "port.rs272.*", {"port.fec": "rs272"}),
+    ("nic-*", "port.none.*", {"port.fec": "none"}),
+    # nic-spray's short run is over in 13 us: DCQCN's increase stages act in the whole one, and
+    # the retransmit timer fires at 4 us.
+    # Back-to-back cuts (CNPs faster than increases), where R_T's clamp shows.
+    ("nic-spray", "nic.dcqcn.clamp_target", {"spray.messages": 8, "spray.message_kib": 128,
+                                             "nic.dcqcn.cnp_interval_us": 1, "nic.dcqcn.increase_period_us": 20}),
+    ("nic-spray", "nic.dcqcn.*", {"spray.messages": 8, "spray.message_kib": 128, "nic.dcqcn.alpha_period_us": 5,
+                                  "nic.dcqcn.increase_period_us": 5, "nic.dcqcn.cnp_interval_us": 5,
+                                  "nic.dcqcn.byte_counter": 100000}),
+    ("nic-spray", "nic.retry_count", {"nic.timeout_exp": 0}),
+    # Timeouts need a lost NAK or a lost last packet: at 5 % loss the short soak has them.
+    ("nic-psn-wrap", "nic.retry_count", {"nic.timeout_exp": 0, "wrap.loss": 0.05}),
+    ("nic-psn-wrap", "nic.timeout_exp", {"wrap.loss": 0.05}),
     # DCQCN's timers (55 us) outlast the short run's flows: at 5 us they act within it.
-    ("nic-incast", "nic.dcqcn.*", {"nic.dcqcn.alpha_period_us": 5, "nic.dcqcn.increase_period_us": 5,
-                                   "nic.dcqcn.cnp_interval_us": 5, "nic.dcqcn.byte_counter": 100000}),
-    ("nic-incast", "nic.retry_count", {"nic.timeout_exp": 2}),
+    ("nic-*", "nic.dcqcn.*", {"nic.dcqcn.alpha_period_us": 5, "nic.dcqcn.increase_period_us": 5,
+                              "nic.dcqcn.cnp_interval_us": 5, "nic.dcqcn.byte_counter": 100000}),
+    ("nic-*", "nic.retry_count", {"nic.timeout_exp": 2}),
+    # nic-spray's buffers fill only without link flow control (the switches drop then).
+    ("nic-spray", "switch.dt_alpha", {"port.fc": "none", "switch.buffer_mib": 1}),
+    # A reorder window matters where packets overtake: sprayed.
+    ("nic-incast", "nic.reorder.*", {"nic.entropy": "packet"}),
     # Keys that make the short run slow (every codeword encoded and decoded; one frame in flight
     # a hop), on 128 KiB messages.
     ("nic-incast", "port.codec", {"incast.message_kib": 128}),
     ("nic-incast", "llr.window", {"incast.message_kib": 128}),
     ("nic-incast", "switch.dwrr_quantum_bytes", {"incast.victim_vc": "own", "switch.egress_scheduler": "dwrr"}),
-    ("nic-incast", "port.none.*", {"port.fec": "none"}),
     ("lingyun-deadlock", "port.rs272.*", {"port.fec": "rs272"}),
     ("lingyun-deadlock", "port.none.*", {"port.fec": "none"}),
     ("switch-uniform@*", "port.rs272.*", {"port.fec": "rs272"}),

@@ -1,13 +1,15 @@
-// nic-incast (claims C7's baseline, C13, and C3 with congestion control): N senders each WRITE one
-// message into one receiver through a leaf-spine of composed Lingyun ASICs, RoCEv2 end to end
-// with real bytes, for five designs side by side: PFC or CBFC alone (lossless, no congestion
-// control), DCQCN over PFC or over CBFC, and DCQCN with no link flow control (the switches drop
-// what they cannot hold; Go-Back-N recovers it). The receiver R is e0 on leaf0, the senders
-// e1..eN; those on other leaves cross the spine. A victim V (the last endpoint, on the last
-// leaf) WRITEs to e1 meanwhile: its path shares the spine and the spine's downlink to leaf0 with
-// the incast, never R's port, on the incast's VC or its own (incast.victim_vc). Measured: goodput
-// at R, the victim's, drops, the switches' buffer peaks, PFC pauses and the hops they reached,
-// NAKs and retransmitted bytes, CNPs, and the flows' completion times, from the links coming up.
+// nic-incast (claims C7's baseline, C13, and C3 with congestion control): N senders each move
+// one message into one receiver (a WRITE, a SEND, or a READ by the receiver: incast.verb)
+// through a leaf-spine of composed Lingyun ASICs, RoCEv2 end to end with real bytes, for five
+// designs side by side: PFC or CBFC alone (lossless, no congestion control), DCQCN over PFC or
+// over CBFC, and DCQCN with no link flow control (the switches drop what they cannot hold;
+// Go-Back-N recovers it). The receiver R is e0 on leaf0, the senders e1..eN; those on other
+// leaves cross the spine. A victim V (the last endpoint, on the last leaf) WRITEs to e1
+// meanwhile: its path shares the spine and the spine's downlink to leaf0 with the incast, never
+// R's port, on the incast's VC or its own (incast.victim_vc). Measured: goodput at R, the
+// victim's, drops, the switches' buffer (p99 as packets found it, and peak), PFC pauses and the
+// hops they reached, NAKs and retransmitted bytes, CNPs, and the flows' completion times, from
+// the links coming up.
 #include <algorithm>
 #include <deque>
 #include <memory>
@@ -33,7 +35,7 @@ const Design kDesigns[] = {{"pfc", link::FcMode::kPfc, false},
 
 constexpr std::uint64_t kVictimAt = std::uint64_t{1} << 40;  // where the victim's bytes land at e1
 
-class NicIncast : public Testbench {
+class NicIncast : public NicTestbench {
  public:
   explicit NicIncast(RunContext& ctx) : stats_(ctx.stats) {
     Config& c = ctx.config;
@@ -44,6 +46,10 @@ class NicIncast : public Testbench {
         c.integer("incast.victim_kib", 1024, "KiB", 0, 16384, "the victim's message (0: no victim)")) * 1024;
     const bool own_vc = c.choice("incast.victim_vc", "shared", {"shared", "own"},
                                  "the victim on the incast's VC or on its own") == "own";
+    const std::string verb = c.choice("incast.verb", "write", {"write", "read", "send"},
+                                      "how the incast's bytes move: WRITEs into the receiver, READs by it from each "
+                                      "sender, or SENDs into receives it posted");
+    verb_ = verb == "read" ? nic::Verb::kRead : verb == "send" ? nic::Verb::kSend : nic::Verb::kWrite;
     topology_ = *lingyun::Topology::declare(c, (senders_ + 3) / 2 * 2, false, "leaf-spine");
     const int endpoints = static_cast<int>(topology_.endpoints().size());
     if (endpoints < senders_ + 1 + (victim_message_ > 0))
@@ -62,7 +68,9 @@ class NicIncast : public Testbench {
     c.fix("switch.when_full", "nic-incast: PFC pauses before a buffer fills, and without it the switches drop");
     for (const char* key : {"switch.arbiter", "switch.iterations"})  // one contended output: any arbiter matches alike
       c.fix(key, "nic-incast, whose only contended output (the receiver's) every matching serves alike");
-    const nic::NicParams np = nic::NicParams::declare(c, base.line_gbps() * 1e9, false);
+    nic::NicParams::Uses uses;
+    uses.reads = verb_ == nic::Verb::kRead;
+    const nic::NicParams np = nic::NicParams::declare(c, base.line_gbps() * 1e9, uses);
     if (np.largest_frame_bytes() > base.max_frame_bytes)
       throw ConfigError(fmt::format("nic.mtu = {}: its frames of {} B exceed port.max_frame_bytes = {}", np.qp.mtu,
                                     np.largest_frame_bytes(), base.max_frame_bytes));
@@ -80,9 +88,11 @@ class NicIncast : public Testbench {
       r.design = d.name;
       r.rig = std::make_unique<NicRig>(fmt::format("top.{}", d.name), fmt::format("nic_incast_{}", d.name), topology_,
                                        s, pp, per_endpoint, stats_, pool_, ctx);
+      follow(d.name, *r.rig);
       for (int e = 1; e <= senders_; ++e)
-        write(r, e, 0, static_cast<std::uint64_t>(e - 1) * message_, message_);
-      if (victim_message_) write(r, victim_, 1, kVictimAt, victim_message_);  // apart from e1's own message
+        transfer(r, verb_, e, 0, static_cast<std::uint64_t>(e - 1) * message_, message_);
+      if (victim_message_)  // apart from e1's own message
+        transfer(r, nic::Verb::kWrite, victim_, 1, kVictimAt, victim_message_);
     }
   }
 
@@ -92,42 +102,22 @@ class NicIncast : public Testbench {
         if (completion(r, f).empty()) return false;
     return true;
   }
-  std::uint64_t progress() const override {
-    std::uint64_t n = 0;
-    for (const Run& r : runs_)
-      for (const auto& m : r.rig->memories) n += m->covered();
-    return n;
-  }
-  double done_fraction() const override {
-    double covered = 0, expected = 0;
-    for (const Run& r : runs_)
-      for (const auto& m : r.rig->memories) {
-        covered += static_cast<double>(m->covered());
-        expected += static_cast<double>(m->expected());
-      }
-    return expected > 0 ? covered / expected : 1;
-  }
-  std::string stall() const override {
-    for (const Run& r : runs_)
-      if (std::string s = r.rig->fabric->stall(); !s.empty()) return s;
-    return "";
-  }
   void check() const override {
     for (const Run& r : runs_) {
       for (const Flow& f : r.flows)
         for (const nic::Completion& w : completion(r, f))
           if (w.status != nic::WcStatus::kSuccess)
-            throw CheckFailure(fmt::format("{}: e{}'s WRITE ended in {}", r.design, f.src, nic::to_string(w.status)));
-      for (const auto& m : r.rig->memories)
-        if (std::string p = m->problem(); !p.empty()) throw CheckFailure(r.design + ": " + p);
+            throw CheckFailure(fmt::format("{}: e{} -> e{} ended in {}", r.design, f.src, f.dst, nic::to_string(w.status)));
     }
+    check_memories();
   }
   nlohmann::json summary() const override {
     nlohmann::json s;
     s["topology"] = runs_.front().rig->fabric->summary();
     s["senders"] = senders_;
     s["message_bytes"] = message_;
-    s["provenance"] = {{"senders", "configured"}, {"message_bytes", "configured"}};
+    s["verb"] = verb_ == nic::Verb::kRead ? "read" : verb_ == nic::Verb::kSend ? "send" : "write";
+    s["provenance"] = {{"senders", "configured"}, {"message_bytes", "configured"}, {"verb", "configured"}};
     const std::vector<int> hops = hops_from_receiver();
     for (const Run& r : runs_) {
       std::vector<double> fct;
@@ -136,10 +126,10 @@ class NicIncast : public Testbench {
       std::uint64_t cnps = 0, frames = 0, decreases = 0, increases = 0;
       double victim_gbps = 0;
       for (const Flow& f : r.flows) {
-        const nic::QueuePair& qp = r.rig->nics[f.src]->qp(f.qpn);
+        const nic::QueuePair& qp = r.rig->nics[f.src]->qp(f.qpn);   // the data's sender
         const nic::QueuePair& peer = r.rig->nics[f.dst]->qp(f.qpn);
         q.retransmitted_bytes += qp.stats().retransmitted_bytes;
-        q.timeouts += qp.stats().timeouts;
+        q.timeouts += qp.stats().timeouts + peer.stats().timeouts;
         q.naks_sent += peer.stats().naks_sent;
         frames += qp.stats().packets_sent;
         if (const nic::DcqcnReactionPoint* rp = r.rig->nics[f.src]->rate_limiter(f.qpn)) {
@@ -147,7 +137,7 @@ class NicIncast : public Testbench {
           decreases += rp->stats().decreases;
           increases += rp->stats().increases();
         }
-        for (const nic::Completion& w : qp.completions()) {
+        for (const nic::Completion& w : completion(r, f)) {
           if (f.src == victim_ && victim_message_) {
             victim_gbps = static_cast<double>(f.bytes) * 8 / to_ns(w.at - links_up_);
             continue;
@@ -177,7 +167,11 @@ class NicIncast : public Testbench {
           for (int vc = 0; vc < fc.vcs(); ++vc) held = std::max(held, fc.held_cycles(vc));
           if (held * 100 >= run && run) held_hops = std::max(held_hops, hops[here]);  // `here` was held
         }
-      for (const auto& sw : r.rig->fabric->switches()) peak_cells = std::max(peak_cells, sw->peak_buffer_cells());
+      std::uint64_t p99_cells = 0;  // the most loaded switch's
+      for (const auto& sw : r.rig->fabric->switches()) {
+        peak_cells = std::max(peak_cells, sw->peak_buffer_cells());
+        p99_cells = std::max(p99_cells, sw->admitted_buffer_cells(0.99));
+      }
       const double bytes = static_cast<double>(message_) * senders_;
       const double span_ns = to_ns(last - links_up_);
       const double goodput = span_ns > 0 ? bytes * 8 / span_ns / line_gbps_ : 0.0;
@@ -186,6 +180,7 @@ class NicIncast : public Testbench {
           {"goodput_ratio", goodput},
           {"drop_ratio", drop_ratio},
           {"drops", r.rig->fabric->drops()},
+          {"queue_p99_bytes", p99_cells * cell_bytes_},
           {"peak_buffer_bytes", peak_cells * cell_bytes_},
           {"pfc_pauses", pauses},
           {"pause_hops", pause_hops},
@@ -209,17 +204,19 @@ class NicIncast : public Testbench {
   }
   std::string report() const override {
     const nlohmann::json s = summary();
-    std::string out = fmt::format("  {}\n  {} senders x {} KiB WRITE into e0 at {:.0f} Gb/s{}\n",
-                                  s["topology"].get<std::string>(), senders_, message_ / 1024, line_gbps_,
+    const char* how = verb_ == nic::Verb::kRead ? "READ by" : verb_ == nic::Verb::kSend ? "SEND into" : "WRITE into";
+    std::string out = fmt::format("  {}\n  {} senders x {} KiB {} e0 at {:.0f} Gb/s{}\n",
+                                  s["topology"].get<std::string>(), senders_, message_ / 1024, how, line_gbps_,
                                   victim_message_ ? fmt::format("; victim e{} -> e1, {} KiB", victim_, victim_message_ / 1024)
                                                   : std::string());
-    out += fmt::format("  {:<10} {:>7} {:>6} {:>9} {:>7} {:>5} {:>5} {:>9} {:>5} {:>8} {:>9} {:>9}\n", "design",
-                       "goodput", "drops", "peak KiB", "pauses", "hops", "NAKs", "retx KiB", "CNPs", "victim",
+    out += fmt::format("  {:<10} {:>7} {:>6} {:>9} {:>9} {:>7} {:>5} {:>5} {:>9} {:>5} {:>8} {:>9} {:>9}\n", "design",
+                       "goodput", "drops", "p99 KiB", "peak KiB", "pauses", "hops", "NAKs", "retx KiB", "CNPs", "victim",
                        "FCT p50", "FCT p99");
     for (const Design& d : kDesigns) {
       const auto& row = s[d.name];
-      out += fmt::format("  {:<10} {:>7.3f} {:>6} {:>9.1f} {:>7} {:>5} {:>5} {:>9.1f} {:>5} {:>5.0f} G/s {:>6.1f} us {:>6.1f} us\n",
+      out += fmt::format("  {:<10} {:>7.3f} {:>6} {:>9.1f} {:>9.1f} {:>7} {:>5} {:>5} {:>9.1f} {:>5} {:>5.0f} G/s {:>6.1f} us {:>6.1f} us\n",
                          d.name, row["goodput_ratio"].get<double>(), row["drops"].get<std::uint64_t>(),
+                         row["queue_p99_bytes"].get<std::uint64_t>() / 1024.0,
                          row["peak_buffer_bytes"].get<std::uint64_t>() / 1024.0, row["pfc_pauses"].get<std::uint64_t>(),
                          std::max(row["pause_hops"].get<int>(), row["held_hops"].get<int>()), row["naks"].get<std::uint64_t>(),
                          row["retx_bytes"].get<std::uint64_t>() / 1024.0, row["cnps"].get<std::uint64_t>(),
@@ -233,24 +230,30 @@ class NicIncast : public Testbench {
     int src, dst;
     std::uint32_t qpn;
     std::uint64_t bytes;
+    nic::Verb verb;
   };
   struct Run {
     std::string design;
     std::unique_ptr<NicRig> rig;
     std::vector<Flow> flows;
   };
-  // One WRITE of `bytes` from src's memory at 0 to dst's at `at`, on a QP of its own (numbered
-  // from 0x100: QPs 0 and 1 are InfiniBand's management QPs, and tshark reads them so).
-  static void write(Run& r, int src, int dst, std::uint64_t at, std::uint64_t bytes) {
+  // `bytes` from src's memory at 0 to dst's at `at` by one WRITE or SEND of src, or one READ of
+  // dst, on a QP of its own (numbered from 0x100: QPs 0 and 1 are InfiniBand's management QPs,
+  // and tshark reads them so).
+  static void transfer(Run& r, nic::Verb verb, int src, int dst, std::uint64_t at, std::uint64_t bytes) {
     const auto qpn = static_cast<std::uint32_t>(0x100 + r.flows.size());
-    r.flows.push_back({src, dst, qpn, bytes});
+    const auto size = static_cast<std::uint32_t>(bytes);
+    r.flows.push_back({src, dst, qpn, bytes, verb});
     r.rig->nics[src]->create_qp(qpn, static_cast<std::uint32_t>(dst), qpn);
     r.rig->nics[dst]->create_qp(qpn, static_cast<std::uint32_t>(src), qpn);
     r.rig->memories[dst]->expect(at, bytes, static_cast<std::uint32_t>(src), 0);
-    r.rig->nics[src]->post_send(qpn, {qpn, nic::Verb::kWrite, 0, at, 0, static_cast<std::uint32_t>(bytes)});
+    if (verb == nic::Verb::kRead) return r.rig->nics[dst]->post_send(qpn, {qpn, verb, at, 0, 0, size});
+    if (verb == nic::Verb::kSend) r.rig->nics[dst]->post_recv(qpn, qpn, at, size);
+    r.rig->nics[src]->post_send(qpn, {qpn, verb, 0, at, 0, size});
   }
+  // The requester's completions: the data's sender's, or for a READ its receiver's.
   static const std::deque<nic::Completion>& completion(const Run& r, const Flow& f) {
-    return r.rig->nics[f.src]->qp(f.qpn).completions();
+    return r.rig->nics[f.verb == nic::Verb::kRead ? f.dst : f.src]->qp(f.qpn).completions();
   }
   // Hops of every node from the receiver's switch, through switches (an endpoint one more than its switch).
   std::vector<int> hops_from_receiver() const {
@@ -284,6 +287,7 @@ class NicIncast : public Testbench {
   std::deque<Run> runs_;
   int senders_ = 0, victim_ = 0;
   std::uint64_t message_ = 0, victim_message_ = 0;
+  nic::Verb verb_ = nic::Verb::kWrite;
   double line_gbps_ = 0;
   Time links_up_ = 0;
   std::uint64_t cell_bytes_ = 0;

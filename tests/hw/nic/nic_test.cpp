@@ -71,6 +71,29 @@ struct Bench {
   }
 };
 
+// Runs the bench to cycle `until` (or until nothing is left to do): the cycles A's frames left.
+std::vector<Cycle> departures_from_a(Bench& bench, Cycle until) {
+  std::vector<Cycle> departures;
+  Cycle seen = 0;
+  while (bench.clock.now() < until && bench.clock.has_work()) {
+    bench.clock.step();
+    if (bench.a_out.pushed() > seen) {
+      seen = bench.a_out.pushed();
+      departures.push_back(bench.clock.now());
+    }
+  }
+  return departures;
+}
+
+// Every departure after the first past `from` follows the one before by `gap` cycles.
+void expect_spaced_after(const std::vector<Cycle>& departures, Cycle from, Cycle gap) {
+  ASSERT_GT(departures.size(), 10u);
+  std::size_t after = 0;
+  while (after < departures.size() && departures[after] <= from) ++after;
+  ASSERT_LT(after + 5, departures.size());
+  for (std::size_t i = after + 1; i < departures.size(); ++i) EXPECT_EQ(departures[i] - departures[i - 1], gap) << i;
+}
+
 NicParams no_cc() {
   NicParams p;
   p.dcqcn = false;
@@ -104,25 +127,28 @@ TEST(Nic, DcqcnPacesAQpAtTheRateItsReactionPointSets) {
   NicParams p;
   p.dcqcn_config = DcqcnConfig::paper(800e9);
   Bench bench(p, true);
-  std::vector<Cycle> departures;
   bench.a.post_send(1, {7, Verb::kWrite, 0, 0, 0, 4 << 20});
-  Cycle seen = 0;
-  while (bench.clock.now() < 30000 && bench.clock.has_work()) {
-    bench.clock.step();
-    if (bench.a_out.pushed() > seen) {
-      seen = bench.a_out.pushed();
-      departures.push_back(bench.clock.now());
-    }
-  }
+  const std::vector<Cycle> departures = departures_from_a(bench, 30000);
   const DcqcnReactionPoint* rp = bench.a.rate_limiter(1);
   ASSERT_NE(rp, nullptr);
   // The CNP: B sends it when the first frame arrives (cycle 1 + 66 + 100), A has it 100 cycles later.
-  const Cycle cnp_at = 1 + 66 + 2 * kLatency;
-  ASSERT_GT(departures.size(), 10u);
-  std::size_t after = 0;
-  while (departures[after] <= cnp_at) ++after;
-  for (std::size_t i = after + 1; i < departures.size(); ++i) EXPECT_EQ(departures[i] - departures[i - 1], 130u) << i;
+  expect_spaced_after(departures, 1 + 66 + 2 * kLatency, 130);
   EXPECT_EQ(bench.stats.find_counter("b.cnps_sent")->value(), 1u);  // 30000 cycles = 19.2 us < 50 us
+}
+
+// A READ's responses are its responder's data: B READs 4 MiB from A, every response CE-marked;
+// B's CNP slows A, whose responses then leave 130 cycles apart, as its WRITEs would.
+TEST(Nic, DcqcnPacesReadResponsesAtTheRespondersRate) {
+  NicParams p;
+  p.dcqcn_config = DcqcnConfig::paper(800e9);
+  Bench bench(p, true);
+  bench.b.post_send(2, {7, Verb::kRead, 0, 0, 0, 4 << 20});
+  const std::vector<Cycle> departures = departures_from_a(bench, 30000);
+  ASSERT_FALSE(departures.empty());
+  // A's first response is at B 66 + 100 cycles after it left; B's CNP is at A 100 cycles later.
+  expect_spaced_after(departures, departures[0] + 66 + 2 * kLatency, 130);
+  EXPECT_EQ(bench.stats.find_counter("b.cnps_sent")->value(), 1u);
+  EXPECT_EQ(bench.a.rate_limiter(1)->stats().cnps, 1u);
 }
 
 }  // namespace

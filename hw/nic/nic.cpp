@@ -32,6 +32,21 @@ NicParams NicParams::declare(Config& c, double line_bps, Uses uses) {
   q.validate("nic");
   p.icrc_rtl = c.implementation("nic.icrc.impl", {"model", "rtl"},
                                 "received ICRCs checked by the C++ model or its RTL twin (rtl/nic/xy_icrc.v)") == "rtl";
+  p.pcie = c.choice("nic.host", "ideal", {"ideal", "pcie"},
+                    "the host side: ideal (work requests and payload at no cost) or a PCIe link (doorbells, WQE "
+                    "fetch, DMA)") == "pcie";
+  {  // listed whatever nic.host is, as each FEC's keys are whatever port.fec is
+    PcieConfig& h = p.pcie_config;
+    h.lanes = static_cast<int>(c.integer("nic.pcie.lanes", h.lanes, "lanes", 1, 16, "PCIe link width: 1, 2, 4, 8 or 16"));
+    h.gts = c.real("nic.pcie.gts", h.gts, "GT/s", 8, 64, "a lane's rate: 8 Gen3, 16 Gen4, 32 Gen5, 64 Gen6 (128b/130b)");
+    h.max_payload = static_cast<std::uint32_t>(
+        c.integer("nic.pcie.max_payload", h.max_payload, "B", 128, 4096, "MPS: payload bytes a TLP (a power of two)"));
+    h.latency = from_ns(c.real("nic.pcie.latency_ns", to_ns(h.latency), "ns", 0, 1e6,
+                               "one way, NIC to the host's memory controller"));
+    h.memory_latency = from_ns(c.real("nic.pcie.memory_ns", to_ns(h.memory_latency), "ns", 0, 1e6,
+                                      "a host memory read, request to first data"));
+    h.validate("nic.pcie");
+  }
   if (!uses.switched) {
     p.dcqcn = false;
     return p;
@@ -95,6 +110,7 @@ Nic::Nic(std::string name, std::uint32_t endpoint, const NicParams& params, std:
       ce_received_(stats.counter(this->name() + ".ce_received", "frames", "data packets that arrived CE-marked")) {
   params_.qp.validate("nic.qp");
   if (params_.dcqcn) params_.dcqcn_config.validate("nic.dcqcn");
+  if (params_.pcie) pcie_ = std::make_unique<PcieLink>(params_.pcie_config);
   port_.bind(*this);
 }
 
@@ -105,6 +121,7 @@ QueuePair& Nic::create_qp(std::uint32_t qpn, std::uint32_t remote, std::uint32_t
   auto f = std::make_unique<Flow>();
   f->remote = remote;
   f->qp = std::make_unique<QueuePair>(qpn, remote_qpn, params_.qp, memory_, first_psn, remote_first_psn);
+  if (pcie_) f->qp->cq_write = [this](Time t) { return pcie_->write(kCqeBytes, t); };
   if (params_.dcqcn) {
     f->rp = std::make_unique<DcqcnReactionPoint>(params_.dcqcn_config);
     f->np = std::make_unique<DcqcnNotificationPoint>(params_.dcqcn_config);
@@ -126,6 +143,12 @@ const QueuePair& Nic::qp(std::uint32_t qpn) const { return *flow(qpn).qp; }
 const DcqcnReactionPoint* Nic::rate_limiter(std::uint32_t qpn) const { return flow(qpn).rp.get(); }
 
 void Nic::post_send(std::uint32_t qpn, const WorkRequest& wr) {
+  if (pcie_) {  // the host writes the WQE and rings the doorbell; the NIC reads the WQE
+    const Time at = pcie_->read(kWqeBytes, pcie_->doorbell(clock().time_of(now())));
+    posted_.push_back({at, qpn, wr});
+    wake_at(std::max(now() + 1, cycles_for(at, clock().period())));
+    return;
+  }
   qp(qpn).post_send(wr);
   wake_at(std::max(now() + 1, line_free_));
 }
@@ -135,7 +158,7 @@ void Nic::post_recv(std::uint32_t qpn, std::uint64_t id, std::uint64_t addr, std
 }
 
 bool Nic::idle() const {
-  if (held_ || !cnps_.empty()) return false;
+  if (held_ || !cnps_.empty() || !posted_.empty()) return false;
   for (const auto& [qpn, f] : flows_)
     if (!f->qp->idle()) return false;
   return true;
@@ -152,6 +175,7 @@ void Nic::receive(Packet& p, Time now) {
   received_.add();
   const RoceHeader& h = parsed->header;
   Flow& f = flow(h.dest_qp);
+  if (pcie_ && parsed->payload_size && h.opcode != opcode::kCnp) pcie_->write(parsed->payload_size, now);
   if (h.opcode == opcode::kCnp) {
     cnps_received_.add();
     if (f.rp) f.rp->on_cnp(now);
@@ -222,7 +246,7 @@ void Nic::transmit(Time now) {
     Flow& f = flow(qpns_[(next_reply_ + k) % n]);
     if (!f.qp->has_response()) continue;
     const bool data = f.qp->response_is_data();
-    if (data && now < f.may_send_at) continue;
+    if (data && (now < f.may_send_at || !payload_here(f, now))) continue;
     next_reply_ = (next_reply_ + k + 1) % n;
     const Outgoing o = *f.qp->next(now, false);
     Packet* p = frame(f.remote, o.header, &o, now);
@@ -232,7 +256,7 @@ void Nic::transmit(Time now) {
   }
   for (std::size_t k = 0; k < n; ++k) {  // requests, round robin among those their rate allows
     Flow& f = flow(qpns_[(next_request_ + k) % n]);
-    if (now < f.may_send_at || !f.qp->has_request()) continue;
+    if (now < f.may_send_at || f.qp->has_response() || !f.qp->has_request() || !payload_here(f, now)) continue;
     next_request_ = (next_request_ + k + 1) % n;
     const Outgoing o = *f.qp->next(now, true);
     Packet* p = frame(f.remote, o.header, &o, now);
@@ -240,6 +264,20 @@ void Nic::transmit(Time now) {
     send(p);
     return;
   }
+}
+
+bool Nic::payload_here(Flow& f, Time now) {
+  if (!pcie_) return true;
+  std::optional<PayloadRef> next = f.qp->next_payload();
+  if (!next || !next->bytes) return true;
+  if (next->message_at == PayloadRef::kNotRead) {  // a READ's data, its first response next
+    next->message_at = pcie_->read(next->message_bytes, now);
+    f.qp->read_response_data_at(next->message_at);
+  }
+  // The completions come in order: the packet's last byte is here that much before the message's.
+  const std::uint64_t upto = next->addr + next->bytes - next->message_addr;
+  f.data_at = next->message_at - (pcie_->completion_time(next->message_bytes) - pcie_->completion_time(upto));
+  return f.data_at <= now;
 }
 
 void Nic::pace(Flow& f, const Packet& p, Time now) {
@@ -250,6 +288,11 @@ void Nic::pace(Flow& f, const Packet& p, Time now) {
 
 void Nic::eval() {
   const Time t = clock().time_of(now());
+  for (; !posted_.empty() && posted_.front().at <= t; posted_.pop_front()) {  // WQEs read: their payload next
+    const WorkRequest& wr = posted_.front().wr;
+    const bool payload = wr.verb != Verb::kRead && wr.length;
+    qp(posted_.front().qpn).post_send(wr, payload ? pcie_->read(wr.length, t) : 0);
+  }
   while (port_.can_receive()) {
     Packet* p = port_.receive(t);
     receive(*p, t);
@@ -269,10 +312,12 @@ void Nic::commit() {
   const Time t = clock().time_of(now());
   const Time line = clock().time_of(std::max(line_free_, now() + 1));
   if (held_ || !cnps_.empty()) next = line;
+  if (!posted_.empty()) next = std::min(next, posted_.front().at);
   for (std::uint32_t qpn : qpns_) {
     const Flow& f = flow(qpn);
-    if (f.qp->has_response()) next = std::min(next, f.qp->response_is_data() ? std::max(line, f.may_send_at) : line);
-    if (f.qp->has_request()) next = std::min(next, std::max(line, f.may_send_at));
+    const Time data = std::max({line, f.may_send_at, f.data_at});  // its payload here, at its rate
+    if (f.qp->has_response()) next = std::min(next, f.qp->response_is_data() ? data : line);
+    else if (f.qp->has_request()) next = std::min(next, data);
     next = std::min(next, f.qp->next_timer());
     if (f.rp) next = std::min(next, f.rp->next_event());
   }

@@ -15,8 +15,15 @@
 //   header, and handed to its QP, or to the rate limiter if it is a CNP; a CE-marked data packet
 //   is shown to the notification point, which may owe a CNP.
 // - Timers (retransmit, DCQCN) run at their deadlines, rounded up to the next cycle.
-// Not yet modelled: the host side (PCIe, doorbells, WQE fetch, DMA): a posted work request is
-// in the engine at once and payload is read from and written to host memory without delay.
+// - The host side (nic.host=pcie, hw/nic/pcie.hpp): a posted work request rings a doorbell and
+//   is in the engine once its 64-byte WQE has been read, and its payload read from host memory
+//   at once, as one DMA read (a READ's data when its first response is next); a packet goes
+//   once its bytes have arrived (a retransmission finds them kept: not read again);
+//   received payload is written to host memory (posted writes, which take the upstream
+//   direction's time) and each completion is in its queue once its 64-byte CQE has been written.
+//   Abstracted: a received packet is placed at once (its write books the link, not the memory);
+//   the NIC's buffers are never full, so the host never holds back the port; receive WQEs are
+//   in the engine at once. nic.host=ideal: none of it, the host at no cost.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -27,6 +34,7 @@
 
 #include "hw/link/attachment.hpp"
 #include "hw/nic/dcqcn.hpp"
+#include "hw/nic/pcie.hpp"
 #include "hw/nic/queue_pair.hpp"
 #include "kernel/clock.hpp"
 #include "kernel/config.hpp"
@@ -42,6 +50,8 @@ struct NicParams {
   std::uint8_t vc = 0;  // the priority (VC) of every frame
   bool spray = false;   // nic.entropy=packet: every data packet its own UDP source port
   bool icrc_rtl = false;  // nic.icrc.impl=rtl: received ICRCs checked by the RTL twin (rtl/nic)
+  bool pcie = false;      // nic.host=pcie: the host side through pcie_config; else at once
+  PcieConfig pcie_config;
   // What a scenario has the NICs do, which decides the keys that can matter.
   struct Uses {
     bool reads = false;    // READs are issued: nic.max_reads
@@ -54,6 +64,10 @@ struct NicParams {
   // The longest frame a QP sends: an MTU of payload behind every header, FCS included.
   std::uint32_t largest_frame_bytes() const { return qp.mtu + kRoceOverheadBytes + kRethBytes + 4; }
 };
+
+// What the host side moves for each work request and completion: a send WQE and a CQE of 64
+// bytes (ConnectX's basic sizes).
+inline constexpr std::uint32_t kWqeBytes = 64, kCqeBytes = 64;
 
 // Who is behind an endpoint id: its MAC and IPv4 address, from the id (02:00:<id> and 10.<id>).
 std::array<std::uint8_t, 6> mac_of(std::uint32_t endpoint);
@@ -80,6 +94,7 @@ class Nic : public Core {
   void commit() override;
 
   std::uint32_t endpoint() const { return endpoint_; }
+  const PcieLink* host() const { return pcie_.get(); }  // nic.host=pcie, else none
   bool idle() const;  // every QP idle, no CNP owed, nothing on the line
 
  private:
@@ -89,6 +104,12 @@ class Nic : public Core {
     std::unique_ptr<DcqcnReactionPoint> rp;
     std::unique_ptr<DcqcnNotificationPoint> np;
     Time may_send_at = 0;  // the rate limiter's next slot
+    Time data_at = 0;      // when the payload of its next data packet arrives (nic.host=pcie)
+  };
+  struct Posted {  // a work request whose WQE is being read
+    Time at;
+    std::uint32_t qpn;
+    WorkRequest wr;
   };
   Flow& flow(std::uint32_t qpn) const;
   void receive(Packet& p, Time now);
@@ -96,6 +117,9 @@ class Nic : public Core {
   // A frame to `dst` of header `h` with its payload from memory (o), or a CNP's (none).
   Packet* frame(std::uint32_t dst, const RoceHeader& h, const Outgoing* o, Time now);
   void send(Packet* p);  // on the line, or held for the port's gate
+  // Whether the payload of f's next data packet is at the NIC (nic.host=pcie); a READ's data is
+  // read from host memory when its first response is next.
+  bool payload_here(Flow& f, Time now);
   void pace(Flow& f, const Packet& p, Time now);  // data sent: the rate limiter's next slot
 
   std::uint32_t endpoint_;
@@ -105,6 +129,8 @@ class Nic : public Core {
   PacketPool& pool_;
   Memory& memory_;
   std::unique_ptr<IcrcChecker> icrc_;
+  std::unique_ptr<PcieLink> pcie_;  // nic.host=pcie
+  std::deque<Posted> posted_;
   std::vector<std::uint32_t> qpns_;             // in creation order: the round robin's
   std::unordered_map<std::uint32_t, std::unique_ptr<Flow>> flows_;  // by qpn
   std::size_t next_reply_ = 0, next_request_ = 0;

@@ -45,7 +45,7 @@ QueuePair::QueuePair(std::uint32_t qpn, std::uint32_t remote_qpn, const QpConfig
   cfg_.validate("nic.qp");
 }
 
-void QueuePair::post_send(const WorkRequest& wr) {
+void QueuePair::post_send(const WorkRequest& wr, Time payload_at) {
   if (wr.verb == Verb::kRecv) throw std::logic_error("post_send: a receive goes to post_recv");
   if (failed_) {
     completions_.push_back({wr.id, wr.verb, WcStatus::kFlushed, 0, 0});
@@ -55,6 +55,7 @@ void QueuePair::post_send(const WorkRequest& wr) {
   r.wr = wr;
   r.first_psn = next_psn_;
   r.packets = packets_for(wr.length);
+  r.payload_at = payload_at;
   next_psn_ = psn_add(next_psn_, r.packets);
   sq_.push_back(r);
 }
@@ -207,10 +208,38 @@ void QueuePair::acknowledge(std::uint32_t psn_after, Time now) {
   complete_in_order(now);
 }
 
+void QueuePair::complete(Completion c) {
+  if (cq_write) c.at = cq_write(c.at);
+  completions_.push_back(c);
+}
+
+std::optional<PayloadRef> QueuePair::next_payload() const {
+  if (!replies_.empty()) {
+    const Reply& y = replies_.front();
+    if (!y.read) return std::nullopt;
+    const std::uint64_t offset = std::uint64_t{y.sent} * cfg_.mtu;
+    return PayloadRef{y.addr + offset, static_cast<std::uint32_t>(std::min<std::uint64_t>(cfg_.mtu, y.bytes - offset)),
+                      y.addr, y.bytes, y.data_at};
+  }
+  if (!has_request()) return std::nullopt;
+  const std::uint32_t psn = resend_.empty() ? send_psn_ : resend_.front();
+  const Request& r = sq_[index_of(psn)];
+  if (r.wr.verb == Verb::kRead) return std::nullopt;
+  const std::uint64_t offset = std::uint64_t(psn_diff(psn, r.first_psn)) * cfg_.mtu;
+  return PayloadRef{r.wr.local_addr + offset,
+                    static_cast<std::uint32_t>(std::min<std::uint64_t>(cfg_.mtu, r.wr.length - offset)),
+                    r.wr.local_addr, r.wr.length, r.payload_at};
+}
+
+void QueuePair::read_response_data_at(Time at) {
+  if (replies_.empty() || !replies_.front().read) throw std::logic_error("read_response_data_at: no READ response next");
+  replies_.front().data_at = at;
+}
+
 void QueuePair::complete_in_order(Time now) {
   while (!sq_.empty() && sq_.front().acked) {
     const WorkRequest& wr = sq_.front().wr;
-    completions_.push_back({wr.id, wr.verb, WcStatus::kSuccess, wr.length, now});
+    complete({wr.id, wr.verb, WcStatus::kSuccess, wr.length, now});
     sq_.pop_front();
   }
 }
@@ -236,7 +265,7 @@ void QueuePair::fail(Time now) {
   failed_ = true;
   bool first = true;
   for (const Request& r : sq_) {
-    completions_.push_back({r.wr.id, r.wr.verb, first ? WcStatus::kRetryExceeded : WcStatus::kFlushed, 0, now});
+    complete({r.wr.id, r.wr.verb, first ? WcStatus::kRetryExceeded : WcStatus::kFlushed, 0, now});
     first = false;
   }
   sq_.clear();
@@ -398,7 +427,7 @@ void QueuePair::execute(const RoceHeader& h, const std::uint8_t* payload, std::u
       memory_.write(r.addr + r.placed, payload, size);
       r.placed += size;
       if (op == opcode::kSendLast || op == opcode::kSendOnly) {
-        completions_.push_back({r.id, Verb::kRecv, WcStatus::kSuccess, r.placed, now});
+        complete({r.id, Verb::kRecv, WcStatus::kSuccess, r.placed, now});
         if (on_delivery) on_delivery({Verb::kRecv, r.addr, r.placed, now});
         rq_.pop_front();
         msn_ = psn_add(msn_, 1);

@@ -108,6 +108,17 @@ struct QpStats {
   std::uint32_t reorder_peak = 0;    // packets kept at once
 };
 
+// Where the payload of the packet a QP sends next is in local memory, and the message it is
+// part of (a WRITE's or SEND's source, a READ's data at the responder).
+struct PayloadRef {
+  static constexpr Time kNotRead = ~Time{0};
+  std::uint64_t addr = 0;
+  std::uint32_t bytes = 0;
+  std::uint64_t message_addr = 0;
+  std::uint32_t message_bytes = 0;
+  Time message_at = kNotRead;  // when the message's last byte is at the NIC, if it has been read
+};
+
 // A message the responder has received whole, in order: what the application may now read.
 struct Delivery {
   Verb verb = Verb::kWrite;  // kWrite or kRecv (a SEND)
@@ -121,7 +132,8 @@ class QueuePair {
   QueuePair(std::uint32_t qpn, std::uint32_t remote_qpn, const QpConfig& config, Memory& memory,
             std::uint32_t first_psn = 0, std::uint32_t remote_first_psn = 0);
 
-  void post_send(const WorkRequest& wr);
+  // `payload_at`: when its payload is at the NIC to send (the host's DMA read; 0: at once).
+  void post_send(const WorkRequest& wr, Time payload_at = 0);
   void post_recv(std::uint64_t id, std::uint64_t addr, std::uint32_t length);
 
   // The next packet to send at `now`: responses first (ACK/NAK, READ responses), then requests;
@@ -150,6 +162,13 @@ class QueuePair {
   // quantile q.
   std::uint32_t reorder_occupancy(double q) const { return static_cast<std::uint32_t>(reorder_samples_.quantile(q)); }
   std::function<void(const Delivery&)> on_delivery;  // each message received whole, in order
+  // When a completion made at t is in the completion queue (the NIC's DMA of it); none: at t.
+  std::function<Time(Time)> cq_write;
+  // The payload of the data packet next() would give now (a READ response, or a WRITE or SEND
+  // packet; none for an ACK, a READ request or nothing to send).
+  std::optional<PayloadRef> next_payload() const;
+  // The READ whose response is next has its data read from local memory: at the NIC by `at`.
+  void read_response_data_at(Time at);
 
  private:
   struct Request {
@@ -157,6 +176,7 @@ class QueuePair {
     std::uint32_t first_psn = 0, packets = 0;
     std::uint32_t read_received = 0;  // READ: response packets placed, in order
     std::vector<bool> early;          // READ: responses placed ahead of a hole (reorder window)
+    Time payload_at = 0;              // SEND, WRITE: when its payload is at the NIC
     bool acked = false;
   };
   // What the responder sends, in the order of the requests it answers (an ACK of a later PSN
@@ -167,11 +187,13 @@ class QueuePair {
     std::uint8_t syndrome = 0;  // ACK or NAK
     std::uint64_t addr = 0;     // READ: its data
     std::uint32_t bytes = 0, sent = 0;
+    Time data_at = PayloadRef::kNotRead;  // READ: when its data is at the NIC
   };
   std::uint32_t packets_for(std::uint32_t bytes) const { return bytes ? (bytes + cfg_.mtu - 1) / cfg_.mtu : 1; }
   std::size_t index_of(std::uint32_t psn) const;  // of the request holding `psn`, or sq_.size()
   Outgoing request_packet(Request& r, std::uint32_t psn);
   void acknowledge(std::uint32_t psn_after, Time now);  // everything before psn_after arrived
+  void complete(Completion c);
   void complete_in_order(Time now);
   void go_back(std::uint32_t psn);
   void ask_read_again(std::uint32_t psn);  // once per missing response; the timer covers the rest

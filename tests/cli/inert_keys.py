@@ -138,6 +138,7 @@ PAIRING = [
     ("lingyun-incast", "port.none.*", {"port.fec": "none"}),
     ("nic-*", "port.rs272.*", {"port.fec": "rs272"}),
     ("nic-*", "port.none.*", {"port.fec": "none"}),
+    ("nic-*", "nic.pcie.*", {"nic.host": "pcie"}),
     # nic-spray's short run is over in 13 us: DCQCN's increase stages act in the whole one, and
     # the retransmit timer fires at 4 us.
     # Back-to-back cuts (CNPs faster than increases), where R_T's clamp shows.
@@ -150,6 +151,8 @@ PAIRING = [
     # Timeouts need a lost NAK or a lost last packet: at 5 % loss the short soak has them.
     ("nic-psn-wrap", "nic.retry_count", {"nic.timeout_exp": 0, "wrap.loss": 0.05}),
     ("nic-psn-wrap", "nic.timeout_exp", {"wrap.loss": 0.05}),
+    # A second wrap is 2^24 more PSNs: one QP, nothing lost, so that it takes seconds.
+    ("nic-psn-wrap", "wrap.wraps", {"wrap.qps": 1, "wrap.loss": 0}),
     # DCQCN's timers (55 us) outlast the short run's flows: at 5 us they act within it.
     ("nic-*", "nic.dcqcn.*", {"nic.dcqcn.alpha_period_us": 5, "nic.dcqcn.increase_period_us": 5,
                               "nic.dcqcn.cnp_interval_us": 5, "nic.dcqcn.byte_counter": 100000}),

@@ -196,6 +196,10 @@ class NicIncast : public NicTestbench {
           {"fct_p99_us", pct(0.99)},
           {"fct_max_us", fct.empty() ? 0.0 : fct.back()},
       };
+      // Over PCIe (nic.host=pcie): how long the receiver's host-memory writes queued at most,
+      // which the port does not feel (the NIC's buffers are never full, docs/nic.md).
+      if (const nic::PcieLink* host = r.rig->nics[0]->host())
+        s[r.design]["receiver_host_write_wait_us"] = to_us(host->upstream_peak_wait());
       // The seed's C7 bar (ENCC's, issue 25), held against each design here: goodput above 0.90
       // of the line with loss below 1e-6.
       s["claim_c7"][r.design + "_bar_met"] = goodput > 0.90 && drop_ratio < 1e-6;

@@ -143,6 +143,7 @@ class NicPsnWrap : public Testbench {
       per.push_back({{"wraps", wraps},
                      {"psns", used},
                      {"messages", l.completed},
+                     {"done_us", to_us(l.last_done)},
                      {"frames_lost", l.cable[0]->lost() + l.cable[1]->lost()},
                      {"naks", rx.stats().naks_sent},
                      {"timeouts", tx.stats().timeouts},
@@ -185,6 +186,7 @@ class NicPsnWrap : public Testbench {
     std::unique_ptr<LossyCable> cable[2];
     std::unique_ptr<Feeder> feeder;
     std::uint64_t posted = 0, completed = 0, psns_completed = 0;
+    Time last_done = 0;  // the last completion's time
     std::uint64_t posted_bytes = 0, delivered_bytes = 0;  // offsets of the next message each way
     std::deque<std::uint32_t> psns_of;  // of the posted, not completed messages
     std::uint64_t out_of_order_bytes = 0;
@@ -218,6 +220,7 @@ class Feeder : public Core {
       if (done.front().status != nic::WcStatus::kSuccess || done.front().id != l_.completed)
         l_.problem = fmt::format("QP {}: message {} completed as {} ({})", l_.index, done.front().id,
                                  nic::to_string(done.front().status), l_.completed);
+      l_.last_done = done.front().at;
       l_.psns_completed += l_.psns_of.front();
       l_.psns_of.pop_front();
       ++l_.completed;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -55,10 +56,11 @@ struct Bench {
       b_to_a{"b_to_a", clock, ChannelSpec{kLatency}};
   Relay relay;
   Nic a, b;
-  explicit Bench(const NicParams& p, bool mark = false)
+  // `pb`: B's parameters where they differ from A's.
+  explicit Bench(const NicParams& p, bool mark = false, const NicParams* pb = nullptr)
       : relay(a_out, a_to_b, mark),
         a("a", 0, p, kWidth, link::PortAttachment(a_out, b_to_a, nullptr, nullptr, [](Core&) {}), pool, mem_a, stats),
-        b("b", 1, p, kWidth, link::PortAttachment(b_to_a, a_to_b, nullptr, nullptr, [](Core&) {}), pool, mem_b, stats) {
+        b("b", 1, pb ? *pb : p, kWidth, link::PortAttachment(b_to_a, a_to_b, nullptr, nullptr, [](Core&) {}), pool, mem_b, stats) {
     clock.attach(relay);
     clock.attach(a);
     clock.attach(b);
@@ -149,6 +151,57 @@ TEST(Nic, DcqcnPacesReadResponsesAtTheRespondersRate) {
   expect_spaced_after(departures, departures[0] + 66 + 2 * kLatency, 130);
   EXPECT_EQ(bench.stats.find_counter("b.cnps_sent")->value(), 1u);
   EXPECT_EQ(bench.a.rate_limiter(1)->stats().cnps, 1u);
+}
+
+// The host side over PCIe Gen5 x4 (65536/1040/4 bytes a ns each way, slower than the 100 bytes a
+// ns of the line), arithmetic written here: 24 bytes of framing, header and LCRC a request TLP,
+// 20 a completion, TLPs of 256 bytes of payload.
+double x4_wire_ns(double bytes) { return bytes * 1040.0 * 4 / 65536.0; }
+constexpr double kPcieLatencyNs = 250, kMemoryNs = 100;
+NicParams over_x4() {
+  NicParams p = no_cc();
+  p.pcie = true;
+  p.pcie_config.lanes = 4;
+  return p;
+}
+Cycle cycle_at_or_after(double ns) { return static_cast<Cycle>(std::ceil(ns * kNs / kPeriod - 1e-9)); }
+
+// A 1 MiB WRITE from a host behind PCIe x4: the doorbell, the WQE read, then the payload read as
+// one DMA read whose completions (4096 of 256 + 20 bytes) bound the packets; the last goes the
+// cycle its last byte is in, and the completion is in the CQ once its CQE is written.
+TEST(Nic, OverPcieAWriteWaitsForTheDoorbellTheWqeAndItsPayload) {
+  Bench bench(over_x4());
+  bench.a.post_send(1, {7, Verb::kWrite, 0, 1 << 20, 0, 1 << 20});
+  testing::run_until({&bench.clock}, 200 * kUs);
+  const auto& done = bench.a.qp(1).completions();
+  ASSERT_EQ(done.size(), 1u);
+  const double doorbell = x4_wire_ns(8 + 24) + kPcieLatencyNs;
+  const double wqe = doorbell + x4_wire_ns(24) + kPcieLatencyNs + kMemoryNs + x4_wire_ns(64 + 20) + kPcieLatencyNs;
+  const double read_at = cycle_at_or_after(wqe) * to_ns(kPeriod);  // the engine's cycle
+  const double last_byte = read_at + x4_wire_ns(24) + kPcieLatencyNs + kMemoryNs + x4_wire_ns(4096 * 276.0) +
+                           kPcieLatencyNs;
+  const double acked = (cycle_at_or_after(last_byte) + 2 * kLatency) * to_ns(kPeriod);
+  EXPECT_NEAR(to_ns(done[0].at), acked + x4_wire_ns(64 + 24) + kPcieLatencyNs, 0.01);
+  EXPECT_TRUE(std::equal(bench.mem_a.bytes.begin(), bench.mem_a.bytes.begin() + (1 << 20),
+                         bench.mem_b.bytes.begin() + (1 << 20)));
+}
+
+// A 1 MiB SEND from an ideal host into one behind PCIe x4: the packets come faster than B can
+// write them (4096 + 16 x 24 bytes each), so the writes queue from the first arrival on, and the
+// receive completes once they and its CQE are in host memory.
+TEST(Nic, OverPcieAReceiveCompletesWhenItsPayloadAndCqeAreWritten) {
+  const NicParams ideal = no_cc(), host = over_x4();
+  Bench bench(ideal, false, &host);
+  bench.b.post_recv(2, 9, 0, 1 << 20);
+  bench.a.post_send(1, {7, Verb::kSend, 0, 0, 0, 1 << 20});
+  testing::run_until({&bench.clock}, 200 * kUs);
+  const auto& done = bench.b.qp(2).completions();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].verb, Verb::kRecv);
+  const double first_arrival = (1 + kLatency) * to_ns(kPeriod);
+  const double payload_written = first_arrival + x4_wire_ns(256 * (4096 + 16 * 24.0)) + kPcieLatencyNs;
+  // The CQE follows the payload up the link: it lands one CQE's wire time after the payload's last.
+  EXPECT_NEAR(to_ns(done[0].at), payload_written + x4_wire_ns(64 + 24), 0.01);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // NICs on a fabric of composed Lingyun ASICs: the rig of the nic-* scenarios. Each endpoint's
 // first port gets a Tianyi NIC (hw/nic/nic.hpp) and a host memory that is a scoreboard.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -141,6 +142,32 @@ struct NicRig {
   }
   Time now() const { return core->clock().time_of(core->clock().now()); }
 };
+
+// The application's view of one QP's deliveries, its messages laid end to end in memory from
+// `base`: each must start where the one before ended and be wholly in memory when delivered;
+// the bytes of any other are out of order.
+class DeliveryOrder {
+ public:
+  DeliveryOrder(nic::QueuePair& receiver, const ScoreboardMemory& memory, std::uint64_t base) : next_(base) {
+    receiver.on_delivery = [this, &memory](const nic::Delivery& d) {
+      if (d.addr != next_ || !memory.holds(d.addr, d.bytes)) out_of_order_bytes_ += d.bytes;
+      next_ = d.addr + d.bytes;
+    };
+  }
+  DeliveryOrder(const DeliveryOrder&) = delete;  // the receiver holds `this`
+  DeliveryOrder& operator=(const DeliveryOrder&) = delete;
+  std::uint64_t out_of_order_bytes() const { return out_of_order_bytes_; }
+
+ private:
+  std::uint64_t next_;
+  std::uint64_t out_of_order_bytes_ = 0;
+};
+
+// The value at fraction p of `sorted` (ascending): the sample p of the way along; 0 when empty.
+inline double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0.0;
+  return sorted[std::min(sorted.size() - 1, static_cast<std::size_t>(p * static_cast<double>(sorted.size())))];
+}
 
 // A nic-* testbench's side that follows its designs' rigs: progress and the fraction done as
 // bytes placed, a stalled fabric, and the scoreboards' verdict.

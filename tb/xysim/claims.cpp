@@ -323,7 +323,9 @@ const std::vector<Claim> kClaims = {
      "to partners on the other leaf, 8 spines whose cables are 10 m longer each (10 to 80 m); the NIC sprays by "
      "giving each data packet its own UDP source port, which the switches hash. Without a reorder window every "
      "overtaking packet is dropped and NAKed (a ConnectX-class RC receiver): Go-Back-N makes spraying far slower "
-     "than ECMP. Spraying even with equal cables reorders (queues differ per spine). With one sender (spray.senders=1: 4 flows that fill no link) spraying gains nothing (47.6 against 47.4 µs on ECMP) and the rule fails."},
+     "than ECMP. Spraying even with equal cables reorders (queues differ per spine). With one sender "
+     "(spray.senders=1: 4 flows that fill no link) spraying gains nothing (47.6 against 47.4 µs on ECMP) and the "
+     "rule fails."},
     {"C7", "ENCC: throughput > 90 %, loss < 0.0001 %", {},
      "ENCC is the Tianyi NIC's congestion control; the NIC is not built yet", nullptr, ""},
     {"C8", "IGLB balances flows better than ECMP", {},

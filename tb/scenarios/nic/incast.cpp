@@ -147,9 +147,6 @@ class NicIncast : public NicTestbench {
         }
       }
       std::sort(fct.begin(), fct.end());
-      const auto pct = [&](double p) {
-        return fct.empty() ? 0.0 : fct[std::min(fct.size() - 1, static_cast<std::size_t>(p * static_cast<double>(fct.size())))];
-      };
       // Back-pressure: pauses sent (PFC) and credits withheld (CBFC) for more than 1 % of the run,
       // by how many hops from the receiver's switch the node held back was.
       std::uint64_t pauses = 0, peak_cells = 0;
@@ -192,8 +189,8 @@ class NicIncast : public NicTestbench {
           {"rate_decreases", decreases},
           {"rate_increases", increases},
           {"victim_gbps", victim_gbps},
-          {"fct_p50_us", pct(0.5)},
-          {"fct_p99_us", pct(0.99)},
+          {"fct_p50_us", percentile(fct, 0.5)},
+          {"fct_p99_us", percentile(fct, 0.99)},
           {"fct_max_us", fct.empty() ? 0.0 : fct.back()},
       };
       // Over PCIe (nic.host=pcie): how long the receiver's host-memory writes queued at most,

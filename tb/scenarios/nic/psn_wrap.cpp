@@ -54,8 +54,6 @@ class LossyCable : public Core {
   std::uint64_t lost_ = 0;
 };
 
-// Keeps a QP's send queue fed and its completions drained: the soak's messages are far too many
-// to post at once.
 class Feeder;
 
 class NicPsnWrap : public Testbench {
@@ -119,8 +117,8 @@ class NicPsnWrap : public Testbench {
     for (const Lane& l : lanes_) {
       if (!l.problem.empty()) throw CheckFailure(l.problem);
       if (std::string p = l.memory->problem(); !p.empty()) throw CheckFailure(p);
-      if (l.out_of_order_bytes)
-        throw CheckFailure(fmt::format("QP {}: {} bytes delivered out of order", l.index, l.out_of_order_bytes));
+      if (const std::uint64_t late = l.deliveries->out_of_order_bytes())
+        throw CheckFailure(fmt::format("QP {}: {} bytes delivered out of order", l.index, late));
     }
   }
   nlohmann::json summary() const override {
@@ -151,7 +149,7 @@ class NicPsnWrap : public Testbench {
                      {"bytes_delivered", l.memory->covered()},
                      {"bytes_wrong", l.memory->wrong()},
                      {"bytes_twice", l.memory->twice()},
-                     {"app_out_of_order_bytes", l.out_of_order_bytes}});
+                     {"app_out_of_order_bytes", l.deliveries->out_of_order_bytes()}});
     }
     s["per_qp"] = per;
     s["least_wraps"] = least_wraps;
@@ -187,9 +185,9 @@ class NicPsnWrap : public Testbench {
     std::unique_ptr<Feeder> feeder;
     std::uint64_t posted = 0, completed = 0, psns_completed = 0;
     Time last_done = 0;  // the last completion's time
-    std::uint64_t posted_bytes = 0, delivered_bytes = 0;  // offsets of the next message each way
+    std::uint64_t posted_bytes = 0;  // where the next message starts, at both ends
     std::deque<std::uint32_t> psns_of;  // of the posted, not completed messages
-    std::uint64_t out_of_order_bytes = 0;
+    std::unique_ptr<DeliveryOrder> deliveries;
     std::string problem;
   };
   std::uint32_t message_bytes(std::uint64_t m) const {
@@ -210,6 +208,8 @@ class NicPsnWrap : public Testbench {
   std::uint64_t messages_ = 0;
 };
 
+// Keeps a QP's send queue fed and its completions drained: the soak's messages are far too many
+// to post at once.
 class Feeder : public Core {
  public:
   static constexpr std::uint64_t kDepth = 4096;  // messages posted and not completed, per QP: more than a round trip holds
@@ -274,11 +274,7 @@ void NicPsnWrap::build_lane(int q, Clock& clock, std::uint64_t seed) {
   const std::uint32_t first = (nic::kPsnMask + 1 - lead_) & nic::kPsnMask;
   l.a->create_qp(1, 1, 1, first, first);
   nic::QueuePair& rx = l.b->create_qp(1, 0, 1, first, first);
-  rx.on_delivery = [&l](const nic::Delivery& d) {
-    const bool next = d.addr == l.delivered_bytes;
-    if (!next || !l.memory->holds(d.addr, d.bytes)) l.out_of_order_bytes += d.bytes;
-    l.delivered_bytes = d.addr + d.bytes;
-  };
+  l.deliveries = std::make_unique<DeliveryOrder>(rx, *l.memory, 0);
 }
 
 }  // namespace

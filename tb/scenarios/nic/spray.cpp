@@ -103,9 +103,8 @@ class NicSpray : public NicTestbench {
         for (const nic::Completion& w : sender(r, f).completions())
           if (w.status != nic::WcStatus::kSuccess)
             throw CheckFailure(fmt::format("{}: a WRITE of e{} ended in {}", r.design, f.src, nic::to_string(w.status)));
-      if (r.out_of_order_bytes)
-        throw CheckFailure(fmt::format("{}: {} bytes delivered to the application out of order", r.design,
-                                       r.out_of_order_bytes));
+      if (const std::uint64_t late = out_of_order_bytes(r))
+        throw CheckFailure(fmt::format("{}: {} bytes delivered to the application out of order", r.design, late));
     }
     check_memories();
   }
@@ -134,9 +133,6 @@ class NicSpray : public NicTestbench {
         if (r.window) occupancy_p99 = std::max(occupancy_p99, rx.reorder_occupancy(0.99));
       }
       std::sort(fct.begin(), fct.end());
-      const auto pct = [&](double p) {  // of the flows done (all, in a run that passed)
-        return fct.empty() ? 0.0 : fct[std::min(fct.size() - 1, static_cast<std::size_t>(p * static_cast<double>(fct.size())))];
-      };
       std::uint64_t peak_cells = 0;
       for (const auto& sw : r.rig->fabric->switches()) peak_cells = std::max(peak_cells, sw->peak_buffer_cells());
       const std::vector<std::uint64_t> load = uplink_frames(r);
@@ -149,8 +145,8 @@ class NicSpray : public NicTestbench {
       s[r.design] = {
           {"uplink_frames", load},
           {"max_over_mean_link_load", total > 0 ? worst / (total / static_cast<double>(load.size())) : 0.0},
-          {"fct_p50_us", pct(0.5)},
-          {"fct_p99_us", pct(0.99)},
+          {"fct_p50_us", percentile(fct, 0.5)},
+          {"fct_p99_us", percentile(fct, 0.99)},
           {"flows_done", fct.size()},
           {"fct_max_us", fct.empty() ? 0.0 : fct.back()},
           {"goodput_ratio", fct.size() == r.flows.size() ? bytes * 8 / (fct.back() * 1e3) / (line_gbps_ * senders_) : 0.0},
@@ -164,7 +160,7 @@ class NicSpray : public NicTestbench {
           {"naks", q.naks_sent},
           {"retx_bytes", retx},
           {"drops", r.rig->fabric->drops()},
-          {"app_out_of_order_bytes", r.out_of_order_bytes},
+          {"app_out_of_order_bytes", out_of_order_bytes(r)},
       };
     }
     return s;
@@ -192,15 +188,14 @@ class NicSpray : public NicTestbench {
   struct Flow {
     int src, dst;
     std::uint32_t qpn;
-    std::uint64_t base;        // where its WRITEs land at dst, one after another
-    std::uint64_t next_delivery = 0;  // the message the application expects next
+    std::uint64_t base;  // where its WRITEs land at dst, one after another
   };
   struct Run {
     std::string design;
     std::unique_ptr<NicRig> rig;
-    std::deque<Flow> flows;  // stable: the delivery checks hold pointers
+    std::vector<Flow> flows;
     std::uint32_t window = 0;  // the receivers' reorder window, packets
-    std::uint64_t out_of_order_bytes = 0;
+    std::deque<DeliveryOrder> deliveries;  // each flow's, as its receiver sees them (stable: they hold `this`)
   };
 
   // A QP from src to dst posting its WRITEs back to back (from src's 0 to dst's `base` on), and
@@ -208,17 +203,11 @@ class NicSpray : public NicTestbench {
   void add_flow(Run& r, int src, int dst) {
     const auto qpn = static_cast<std::uint32_t>(0x100 + r.flows.size());
     const std::uint64_t span = message_ * static_cast<std::uint64_t>(messages_);
-    Flow& f = r.flows.emplace_back(Flow{src, dst, qpn, (qpn - 0x100) * span});
+    const Flow& f = r.flows.emplace_back(Flow{src, dst, qpn, (qpn - 0x100) * span});
     r.rig->nics[src]->create_qp(qpn, static_cast<std::uint32_t>(dst), qpn);
     nic::QueuePair& rx = r.rig->nics[dst]->create_qp(qpn, static_cast<std::uint32_t>(src), qpn);
     r.rig->memories[dst]->expect(f.base, span, static_cast<std::uint32_t>(src), 0);
-    ScoreboardMemory& memory = *r.rig->memories[dst];
-    const std::uint64_t size = message_;
-    rx.on_delivery = [&r, &f, &memory, size](const nic::Delivery& d) {
-      const bool next = d.addr == f.base + f.next_delivery * size && d.bytes == size;
-      if (!next || !memory.holds(d.addr, d.bytes)) r.out_of_order_bytes += d.bytes;
-      ++f.next_delivery;
-    };
+    r.deliveries.emplace_back(rx, *r.rig->memories[dst], f.base);
     for (int m = 0; m < messages_; ++m) {
       const std::uint64_t offset = static_cast<std::uint64_t>(m) * message_;
       r.rig->nics[src]->post_send(qpn, {static_cast<std::uint64_t>(m), nic::Verb::kWrite, offset, f.base + offset, 0,
@@ -226,6 +215,11 @@ class NicSpray : public NicTestbench {
     }
   }
   static const nic::QueuePair& sender(const Run& r, const Flow& f) { return r.rig->nics[f.src]->qp(f.qpn); }
+  static std::uint64_t out_of_order_bytes(const Run& r) {
+    std::uint64_t n = 0;
+    for (const DeliveryOrder& d : r.deliveries) n += d.out_of_order_bytes();
+    return n;
+  }
   // Data frames carried by each uplink of the senders' leaf (the switch e0 hangs on), towards
   // the other switch, in link order.
   std::vector<std::uint64_t> uplink_frames(const Run& r) const {

@@ -2,8 +2,8 @@
 // flow-controlled port, the gate its frames pass and the monitor of its receive buffer. An
 // endpoint (a generic host, an OLink NIC, a transport between them and the port) does
 // everything at its port through this, so every endpoint does it the same way: asks before it
-// sends, and on taking a frame reports it to the monitor (the endpoint's buffer drains at once)
-// and ends the frame's stages (its journey through the fabric ends here).
+// sends, and on taking a frame reports it to the monitor (and again when its buffer has drained
+// it, at once or later) and ends the frame's stages (its journey through the fabric ends here).
 //
 // Whoever builds the port hands these out (lingyun::Fabric::port), with how to connect an
 // endpoint's core to what wakes it: arrivals, returning room and returning credits. The endpoint
@@ -37,16 +37,26 @@ class PortAttachment {
   const std::string& to_port_name() const { return to_->name(); }
   const std::string& from_port_name() const { return from_->name(); }
   bool ready_by(Cycle c) const { return from_->ready_by(c); }  // a frame arrives by cycle c
-  // The next frame, taken at `now`.
+  // The next frame, taken at `now` into a buffer that drains at once.
   Packet* receive(Time now) {
+    Packet* p = receive_into_buffer(now);
+    drained(p->bytes, p->vc);
+    return p;
+  }
+  // The next frame, taken at `now` into the endpoint's buffer, where it stays (holding back the
+  // port as flow control says) until the endpoint reports it drained.
+  Packet* receive_into_buffer(Time now) {
     Packet* p = from_->pop();
-    if (monitor_) {
-      monitor_->on_arrive(*p);
-      monitor_->on_depart(p->bytes, p->vc);
-    }
+    if (monitor_) monitor_->on_arrive(*p);
     p->advance(kNoStage, now);
     return p;
   }
+  void drained(std::uint32_t bytes, std::uint8_t vc) {
+    if (monitor_) monitor_->on_depart(bytes, vc);
+  }
+  // Whether the port holds back what the endpoint's buffer cannot take (PFC or CBFC); without,
+  // a full buffer drops.
+  bool lossless() const { return monitor_ && monitor_->holds_back(); }
 
  private:
   Channel<Packet*>* to_;

@@ -57,6 +57,9 @@ struct IngressMonitor {
   virtual void on_arrive(const Packet& p) = 0;
   virtual void on_admit(std::uint32_t bytes, std::uint8_t vc) = 0;   // taken into the shared buffer
   virtual void on_depart(std::uint32_t bytes, std::uint8_t vc) = 0;  // left the switch (or dropped)
+  // Whether the sender is held back as the buffer fills (PFC, CBFC); if not, what does not fit
+  // is the receiver's to drop.
+  virtual bool holds_back() const = 0;
 };
 
 }  // namespace xy::link

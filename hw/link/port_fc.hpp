@@ -65,6 +65,7 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
   void on_arrive(const Packet& p) override;
   void on_admit(std::uint32_t bytes, std::uint8_t vc) override;
   void on_depart(std::uint32_t bytes, std::uint8_t vc) override;
+  bool holds_back() const override { return mode_ != FcMode::kNone; }
   void eval() override;
   void commit() override;
 

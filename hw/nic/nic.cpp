@@ -46,6 +46,10 @@ NicParams NicParams::declare(Config& c, double line_bps, Uses uses) {
     h.memory_latency = from_ns(c.real("nic.pcie.memory_ns", to_ns(h.memory_latency), "ns", 0, 1e6,
                                       "a host memory read, request to first data"));
     h.validate("nic.pcie");
+    p.rx_buffer_bytes = static_cast<std::uint32_t>(1024 * c.integer(
+        "nic.rx_buffer_kib", p.rx_buffer_bytes / 1024, "KiB", 16, 1 << 20,
+        "the NIC's receive buffer on a port without link flow control, full when the host is slower than the line "
+        "(with PFC or CBFC the port's buffer holds the sender back)"));
   }
   if (!uses.switched) {
     p.dcqcn = false;
@@ -107,7 +111,9 @@ Nic::Nic(std::string name, std::uint32_t endpoint, const NicParams& params, std:
       bad_icrc_(stats.counter(this->name() + ".bad_icrc", "frames", "frames dropped: their ICRC did not hold")),
       cnps_sent_(stats.counter(this->name() + ".cnps_sent", "frames", "CNPs sent (notification point)")),
       cnps_received_(stats.counter(this->name() + ".cnps_received", "frames", "CNPs taken (reaction point)")),
-      ce_received_(stats.counter(this->name() + ".ce_received", "frames", "data packets that arrived CE-marked")) {
+      ce_received_(stats.counter(this->name() + ".ce_received", "frames", "data packets that arrived CE-marked")),
+      rx_dropped_(stats.counter(this->name() + ".rx_dropped", "frames",
+                                "frames dropped: the receive buffer was full (a port without link flow control)")) {
   params_.qp.validate("nic.qp");
   if (params_.dcqcn) params_.dcqcn_config.validate("nic.dcqcn");
   if (params_.pcie) pcie_ = std::make_unique<PcieLink>(params_.pcie_config);
@@ -115,13 +121,22 @@ Nic::Nic(std::string name, std::uint32_t endpoint, const NicParams& params, std:
 }
 
 QueuePair& Nic::create_qp(std::uint32_t qpn, std::uint32_t remote, std::uint32_t remote_qpn, std::uint32_t first_psn,
-                          std::uint32_t remote_first_psn) {
+                          std::uint32_t remote_first_psn, std::uint32_t cq) {
+  if (cq != kNoCq && cq >= cqs_.size()) throw std::logic_error(fmt::format("{}: no CQ {}", name(), cq));
   if (qpn > kPsnMask) throw std::logic_error(fmt::format("{}: QP number {} beyond 24 bits", name(), qpn));
   if (flows_.count(qpn)) throw std::logic_error(fmt::format("{}: QP {} exists", name(), qpn));
   auto f = std::make_unique<Flow>();
   f->remote = remote;
   f->qp = std::make_unique<QueuePair>(qpn, remote_qpn, params_.qp, memory_, first_psn, remote_first_psn);
-  if (pcie_) f->qp->cq_write = [this](Time t) { return pcie_->write(kCqeBytes, t); };
+  if (pcie_ || cq != kNoCq)
+    f->qp->on_complete = [this, qpn, cq](Completion& c) {
+      if (pcie_) c.at = pcie_->write(kCqeBytes, c.at);
+      if (cq == kNoCq) return;
+      Cq& q = cqs_[cq];
+      if (q.entries.size() == q.depth)
+        throw std::logic_error(fmt::format("{}: CQ {} overrun: {} completions not polled", name(), cq, q.depth));
+      q.entries.emplace(c.at, WorkCompletion{qpn, c});
+    };
   if (params_.dcqcn) {
     f->rp = std::make_unique<DcqcnReactionPoint>(params_.dcqcn_config);
     f->np = std::make_unique<DcqcnNotificationPoint>(params_.dcqcn_config);
@@ -139,6 +154,22 @@ Nic::Flow& Nic::flow(std::uint32_t qpn) const {
 
 QueuePair& Nic::qp(std::uint32_t qpn) { return *flow(qpn).qp; }
 const QueuePair& Nic::qp(std::uint32_t qpn) const { return *flow(qpn).qp; }
+
+std::uint32_t Nic::create_cq(std::uint32_t depth) {
+  if (depth == 0) throw std::logic_error(fmt::format("{}: a CQ of depth 0", name()));
+  cqs_.push_back({depth, {}});
+  return static_cast<std::uint32_t>(cqs_.size() - 1);
+}
+
+std::vector<Nic::WorkCompletion> Nic::poll_cq(std::uint32_t cq, std::size_t max) {
+  if (cq >= cqs_.size()) throw std::logic_error(fmt::format("{}: no CQ {}", name(), cq));
+  auto& entries = cqs_[cq].entries;
+  const Time t = clock().time_of(now());
+  std::vector<WorkCompletion> out;
+  for (auto e = entries.begin(); e != entries.end() && e->first <= t && out.size() < max; e = entries.erase(e))
+    out.push_back(e->second);
+  return out;
+}
 
 const DcqcnReactionPoint* Nic::rate_limiter(std::uint32_t qpn) const { return flow(qpn).rp.get(); }
 
@@ -158,29 +189,30 @@ void Nic::post_recv(std::uint32_t qpn, std::uint64_t id, std::uint64_t addr, std
 }
 
 bool Nic::idle() const {
-  if (held_ || !cnps_.empty() || !posted_.empty()) return false;
+  if (held_ || !cnps_.empty() || !posted_.empty() || !rx_buffer_.empty()) return false;
   for (const auto& [qpn, f] : flows_)
     if (!f->qp->idle()) return false;
   return true;
 }
 
-void Nic::receive(Packet& p, Time now) {
+Time Nic::receive(Packet& p, Time now) {
   std::vector<std::uint8_t>& bytes = p.bytes_now();
   if (p.ecn_ce) mark_ce(bytes);  // the switch's mark, made in the header it rewrites
   const auto parsed = parse(bytes.data(), bytes.size(), nullptr, !icrc_);
   if (!parsed || !(icrc_ ? parsed->icrc_on_wire == icrc_->icrc(bytes.data(), bytes.size()) : parsed->icrc_ok)) {
     bad_icrc_.add();
-    return;
+    return now;
   }
   received_.add();
   const RoceHeader& h = parsed->header;
   Flow& f = flow(h.dest_qp);
-  if (pcie_ && parsed->payload_size && h.opcode != opcode::kCnp) pcie_->write(parsed->payload_size, now);
   if (h.opcode == opcode::kCnp) {
     cnps_received_.add();
     if (f.rp) f.rp->on_cnp(now);
-    return;
+    return now;
   }
+  Time leaves = now;
+  if (pcie_ && parsed->payload_size) leaves = pcie_->write(parsed->payload_size, now) - pcie_->config().latency;
   if (h.ecn == Ecn::kCe) {
     ce_received_.add();
     const std::uint8_t op = h.opcode & 0x1f;
@@ -188,6 +220,14 @@ void Nic::receive(Packet& p, Time now) {
     if (data && f.np && f.np->on_data(true, now)) cnps_.emplace_back(f.remote, f.qp->remote_qpn());
   }
   f.qp->receive(h, bytes.data() + parsed->payload_offset, static_cast<std::uint32_t>(parsed->payload_size), now);
+  return leaves;
+}
+
+void Nic::drain(Time now) {
+  for (; !rx_buffer_.empty() && rx_buffer_.top().leaves <= now; rx_buffer_.pop()) {
+    rx_bytes_ -= rx_buffer_.top().bytes;
+    port_.drained(rx_buffer_.top().bytes, rx_buffer_.top().vc);
+  }
 }
 
 Packet* Nic::frame(std::uint32_t dst, const RoceHeader& header, const Outgoing* o, Time now) {
@@ -293,9 +333,18 @@ void Nic::eval() {
     const bool payload = wr.verb != Verb::kRead && wr.length;
     qp(posted_.front().qpn).post_send(wr, payload ? pcie_->read(wr.length, t) : 0);
   }
+  drain(t);
   while (port_.can_receive()) {
-    Packet* p = port_.receive(t);
-    receive(*p, t);
+    Packet* p = port_.receive_into_buffer(t);
+    if (!port_.lossless() && rx_bytes_ + p->bytes > params_.rx_buffer_bytes) {
+      rx_dropped_.add();
+      port_.drained(p->bytes, p->vc);
+    } else {
+      rx_bytes_ += p->bytes;
+      rx_peak_ = std::max(rx_peak_, rx_bytes_);
+      rx_buffer_.push({receive(*p, t), p->bytes, p->vc});
+      drain(t);
+    }
     pool_.release(p);
   }
   for (std::uint32_t qpn : qpns_) {
@@ -313,6 +362,7 @@ void Nic::commit() {
   const Time line = clock().time_of(std::max(line_free_, now() + 1));
   if (held_ || !cnps_.empty()) next = line;
   if (!posted_.empty()) next = std::min(next, posted_.front().at);
+  if (!rx_buffer_.empty()) next = std::min(next, rx_buffer_.top().leaves);
   for (std::uint32_t qpn : qpns_) {
     const Flow& f = flow(qpn);
     const Time data = std::max({line, f.may_send_at, f.data_at});  // its payload here, at its rate

@@ -21,13 +21,18 @@
 //   once its bytes have arrived (a retransmission finds them kept: not read again);
 //   received payload is written to host memory (posted writes, which take the upstream
 //   direction's time) and each completion is in its queue once its 64-byte CQE has been written.
-//   Abstracted: a received packet is placed at once (its write books the link, not the memory);
-//   the NIC's buffers are never full, so the host never holds back the port; receive WQEs are
-//   in the engine at once. nic.host=ideal: none of it, the host at no cost.
+//   A received frame stays in the NIC's receive buffer until its payload's write has left for
+//   the host: a host slower than the line fills it, and then the port's flow control holds the
+//   sender back (PFC pauses, CBFC credits withheld), or with none the NIC drops what does not
+//   fit in nic.rx_buffer_kib. Abstracted: a received packet is placed at once (its write books
+//   the link, not the memory); receive WQEs are in the engine at once. nic.host=ideal: none of
+//   it, the host at no cost and the buffer drained at once.
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
+#include <queue>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -52,6 +57,7 @@ struct NicParams {
   bool icrc_rtl = false;  // nic.icrc.impl=rtl: received ICRCs checked by the RTL twin (rtl/nic)
   bool pcie = false;      // nic.host=pcie: the host side through pcie_config; else at once
   PcieConfig pcie_config;
+  std::uint32_t rx_buffer_bytes = 256 * 1024;  // the receive buffer on a port without link flow control
   // What a scenario has the NICs do, which decides the keys that can matter.
   struct Uses {
     bool reads = false;    // READs are issued: nic.max_reads
@@ -80,12 +86,24 @@ class Nic : public Core {
       link::PortAttachment port, PacketPool& pool, Memory& memory, Stats& stats,
       std::unique_ptr<IcrcChecker> icrc = nullptr);
 
+  // The verbs a testbench drives the NIC with.
+  // A completion queue of `depth` entries; its number. A completion that finds it full is the
+  // testbench's mistake (it polls too seldom): a logic_error naming the CQ, as a CQ overrun.
+  std::uint32_t create_cq(std::uint32_t depth);
   // A QP numbered `qpn` here, connected to `remote_qpn` at `remote`; PSNs from `first_psn`
-  // this way and `remote_first_psn` the other.
+  // this way and `remote_first_psn` the other. Its completions go to CQ `cq` (kNoCq: kept in
+  // the QP's completions() only).
+  static constexpr std::uint32_t kNoCq = ~0u;
   QueuePair& create_qp(std::uint32_t qpn, std::uint32_t remote, std::uint32_t remote_qpn, std::uint32_t first_psn = 0,
-                       std::uint32_t remote_first_psn = 0);
+                       std::uint32_t remote_first_psn = 0, std::uint32_t cq = kNoCq);
   void post_send(std::uint32_t qpn, const WorkRequest& wr);
   void post_recv(std::uint32_t qpn, std::uint64_t id, std::uint64_t addr, std::uint32_t length);
+  // Up to `max` completions of CQ `cq` that are in it by now (their CQE written), oldest first.
+  struct WorkCompletion {
+    std::uint32_t qpn;
+    Completion completion;
+  };
+  std::vector<WorkCompletion> poll_cq(std::uint32_t cq, std::size_t max);
   QueuePair& qp(std::uint32_t qpn);
   const QueuePair& qp(std::uint32_t qpn) const;
   const DcqcnReactionPoint* rate_limiter(std::uint32_t qpn) const;
@@ -95,7 +113,9 @@ class Nic : public Core {
 
   std::uint32_t endpoint() const { return endpoint_; }
   const PcieLink* host() const { return pcie_.get(); }  // nic.host=pcie, else none
-  bool idle() const;  // every QP idle, no CNP owed, nothing on the line
+  bool idle() const;  // every QP idle, no CNP owed, nothing on the line or in the receive buffer
+  std::uint64_t rx_buffer_peak_bytes() const { return rx_peak_; }
+  std::uint64_t rx_dropped() const { return rx_dropped_.value(); }  // the receive buffer full
 
  private:
   struct Flow {
@@ -112,7 +132,10 @@ class Nic : public Core {
     WorkRequest wr;
   };
   Flow& flow(std::uint32_t qpn) const;
-  void receive(Packet& p, Time now);
+  // Takes p's bytes; returns when they have left the receive buffer (now, or when the write of
+  // its payload to the host has left).
+  Time receive(Packet& p, Time now);
+  void drain(Time now);  // the receive buffer: what has left by now
   void transmit(Time now);
   // A frame to `dst` of header `h` with its payload from memory (o), or a CNP's (none).
   Packet* frame(std::uint32_t dst, const RoceHeader& h, const Outgoing* o, Time now);
@@ -131,14 +154,27 @@ class Nic : public Core {
   std::unique_ptr<IcrcChecker> icrc_;
   std::unique_ptr<PcieLink> pcie_;  // nic.host=pcie
   std::deque<Posted> posted_;
+  struct Cq {
+    std::uint32_t depth;
+    std::multimap<Time, WorkCompletion> entries;  // by when each is in the queue
+  };
+  std::vector<Cq> cqs_;
   std::vector<std::uint32_t> qpns_;             // in creation order: the round robin's
   std::unordered_map<std::uint32_t, std::unique_ptr<Flow>> flows_;  // by qpn
   std::size_t next_reply_ = 0, next_request_ = 0;
   std::deque<std::pair<std::uint32_t, std::uint32_t>> cnps_;  // owed: (remote endpoint, remote qpn)
   Packet* held_ = nullptr;  // built, waiting for the port's gate
+  struct Buffered {  // a received frame in the receive buffer, until `leaves`
+    Time leaves;
+    std::uint32_t bytes;
+    std::uint8_t vc;
+    bool operator>(const Buffered& o) const { return leaves > o.leaves; }
+  };
+  std::priority_queue<Buffered, std::vector<Buffered>, std::greater<>> rx_buffer_;
+  std::uint64_t rx_bytes_ = 0, rx_peak_ = 0;
   Cycle line_free_ = 0;
   std::vector<std::uint8_t> payload_;
-  Counter &sent_, &received_, &bad_icrc_, &cnps_sent_, &cnps_received_, &ce_received_;
+  Counter &sent_, &received_, &bad_icrc_, &cnps_sent_, &cnps_received_, &ce_received_, &rx_dropped_;
 };
 
 }  // namespace xy::nic

@@ -209,7 +209,7 @@ void QueuePair::acknowledge(std::uint32_t psn_after, Time now) {
 }
 
 void QueuePair::complete(Completion c) {
-  if (cq_write) c.at = cq_write(c.at);
+  if (on_complete) on_complete(c);
   completions_.push_back(c);
 }
 

@@ -162,8 +162,9 @@ class QueuePair {
   // quantile q.
   std::uint32_t reorder_occupancy(double q) const { return static_cast<std::uint32_t>(reorder_samples_.quantile(q)); }
   std::function<void(const Delivery&)> on_delivery;  // each message received whole, in order
-  // When a completion made at t is in the completion queue (the NIC's DMA of it); none: at t.
-  std::function<Time(Time)> cq_write;
+  // Each completion as it is made, before it is kept in completions(): the NIC's, which sets
+  // when it is in the completion queue (its DMA) and reports it to the QP's CQ.
+  std::function<void(Completion&)> on_complete;
   // The payload of the data packet next() would give now (a READ response, or a WRITE or SEND
   // packet; none for an ACK, a READ request or nothing to send).
   std::optional<PayloadRef> next_payload() const;

@@ -141,6 +141,12 @@ struct NicRig {
     }
   }
   Time now() const { return core->clock().time_of(core->clock().now()); }
+  // Frames dropped: by the switches, and by NICs whose receive buffer was full.
+  std::uint64_t drops() const {
+    std::uint64_t n = fabric->drops();
+    for (const auto& nic : nics) n += nic->rx_dropped();
+    return n;
+  }
 };
 
 // The application's view of one QP's deliveries, its messages laid end to end in memory from

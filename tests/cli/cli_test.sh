@@ -689,6 +689,31 @@ PY
     drops=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["dcqcn"]["drops"])' "$work/rtl/results.json")
     [ "$drops" -gt 0 ] || fail "no drops: the lossy design was not exercised"
     echo "ok: results.json byte-identical with the model's ($drops drops recovered)" ;;
+  nic_slow_host_pauses)
+    # A receiver behind PCIe Gen5 x8: 31.5 GB/s a way, of which 4096 of every 4480 bytes is
+    # payload, 230.4 Gb/s, below the 800 Gb/s line. Lossless, its NIC's full receive buffer
+    # pauses the switch and the incast runs at the host's rate, nothing dropped; without link
+    # flow control the NIC drops, and the run still ends with every byte once (its check).
+    "$xysim" run nic-incast --set incast.senders=4 --set incast.message_kib=512 --set incast.victim_kib=0 \
+      --set nic.host=pcie --set nic.pcie.lanes=8 --out "$work/r" --quiet >/dev/null || fail "run: exit $?"
+    python3 - "$work/r/results.json" <<'PY' || fail "figures"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+host = 8 * 32 * 128 / 130 / 8 * 4096 / 4480 * 8 / 800  # the host's share of the line
+total = 4 * 512 * 1024
+for d in ("pfc", "cbfc"):
+    r = s[d]
+    assert r["drops"] == 0, (d, r["drops"])
+    # A sender's WRITE completes when the receiver's NIC has its bytes: the last of them may
+    # still be in the receive buffer, the rest went to the host at its rate.
+    bound = host * total / (total - r["receiver_rx_buffer_peak_bytes"])
+    assert 0.9 * host < r["goodput_ratio"] <= bound, (d, r["goodput_ratio"], host, bound)
+assert s["pfc"]["host_pauses"] > 0, s["pfc"]
+assert s["dcqcn"]["drops"] > 0 and s["dcqcn"]["retx_bytes"] > 0, s["dcqcn"]
+print(f"ok: the host's share {host:.3f}; pfc {s['pfc']['goodput_ratio']:.3f} with {s['pfc']['host_pauses']} "
+      f"pauses from the NIC, cbfc {s['cbfc']['goodput_ratio']:.3f}; without flow control {s['dcqcn']['drops']} dropped")
+PY
+    ;;
   bench_nic)
     # A tiny nic-incast timed: its figures are there and positive.
     "$xysim" bench nic --senders 2 --message-kib 16 >"$work/out" 2>"$work/err" || fail "exit $?: $(cat "$work/err")"

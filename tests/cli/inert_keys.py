@@ -139,6 +139,9 @@ PAIRING = [
     ("nic-*", "port.rs272.*", {"port.fec": "rs272"}),
     ("nic-*", "port.none.*", {"port.fec": "none"}),
     ("nic-*", "nic.pcie.*", {"nic.host": "pcie"}),
+    # The NIC's own buffer fills behind a slow host, and holds only where no link flow control does.
+    ("nic-spray", "nic.rx_buffer_kib", {"nic.host": "pcie", "nic.pcie.lanes": 4, "port.fc": "none"}),
+    ("nic-*", "nic.rx_buffer_kib", {"nic.host": "pcie", "nic.pcie.lanes": 4}),
     # nic-spray's short run is over in 13 us: DCQCN's increase stages act in the whole one, and
     # the retransmit timer fires at 4 us.
     # Back-to-back cuts (CNPs faster than increases), where R_T's clamp shows.

@@ -149,7 +149,7 @@ class NicIncast : public NicTestbench {
       std::sort(fct.begin(), fct.end());
       // Back-pressure: pauses sent (PFC) and credits withheld (CBFC) for more than 1 % of the run,
       // by how many hops from the receiver's switch the node held back was.
-      std::uint64_t pauses = 0, peak_cells = 0;
+      std::uint64_t pauses = 0, host_pauses = 0, peak_cells = 0;
       int pause_hops = 0, held_hops = 0;
       const Cycle run = last / r.rig->core->clock().period();
       const auto& links = r.rig->fabric->links();
@@ -159,6 +159,7 @@ class NicIncast : public NicTestbench {
           const int here = side == 0 ? topology_.links[i].a : topology_.links[i].b;
           const int there = side == 0 ? topology_.links[i].b : topology_.links[i].a;
           pauses += fc.xoffs();
+          if (!topology_.nodes[here].is_switch) host_pauses += fc.xoffs();  // a NIC whose host fell behind
           if (fc.xoffs()) pause_hops = std::max(pause_hops, hops[there]);  // `here` paused `there`
           std::uint64_t held = 0;
           for (int vc = 0; vc < fc.vcs(); ++vc) held = std::max(held, fc.held_cycles(vc));
@@ -172,11 +173,12 @@ class NicIncast : public NicTestbench {
       const double bytes = static_cast<double>(message_) * senders_;
       const double span_ns = to_ns(last - links_up_);
       const double goodput = span_ns > 0 ? bytes * 8 / span_ns / line_gbps_ : 0.0;
-      const double drop_ratio = frames ? static_cast<double>(r.rig->fabric->drops()) / static_cast<double>(frames) : 0.0;
+      const std::uint64_t drops = r.rig->drops();
+      const double drop_ratio = frames ? static_cast<double>(drops) / static_cast<double>(frames) : 0.0;
       s[r.design] = {
           {"goodput_ratio", goodput},
           {"drop_ratio", drop_ratio},
-          {"drops", r.rig->fabric->drops()},
+          {"drops", drops},
           {"queue_p99_bytes", p99_cells * cell_bytes_},
           {"peak_buffer_bytes", peak_cells * cell_bytes_},
           {"pfc_pauses", pauses},
@@ -194,9 +196,12 @@ class NicIncast : public NicTestbench {
           {"fct_max_us", fct.empty() ? 0.0 : fct.back()},
       };
       // Over PCIe (nic.host=pcie): how long the receiver's host-memory writes queued at most,
-      // which the port does not feel (the NIC's buffers are never full, docs/nic.md).
-      if (const nic::PcieLink* host = r.rig->nics[0]->host())
+      // how full that held its NIC's receive buffer, and the pauses NICs sent for it.
+      if (const nic::PcieLink* host = r.rig->nics[0]->host()) {
         s[r.design]["receiver_host_write_wait_us"] = to_us(host->upstream_peak_wait());
+        s[r.design]["receiver_rx_buffer_peak_bytes"] = r.rig->nics[0]->rx_buffer_peak_bytes();
+        s[r.design]["host_pauses"] = host_pauses;
+      }
       // The seed's C7 bar (ENCC's, issue 25), held against each design here: goodput above 0.90
       // of the line with loss below 1e-6.
       s["claim_c7"][r.design + "_bar_met"] = goodput > 0.90 && drop_ratio < 1e-6;

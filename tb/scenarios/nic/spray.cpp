@@ -159,7 +159,7 @@ class NicSpray : public NicTestbench {
           {"reorder_occupancy_peak", q.reorder_peak},
           {"naks", q.naks_sent},
           {"retx_bytes", retx},
-          {"drops", r.rig->fabric->drops()},
+          {"drops", r.rig->drops()},
           {"app_out_of_order_bytes", out_of_order_bytes(r)},
       };
     }

@@ -190,7 +190,9 @@ TEST(Nic, OverPcieAWriteWaitsForTheDoorbellTheWqeAndItsPayload) {
 // write them (4096 + 16 x 24 bytes each), so the writes queue from the first arrival on, and the
 // receive completes once they and its CQE are in host memory.
 TEST(Nic, OverPcieAReceiveCompletesWhenItsPayloadAndCqeAreWritten) {
-  const NicParams ideal = no_cc(), host = over_x4();
+  const NicParams ideal = no_cc();
+  NicParams host = over_x4();
+  host.rx_buffer_bytes = 2 << 20;  // the whole message fits: nothing dropped
   Bench bench(ideal, false, &host);
   bench.b.post_recv(2, 9, 0, 1 << 20);
   bench.a.post_send(1, {7, Verb::kSend, 0, 0, 0, 1 << 20});
@@ -202,6 +204,100 @@ TEST(Nic, OverPcieAReceiveCompletesWhenItsPayloadAndCqeAreWritten) {
   const double payload_written = first_arrival + x4_wire_ns(256 * (4096 + 16 * 24.0)) + kPcieLatencyNs;
   // The CQE follows the payload up the link: it lands one CQE's wire time after the payload's last.
   EXPECT_NEAR(to_ns(done[0].at), payload_written + x4_wire_ns(64 + 24), 0.01);
+}
+
+// A 1 MiB WRITE into a host behind PCIe x4 whose NIC has a 64 KiB receive buffer and no link
+// flow control: a frame stays in the buffer until its payload's write has left, 4096 + 16 x 24
+// bytes a packet at x4, while frames arrive every 65 cycles. The first that does not fit is
+// dropped; Go-Back-N sends it again, and every byte lands once.
+TEST(Nic, OverPcieAFullReceiveBufferDropsWhatDoesNotFitAndGoBackNRecoversIt) {
+  NicParams host = over_x4();
+  host.rx_buffer_bytes = 64 * 1024;
+  Bench bench(no_cc(), false, &host);
+  bench.a.post_send(1, {7, Verb::kWrite, 0, 1 << 20, 0, 1 << 20});
+  // Frame 0 (4174 B) goes at cycle 1 and arrives at 101, frame k > 0 (4158 B) at 101 + 66 +
+  // 65 (k - 1); the write of frame j has left at the first arrival + (j + 1) writes' wire time.
+  // The first frame that finds no room:
+  const double write_ns = x4_wire_ns(4096 + 16 * 24.0), first_ns = 101 * to_ns(kPeriod);
+  std::uint64_t first_dropped = 0;
+  for (std::uint64_t k = 0;; ++k) {
+    const double at = (k ? 167 + 65 * (k - 1) : 101) * to_ns(kPeriod);
+    std::uint64_t held = 0;
+    for (std::uint64_t j = 0; j < k; ++j)
+      if (first_ns + (j + 1) * write_ns > at) held += j ? 4158 : 4174;
+    if (held + 4158 > host.rx_buffer_bytes) {
+      first_dropped = k;
+      break;
+    }
+  }
+  while (bench.b.rx_dropped() == 0 && bench.clock.now() < 100000) bench.clock.step();
+  EXPECT_EQ(bench.stats.find_counter("b.frames_received")->value(), first_dropped);
+  testing::run_until({&bench.clock}, 2000 * kUs);
+  const auto& done = bench.a.qp(1).completions();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].status, WcStatus::kSuccess);
+  EXPECT_GT(bench.a.qp(1).stats().retransmitted_bytes, 0u);
+  EXPECT_LE(bench.b.rx_buffer_peak_bytes(), host.rx_buffer_bytes);
+  EXPECT_TRUE(std::equal(bench.mem_a.bytes.begin(), bench.mem_a.bytes.begin() + (1 << 20),
+                         bench.mem_b.bytes.begin() + (1 << 20)));
+}
+
+// Two QPs report into one CQ: a 64 KiB WRITE and, posted after it, a 4 KiB one, whose single
+// packet goes second in the round robin and asks for an ACK, so it completes first.
+TEST(Nic, PollingACompletionQueueGivesItsCompletionsOldestFirst) {
+  Bench bench(no_cc());
+  const std::uint32_t cq = bench.a.create_cq(4);
+  bench.a.create_qp(3, 1, 4, 0, 0, cq);
+  bench.b.create_qp(4, 0, 3);
+  bench.a.create_qp(5, 1, 6, 0, 0, cq);
+  bench.b.create_qp(6, 0, 5);
+  bench.a.post_send(3, {30, Verb::kWrite, 0, 1 << 20, 0, 64 << 10});
+  bench.a.post_send(5, {50, Verb::kWrite, 0, 2 << 20, 0, 4 << 10});
+  EXPECT_TRUE(bench.a.poll_cq(cq, 4).empty());
+  testing::run_until({&bench.clock}, 200 * kUs);
+  const auto first = bench.a.poll_cq(cq, 1);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].qpn, 5u);
+  EXPECT_EQ(first[0].completion.id, 50u);
+  const auto rest = bench.a.poll_cq(cq, 4);
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0].qpn, 3u);
+  EXPECT_LT(first[0].completion.at, rest[0].completion.at);
+  EXPECT_TRUE(bench.a.poll_cq(cq, 4).empty());
+}
+
+// Over PCIe a completion is in its CQ once its CQE is written: polled before, nothing.
+TEST(Nic, OverPcieACompletionIsPolledOnceItsCqeIsWritten) {
+  Bench bench(over_x4());
+  const std::uint32_t cq = bench.a.create_cq(4);
+  bench.a.create_qp(3, 1, 4, 0, 0, cq);
+  bench.b.create_qp(4, 0, 3);
+  bench.a.post_send(3, {30, Verb::kWrite, 0, 1 << 20, 0, 4096});
+  while (bench.a.qp(3).completions().empty() && bench.clock.now() < 100000) bench.clock.step();
+  ASSERT_FALSE(bench.a.qp(3).completions().empty());
+  const Time cqe_written = bench.a.qp(3).completions()[0].at;
+  EXPECT_GT(cqe_written, bench.clock.time_of(bench.clock.now()));
+  EXPECT_TRUE(bench.a.poll_cq(cq, 4).empty());
+  while (bench.clock.time_of(bench.clock.now()) < cqe_written) bench.clock.step();
+  const auto polled = bench.a.poll_cq(cq, 4);
+  ASSERT_EQ(polled.size(), 1u);
+  EXPECT_EQ(polled[0].completion.id, 30u);
+}
+
+// A CQ of one entry that is never polled: the second completion overruns it.
+TEST(Nic, ACompletionQueueNeverPolledOverrunsWithAnErrorNamingIt) {
+  Bench bench(no_cc());
+  const std::uint32_t cq = bench.a.create_cq(1);
+  bench.a.create_qp(3, 1, 4, 0, 0, cq);
+  bench.b.create_qp(4, 0, 3);
+  bench.a.post_send(3, {1, Verb::kWrite, 0, 0, 0, 4096});
+  bench.a.post_send(3, {2, Verb::kWrite, 0, 4096, 0, 4096});
+  try {
+    testing::run_until({&bench.clock}, 100 * kUs);
+    FAIL() << "no overrun";
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(), "a: CQ 0 overrun: 1 completions not polled");
+  }
 }
 
 }  // namespace

@@ -165,6 +165,8 @@ void PortFc::eval() {
   } else if (mode_ == FcMode::kPfc && options_.receives) {
     while (auto pause = pfc_rx_.poll(now())) {
       if (pause->quanta[0] || pause->enable_vector > 1) xoffs_->add();
+      for (std::size_t p = 0; p < xoffs_by_priority_.size(); ++p)
+        xoffs_by_priority_[p] += (pause->enable_vector >> p & 1) && pause->quanta[p];
       ++pause_frames_;
       outbox_.push_back({std::nullopt, pause});
     }

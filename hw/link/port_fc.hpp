@@ -18,6 +18,7 @@
 // it could send (a switch egress asks every cycle its line is free, a host whenever it is woken).
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -83,6 +84,8 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
   int vcs() const { return static_cast<int>(held_vc_.size()); }
   std::uint64_t xoffs() const { return xoffs_ ? xoffs_->value() : 0; }
   std::uint64_t pause_frames() const { return pause_frames_; }  // XOFF and XON
+  // Pause frames sent upstream that paused `priority` (a non-zero time for it).
+  std::uint64_t xoffs(int priority) const { return xoffs_by_priority_[static_cast<std::size_t>(priority)]; }
   // Why a frame of `bytes` on `vc` may not go now (credits short, paused), in words; or "".
   std::string held_back(int vc, std::uint32_t bytes) const;
   // While the feeder is held back on `vc` (from a refusal for credits or a pause until it may
@@ -113,6 +116,7 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
   Core* upstream_ = nullptr;
   std::deque<FcMessage> outbox_;
   std::uint64_t frames_sent_ = 0, frames_arrived_ = 0, pause_frames_ = 0;
+  std::array<std::uint64_t, 8> xoffs_by_priority_{};
   std::deque<FcMessage> arrived_cc_;  // CC_Updates, applied in commit() once due
   mutable bool fifo_full_ = false;       // the feeder was refused for want of room in the FIFO
   static constexpr Cycle kNotBlocked = ~Cycle{0};

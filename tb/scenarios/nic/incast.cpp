@@ -150,6 +150,7 @@ class NicIncast : public NicTestbench {
       // Back-pressure: pauses sent (PFC) and credits withheld (CBFC) for more than 1 % of the run,
       // by how many hops from the receiver's switch the node held back was.
       std::uint64_t pauses = 0, host_pauses = 0, peak_cells = 0;
+      nlohmann::json paused = nlohmann::json::array();  // who paused whom, over which link, on which priority, how often
       int pause_hops = 0, held_hops = 0;
       const Cycle run = last / r.rig->core->clock().period();
       const auto& links = r.rig->fabric->links();
@@ -161,6 +162,10 @@ class NicIncast : public NicTestbench {
           pauses += fc.xoffs();
           if (!topology_.nodes[here].is_switch) host_pauses += fc.xoffs();  // a NIC whose host fell behind
           if (fc.xoffs()) pause_hops = std::max(pause_hops, hops[there]);  // `here` paused `there`
+          for (int prio = 0; prio < 8; ++prio)
+            if (fc.xoffs(prio))
+              paused.push_back({{"link", i}, {"by", topology_.nodes[here].name}, {"paused", topology_.nodes[there].name},
+                                {"priority", prio}, {"xoffs", fc.xoffs(prio)}, {"hops", hops[there]}});
           std::uint64_t held = 0;
           for (int vc = 0; vc < fc.vcs(); ++vc) held = std::max(held, fc.held_cycles(vc));
           if (held * 100 >= run && run) held_hops = std::max(held_hops, hops[here]);  // `here` was held
@@ -183,6 +188,7 @@ class NicIncast : public NicTestbench {
           {"peak_buffer_bytes", peak_cells * cell_bytes_},
           {"pfc_pauses", pauses},
           {"pause_hops", pause_hops},
+          {"pauses_by_port", paused},
           {"held_hops", held_hops},
           {"naks", q.naks_sent},
           {"timeouts", q.timeouts},

@@ -86,5 +86,36 @@ TEST(PortFc, CountsTheCcUpdatesItSentAndTheOnesThatArrived) {
   EXPECT_EQ(e.tx.cc_updates_arrived(), 0u);
 }
 
+// A PFC receiving end counts its XOFFs by the priority they pause: priority 3 fills to
+// xoff_bytes (24 frames of 4096 B = 98304 B) twice, draining below xon_bytes between (an XON,
+// not counted); priority 5 never reaches it.
+TEST(PortFc, CountsTheXoffsItSendsByPriority) {
+  Clock clock("clk", kPeriod);
+  Stats stats;
+  Channel<FcMessage> out("out", clock, ChannelSpec{1}), in("in", clock, ChannelSpec{1});
+  PortFcOptions o;
+  o.sends = false;
+  PortFc rx("rx", FcMode::kPfc, CbfcConfig{}, PfcConfig{}, clock, stats, out, in, o);
+  clock.attach(rx);
+  Packet frame;
+  frame.bytes = 4096;
+  auto fill = [&](std::uint8_t prio, int frames) {
+    frame.vc = prio;
+    for (int i = 0; i < frames; ++i) rx.on_arrive(frame);
+    rx.wake_at(clock.now() + 1);
+    testing::run_until({&clock}, clock.time_of(clock.now() + 10));
+    while (out.can_pop()) out.pop();
+  };
+  fill(3, 24);
+  fill(5, 23);
+  EXPECT_EQ(rx.xoffs(3), 1u);
+  for (int i = 0; i < 6; ++i) rx.on_depart(4096, 3);  // 73728 B < xon_bytes: an XON
+  fill(3, 0);
+  fill(3, 6);
+  EXPECT_EQ(rx.xoffs(3), 2u);
+  EXPECT_EQ(rx.xoffs(5), 0u);
+  EXPECT_EQ(rx.xoffs(0), 0u);
+}
+
 }  // namespace
 }  // namespace xy::link

@@ -38,6 +38,7 @@ struct Packet {
   std::uint8_t e2e = 0;              // end-to-end transport: 0 data, else an ACK/NACK/INIT (kind + 1)
   std::uint32_t psn = 0;             // end-to-end sequence number (data), or what an ACK/NACK names
   std::uint16_t entropy = kDefaultEntropy;  // what ECMP hashes as the UDP source port (RoCEv2's flow entropy)
+  bool telemetry = false;            // ends in an INT trailer that switches stamp (hw/switch/telemetry.hpp)
   Time created = 0;                  // when the generator made it
   Time injected = 0;                 // when its head entered the first channel
   std::vector<std::uint8_t> payload; // `bytes` long when !phantom
@@ -129,6 +130,7 @@ class PacketPool {
     p->intact = false;
     p->e2e = 0;
     p->entropy = Packet::kDefaultEntropy;
+    p->telemetry = false;
     p->stage_time = {};
     p->stage = kNoStage;
     free_.push_back(p);

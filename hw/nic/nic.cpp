@@ -58,7 +58,24 @@ NicParams NicParams::declare(Config& c, double line_bps, Uses uses) {
   p.spray = c.choice("nic.entropy", "qp", {"qp", "packet"},
                      "UDP source port (what ECMP hashes): one per QP, or a new one every data packet (spraying)") ==
             "packet";
-  p.dcqcn = c.choice("nic.cc", "dcqcn", {"dcqcn", "none"}, "congestion control: DCQCN, or none (line rate)") == "dcqcn";
+  const std::string cc = c.choice("nic.cc", "dcqcn", {"dcqcn", "encc", "none"},
+                                  "congestion control: DCQCN (ECN marks), ENCC (HPCC from in-band telemetry), or none "
+                                  "(line rate)");
+  p.dcqcn = cc == "dcqcn";
+  p.encc = cc == "encc";
+  EnccConfig e = EnccConfig::hpcc(line_bps, from_us(c.real("nic.encc.base_rtt_us", 5, "us", 1e-3, 1e6,
+                                                           "ENCC's T: the fabric's longest zero-load round trip")));
+  e.eta = c.real("nic.encc.eta", e.eta, "fraction", 1e-3, 1, "ENCC's target utilisation");
+  e.max_stage = static_cast<int>(c.integer("nic.encc.max_stage", e.max_stage, "steps", 0, 1000,
+                                           "ENCC's additive steps before a multiplicative one"));
+  e.rai_bps = 1e6 * c.real("nic.encc.rai_mbps", e.rai_bps / 1e6, "Mb/s", 1e-3, line_bps / 1e6,
+                           "ENCC's additive increase R_AI (W_AI / T)");
+  e.min_rate_bps = 1e6 * c.real("nic.encc.min_rate_mbps", e.min_rate_bps / 1e6, "Mb/s", 1e-3, line_bps / 1e6,
+                                "ENCC's rate floor");
+  e.fast_react = c.flag("nic.encc.fast_react", e.fast_react,
+                        "ENCC reacts on every ACK (committing once a round trip), or once a round trip only");
+  e.validate("nic.encc");
+  p.encc_config = e;
   DcqcnConfig d = profile(c.choice("nic.dcqcn.profile", "paper", {"paper", "mlx"},
                                    "DCQCN's constants: the SIGCOMM'15 paper's, or the HPCC authors' ns-3 Mellanox variant"),
                           line_bps);
@@ -114,8 +131,11 @@ Nic::Nic(std::string name, std::uint32_t endpoint, const NicParams& params, std:
       ce_received_(stats.counter(this->name() + ".ce_received", "frames", "data packets that arrived CE-marked")),
       rx_dropped_(stats.counter(this->name() + ".rx_dropped", "frames",
                                 "frames dropped: the receive buffer was full (a port without link flow control)")) {
+  if (params_.dcqcn && params_.encc) throw std::logic_error(this->name() + ": DCQCN and ENCC at once");
+  if (params_.encc) params_.qp.ack_req_every = 1;  // HPCC's receiver answers every packet
   params_.qp.validate("nic.qp");
   if (params_.dcqcn) params_.dcqcn_config.validate("nic.dcqcn");
+  if (params_.encc) params_.encc_config.validate("nic.encc");
   if (params_.pcie) pcie_ = std::make_unique<PcieLink>(params_.pcie_config);
   port_.bind(*this);
 }
@@ -141,6 +161,7 @@ QueuePair& Nic::create_qp(std::uint32_t qpn, std::uint32_t remote, std::uint32_t
     f->rp = std::make_unique<DcqcnReactionPoint>(params_.dcqcn_config);
     f->np = std::make_unique<DcqcnNotificationPoint>(params_.dcqcn_config);
   }
+  if (params_.encc) f->encc = std::make_unique<EnccController>(params_.encc_config);
   flows_[qpn] = std::move(f);
   qpns_.push_back(qpn);
   return *flows_[qpn]->qp;
@@ -173,6 +194,8 @@ std::vector<Nic::WorkCompletion> Nic::poll_cq(std::uint32_t cq, std::size_t max)
 
 const DcqcnReactionPoint* Nic::rate_limiter(std::uint32_t qpn) const { return flow(qpn).rp.get(); }
 
+const EnccController* Nic::encc(std::uint32_t qpn) const { return flow(qpn).encc.get(); }
+
 void Nic::post_send(std::uint32_t qpn, const WorkRequest& wr) {
   if (pcie_) {  // the host writes the WQE and rings the doorbell; the NIC reads the WQE
     const Time at = pcie_->read(kWqeBytes, pcie_->doorbell(clock().time_of(now())));
@@ -198,8 +221,10 @@ bool Nic::idle() const {
 Time Nic::receive(Packet& p, Time now) {
   std::vector<std::uint8_t>& bytes = p.bytes_now();
   if (p.ecn_ce) mark_ce(bytes);  // the switch's mark, made in the header it rewrites
-  const auto parsed = parse(bytes.data(), bytes.size(), nullptr, !icrc_);
-  if (!parsed || !(icrc_ ? parsed->icrc_on_wire == icrc_->icrc(bytes.data(), bytes.size()) : parsed->icrc_ok)) {
+  // Under ENCC every frame ends in an INT trailer, after the RoCEv2 packet.
+  const std::size_t size = bytes.size() - (params_.encc && bytes.size() > sw::kTelemetryBytes ? sw::kTelemetryBytes : 0);
+  const auto parsed = parse(bytes.data(), size, nullptr, !icrc_);
+  if (!parsed || !(icrc_ ? parsed->icrc_on_wire == icrc_->icrc(bytes.data(), size) : parsed->icrc_ok)) {
     bad_icrc_.add();
     return now;
   }
@@ -213,6 +238,15 @@ Time Nic::receive(Packet& p, Time now) {
   }
   Time leaves = now;
   if (pcie_ && parsed->payload_size) leaves = pcie_->write(parsed->payload_size, now) - pcie_->config().latency;
+  if (params_.encc) {
+    if ((h.opcode & 0x1f) != opcode::kAcknowledge) {  // data: its trailer goes back in the next ACK
+      std::copy(bytes.begin() + static_cast<long>(size), bytes.end(), f.echo.begin());
+      f.echo_fresh = true;
+    } else if (h.aeth && f.encc) {  // an ACK acknowledges its PSN, a NAK what comes before its PSN
+      const std::uint32_t acked = h.aeth->nak() ? h.psn : psn_add(h.psn, 1);
+      f.encc->on_ack(sw::read_telemetry(bytes.data(), bytes.size()), acked, f.qp->send_psn());
+    }
+  }
   if (h.ecn == Ecn::kCe) {
     ce_received_.add();
     const std::uint8_t op = h.opcode & 0x1f;
@@ -290,16 +324,20 @@ void Nic::transmit(Time now) {
     next_reply_ = (next_reply_ + k + 1) % n;
     const Outgoing o = *f.qp->next(now, false);
     Packet* p = frame(f.remote, o.header, &o, now);
+    add_telemetry(f, *p, o.header.opcode);
     if (data) pace(f, *p, now);
     send(p);
     return;
   }
   for (std::size_t k = 0; k < n; ++k) {  // requests, round robin among those their rate allows
     Flow& f = flow(qpns_[(next_request_ + k) % n]);
-    if (now < f.may_send_at || f.qp->has_response() || !f.qp->has_request() || !payload_here(f, now)) continue;
+    if (now < f.may_send_at || f.qp->has_response() || !f.qp->has_request() || !window_open(f) ||
+        !payload_here(f, now))
+      continue;
     next_request_ = (next_request_ + k + 1) % n;
     const Outgoing o = *f.qp->next(now, true);
     Packet* p = frame(f.remote, o.header, &o, now);
+    add_telemetry(f, *p, o.header.opcode);
     pace(f, *p, now);
     send(p);
     return;
@@ -321,9 +359,30 @@ bool Nic::payload_here(Flow& f, Time now) {
 }
 
 void Nic::pace(Flow& f, const Packet& p, Time now) {
-  if (!f.rp) return;
-  f.rp->on_sent(p.bytes, now);
-  f.may_send_at = now + static_cast<Time>(p.bytes * 8.0 * 1e15 / f.rp->rate());
+  if (f.rp) {
+    f.rp->on_sent(p.bytes, now);
+    f.may_send_at = now + static_cast<Time>(p.bytes * 8.0 * 1e15 / f.rp->rate());
+  } else if (f.encc) {
+    f.may_send_at = now + static_cast<Time>(p.bytes * 8.0 * 1e15 / f.encc->rate());
+  }
+}
+
+bool Nic::window_open(const Flow& f) const {
+  return !f.encc || double(f.qp->unacknowledged_packets()) * params_.qp.mtu < f.encc->window_bytes();
+}
+
+void Nic::add_telemetry(Flow& f, Packet& p, std::uint8_t op) {
+  if (!params_.encc) return;
+  if ((op & 0x1f) != opcode::kAcknowledge) {
+    sw::append_telemetry(p.payload);
+    p.telemetry = true;
+  } else if (f.echo_fresh) {
+    p.payload.insert(p.payload.end(), f.echo.begin(), f.echo.end());
+    f.echo_fresh = false;
+  } else {
+    sw::append_telemetry(p.payload);
+  }
+  p.bytes = static_cast<std::uint32_t>(p.payload.size()) + 4;
 }
 
 void Nic::eval() {
@@ -367,7 +426,7 @@ void Nic::commit() {
     const Flow& f = flow(qpn);
     const Time data = std::max({line, f.may_send_at, f.data_at});  // its payload here, at its rate
     if (f.qp->has_response()) next = std::min(next, f.qp->response_is_data() ? data : line);
-    else if (f.qp->has_request()) next = std::min(next, data);
+    else if (f.qp->has_request() && window_open(f)) next = std::min(next, data);  // a closed one opens on an ACK
     next = std::min(next, f.qp->next_timer());
     if (f.rp) next = std::min(next, f.rp->next_event());
   }

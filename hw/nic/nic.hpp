@@ -27,6 +27,13 @@
 //   fit in nic.rx_buffer_kib. Abstracted: a received packet is placed at once (its write books
 //   the link, not the memory); receive WQEs are in the engine at once. nic.host=ideal: none of
 //   it, the host at no cost and the buffer drained at once.
+// - ENCC (nic.cc=encc, encc.hpp): every frame but a CNP ends in the 42-byte INT trailer
+//   (hw/switch/telemetry.hpp), data frames asking the switches to stamp it; every request
+//   packet asks for an ACK, which carries back the trailer of the newest data packet its QP
+//   received (an empty one when no new data came since the last). The sender's controller
+//   sets the QP's pacing rate and a window: a request goes only while the QP's unacknowledged
+//   packets times the MTU are below window_bytes(). READ responses are paced, but no ACK
+//   answers them: their controller never hears.
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -39,6 +46,7 @@
 
 #include "hw/link/attachment.hpp"
 #include "hw/nic/dcqcn.hpp"
+#include "hw/nic/encc.hpp"
 #include "hw/nic/pcie.hpp"
 #include "hw/nic/queue_pair.hpp"
 #include "kernel/clock.hpp"
@@ -52,6 +60,8 @@ struct NicParams {
   QpConfig qp;
   bool dcqcn = true;  // rate limiters and CNPs; off: every QP at line rate
   DcqcnConfig dcqcn_config;
+  bool encc = false;  // nic.cc=encc: INT trailers and an ENCC controller per QP (not with dcqcn)
+  EnccConfig encc_config;
   std::uint8_t vc = 0;  // the priority (VC) of every frame
   bool spray = false;   // nic.entropy=packet: every data packet its own UDP source port
   bool icrc_rtl = false;  // nic.icrc.impl=rtl: received ICRCs checked by the RTL twin (rtl/nic)
@@ -68,7 +78,9 @@ struct NicParams {
   // nic.dcqcn.profile at the port's line rate.
   static NicParams declare(Config& c, double line_bps, Uses uses);
   // The longest frame a QP sends: an MTU of payload behind every header, FCS included.
-  std::uint32_t largest_frame_bytes() const { return qp.mtu + kRoceOverheadBytes + kRethBytes + 4; }
+  std::uint32_t largest_frame_bytes() const {
+    return qp.mtu + kRoceOverheadBytes + kRethBytes + 4 + (encc ? sw::kTelemetryBytes : 0);
+  }
 };
 
 // What the host side moves for each work request and completion: a send WQE and a CQE of 64
@@ -107,6 +119,7 @@ class Nic : public Core {
   QueuePair& qp(std::uint32_t qpn);
   const QueuePair& qp(std::uint32_t qpn) const;
   const DcqcnReactionPoint* rate_limiter(std::uint32_t qpn) const;
+  const EnccController* encc(std::uint32_t qpn) const;
 
   void eval() override;
   void commit() override;
@@ -123,6 +136,9 @@ class Nic : public Core {
     std::unique_ptr<QueuePair> qp;
     std::unique_ptr<DcqcnReactionPoint> rp;
     std::unique_ptr<DcqcnNotificationPoint> np;
+    std::unique_ptr<EnccController> encc;
+    std::array<std::uint8_t, sw::kTelemetryBytes> echo{};  // the newest data packet's INT trailer
+    bool echo_fresh = false;                                // not yet carried back by an ACK
     Time may_send_at = 0;  // the rate limiter's next slot
     Time data_at = 0;      // when the payload of its next data packet arrives (nic.host=pcie)
   };
@@ -144,6 +160,8 @@ class Nic : public Core {
   // read from host memory when its first response is next.
   bool payload_here(Flow& f, Time now);
   void pace(Flow& f, const Packet& p, Time now);  // data sent: the rate limiter's next slot
+  bool window_open(const Flow& f) const;  // ENCC's window lets a request go
+  void add_telemetry(Flow& f, Packet& p, std::uint8_t opcode);  // ENCC: the frame's INT trailer, empty or echoed
 
   std::uint32_t endpoint_;
   NicParams params_;

@@ -155,7 +155,11 @@ class QueuePair {
   std::uint32_t qpn() const { return qpn_; }
   std::uint32_t remote_qpn() const { return remote_qpn_; }
   std::uint32_t expected_psn() const { return epsn_; }
-  std::uint32_t next_psn() const { return next_psn_; }
+  std::uint32_t next_psn() const { return next_psn_; }  // a new packet's (a whole posted message has its PSNs)
+  std::uint32_t send_psn() const { return send_psn_; }  // the next to put on the wire
+  // PSNs on the wire and not acknowledged (what a window counts): from the oldest
+  // unacknowledged to the next to send.
+  std::uint32_t unacknowledged_packets() const { return static_cast<std::uint32_t>(psn_diff(send_psn_, una_psn_)); }
   const QpStats& stats() const { return stats_; }
   bool idle() const;  // nothing to send, nothing outstanding
   // Packets kept in the reorder window, sampled as each request packet arrived (itself counted):

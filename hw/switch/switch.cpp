@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "hw/switch/telemetry.hpp"
+
 namespace xy::sw {
 
 std::uint32_t SwitchParams::port_bytes_per_cycle() const {
@@ -228,7 +230,7 @@ struct Switch::Impl {
 
   Impl(const std::string& name_, const SwitchParams& p_, Clock& clock_, Stats& stats,
        std::vector<Channel<Packet*>*> in_, std::vector<Channel<Packet*>*> out_, RouteFn route_, std::uint64_t seed)
-      : name(name_), p(p_), clock(clock_), ecn_rng(seed, name_ + ".ecn"), backlog(p_.ports, 0),
+      : name(name_), p(p_), clock(clock_), ecn_rng(seed, name_ + ".ecn"), backlog(p_.ports, 0), tx_bytes(p_.ports, 0),
         deficit(p_.ports, std::vector<std::int64_t>(p_.vcs, 0)), dwrr_next(p_.ports, 0),
         turn_started(p_.ports, false), width(p.port_bytes_per_cycle()), in(std::move(in_)), out(std::move(out_)),
         route(std::move(route_)), fabric(*this), arbiter(p.ports, p.ports, p.iterations, p.arbiter),
@@ -440,6 +442,8 @@ struct Switch::Impl {
         }
         backlog[o] -= e.bytes;
         e.tx_at = std::max(now + lead, line_free[o]);
+        stamp(*e.packet, o, e.tx_at);
+        tx_bytes[o] += e.bytes;
         line_free[o] = e.tx_at + e.beats;
         pool.push(pending_tx[o], id);
       }
@@ -525,6 +529,13 @@ struct Switch::Impl {
     return -1;
   }
 
+  // HPCC's INT record at the egress: when the packet starts on the line, the port's bytes sent
+  // before it, and what stays queued for the port behind it.
+  void stamp(Packet& pk, int o, Cycle tx_at) {
+    if (!pk.telemetry) return;
+    if (telemetry_rate < 0) telemetry_rate = telemetry_rate_code(p.port_bytes_per_cycle() * 8.0 / to_ns(p.period()));
+    stamp_telemetry(pk.bytes_now(), clock.time_of(tx_at), tx_bytes[o], backlog[o], telemetry_rate);
+  }
   bool mark(std::uint64_t queued) {
     if (queued < p.ecn.kmin) return false;
     if (queued >= p.ecn.kmax) return true;
@@ -547,6 +558,8 @@ struct Switch::Impl {
   // Per output: bytes waiting for it anywhere (VOQs of every input and its egress queues); in
   // a VOQ switch the backlog of an output sits mostly at the inputs.
   std::vector<std::uint64_t> backlog;
+  std::vector<std::uint64_t> tx_bytes;  // per output: bytes of every packet that has started on its line
+  int telemetry_rate = -1;              // the ports' INT line-rate code, once a packet asks
   std::vector<std::vector<std::int64_t>> deficit;   // per output, per VC (DWRR)
   std::vector<int> dwrr_next;
   std::vector<bool> turn_started;

@@ -16,7 +16,9 @@
 // - The egress chooses among VCs by strict priority or deficit round robin (equal quanta), and
 //   with ECN on marks a packet CE as it is chosen, with probability 0 below kmin bytes of
 //   backlog for the port (VOQs and egress queues), rising linearly to pmax at kmax, and 1 above
-//   (RED, as DCQCN expects).
+//   (RED, as DCQCN expects). A packet that collects telemetry (HPCC's INT, kernel/packet.hpp)
+//   gets a record there too: the cycle it will start on the line, the bytes the port had
+//   started before it, and the port's backlog once it has left the queue.
 // - With flow control on a port, the egress only schedules a packet its gate allows (blocked
 //   cycles are counted); the ingress monitor hears of each arrival and of its departure.
 // - Zero-load cut-through latency, first byte in to first byte out, is therefore

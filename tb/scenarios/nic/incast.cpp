@@ -1,9 +1,9 @@
-// nic-incast (claims C7's baseline, C13, and C3 with congestion control): N senders each move
-// one message into one receiver (a WRITE, a SEND, or a READ by the receiver: incast.verb)
-// through a leaf-spine of composed Lingyun ASICs, RoCEv2 end to end with real bytes, for five
-// designs side by side: PFC or CBFC alone (lossless, no congestion control), DCQCN over PFC or
-// over CBFC, and DCQCN with no link flow control (the switches drop what they cannot hold;
-// Go-Back-N recovers it). The receiver R is e0 on leaf0, the senders e1..eN; those on other
+// nic-incast (claims C7, C13, and C3 with congestion control): N senders each move one message
+// into one receiver (a WRITE, a SEND, or a READ by the receiver: incast.verb) through a
+// leaf-spine of composed Lingyun ASICs, RoCEv2 end to end with real bytes, for seven designs
+// side by side: PFC or CBFC alone (lossless, no congestion control), DCQCN over PFC or over
+// CBFC, DCQCN with no link flow control (the switches drop what they cannot hold; Go-Back-N
+// recovers it), and ENCC (HPCC from the switches' INT) over PFC and with none. The receiver R is e0 on leaf0, the senders e1..eN; those on other
 // leaves cross the spine. A victim V (the last endpoint, on the last leaf) WRITEs to e1
 // meanwhile: its path shares the spine and the spine's downlink to leaf0 with the incast, never
 // R's port, on the incast's VC or its own (incast.victim_vc). Measured: goodput at R, the
@@ -22,16 +22,19 @@
 namespace xy {
 namespace {
 
+enum class Cc { kNone, kDcqcn, kEncc };
 struct Design {
   const char* name;
   link::FcMode fc;
-  bool dcqcn;
+  Cc cc;
 };
-const Design kDesigns[] = {{"pfc", link::FcMode::kPfc, false},
-                           {"cbfc", link::FcMode::kCbfc, false},
-                           {"dcqcn_pfc", link::FcMode::kPfc, true},
-                           {"dcqcn_cbfc", link::FcMode::kCbfc, true},
-                           {"dcqcn", link::FcMode::kNone, true}};
+const Design kDesigns[] = {{"pfc", link::FcMode::kPfc, Cc::kNone},
+                           {"cbfc", link::FcMode::kCbfc, Cc::kNone},
+                           {"dcqcn_pfc", link::FcMode::kPfc, Cc::kDcqcn},
+                           {"dcqcn_cbfc", link::FcMode::kCbfc, Cc::kDcqcn},
+                           {"dcqcn", link::FcMode::kNone, Cc::kDcqcn},
+                           {"encc_pfc", link::FcMode::kPfc, Cc::kEncc},
+                           {"encc", link::FcMode::kNone, Cc::kEncc}};
 
 constexpr std::uint64_t kVictimAt = std::uint64_t{1} << 40;  // where the victim's bytes land at e1
 
@@ -70,10 +73,12 @@ class NicIncast : public NicTestbench {
       c.fix(key, "nic-incast, whose only contended output (the receiver's) every matching serves alike");
     nic::NicParams::Uses uses;
     uses.reads = verb_ == nic::Verb::kRead;
-    const nic::NicParams np = nic::NicParams::declare(c, base.line_gbps() * 1e9, uses);
+    nic::NicParams np = nic::NicParams::declare(c, base.line_gbps() * 1e9, uses);
+    np.encc = true;  // the largest frames: with the INT trailer
     if (np.largest_frame_bytes() > base.max_frame_bytes)
-      throw ConfigError(fmt::format("nic.mtu = {}: its frames of {} B exceed port.max_frame_bytes = {}", np.qp.mtu,
-                                    np.largest_frame_bytes(), base.max_frame_bytes));
+      throw ConfigError(fmt::format("nic.mtu = {}: its frames of {} B (ENCC's INT trailer included) exceed "
+                                    "port.max_frame_bytes = {}",
+                                    np.qp.mtu, np.largest_frame_bytes(), base.max_frame_bytes));
     line_gbps_ = base.line_gbps();
     links_up_ = base.phy.cdr_lock_cycles * base.phy.period();
     for (const Design& d : kDesigns) {
@@ -82,7 +87,10 @@ class NicIncast : public NicTestbench {
       sw::SwitchParams s = sp;
       s.wait_when_full = false;
       std::vector<nic::NicParams> per_endpoint(static_cast<std::size_t>(endpoints), np);
-      for (auto& n : per_endpoint) n.dcqcn = d.dcqcn;
+      for (auto& n : per_endpoint) {
+        n.dcqcn = d.cc == Cc::kDcqcn;
+        n.encc = d.cc == Cc::kEncc;
+      }
       per_endpoint[victim_].vc = own_vc ? 1 : 0;
       Run& r = runs_.emplace_back();
       r.design = d.name;
@@ -123,7 +131,8 @@ class NicIncast : public NicTestbench {
       std::vector<double> fct;
       Time last = 0;
       nic::QpStats q;
-      std::uint64_t cnps = 0, frames = 0, decreases = 0, increases = 0;
+      std::uint64_t cnps = 0, frames = 0, decreases = 0, increases = 0, encc_acks = 0, encc_commits = 0, encc_skipped = 0;
+      double encc_min_rate = line_gbps_ * 1e9;
       double victim_gbps = 0;
       for (const Flow& f : r.flows) {
         const nic::QueuePair& qp = r.rig->nics[f.src]->qp(f.qpn);   // the data's sender
@@ -136,6 +145,12 @@ class NicIncast : public NicTestbench {
           cnps += rp->stats().cnps;
           decreases += rp->stats().decreases;
           increases += rp->stats().increases();
+        }
+        if (const nic::EnccController* e = r.rig->nics[f.src]->encc(f.qpn)) {
+          encc_acks += e->stats().acks;
+          encc_commits += e->stats().commits;
+          encc_skipped += e->stats().skipped;
+          encc_min_rate = std::min(encc_min_rate, e->lowest_rate());
         }
         for (const nic::Completion& w : completion(r, f)) {
           if (f.src == victim_ && victim_message_) {
@@ -196,6 +211,10 @@ class NicIncast : public NicTestbench {
           {"cnps", cnps},
           {"rate_decreases", decreases},
           {"rate_increases", increases},
+          {"encc_acks", encc_acks},
+          {"encc_commits", encc_commits},
+          {"encc_skipped", encc_skipped},
+          {"encc_lowest_gbps", encc_min_rate / 1e9},
           {"victim_gbps", victim_gbps},
           {"fct_p50_us", percentile(fct, 0.5)},
           {"fct_p99_us", percentile(fct, 0.99)},

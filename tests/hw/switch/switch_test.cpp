@@ -1,7 +1,8 @@
-// The switch datapath on its own: egress scheduling across VCs and RED marking.
+// The switch datapath on its own: egress scheduling across VCs, RED marking, INT records.
 #include <gtest/gtest.h>
 
 #include "hw/switch/switch.hpp"
+#include "hw/switch/telemetry.hpp"
 #include "kernel/clock_domain.hpp"
 
 namespace xy {
@@ -14,6 +15,7 @@ struct Blaster : Core {
   int src, dst;
   std::uint8_t vc;
   std::uint32_t bytes = 1024;
+  bool telemetry = false;  // real bytes ending in an empty INT trailer, to be stamped
   Cycle line_free = 0;
   std::uint64_t id = 0;
   Blaster(std::string name, Channel<Packet*>& o, PacketPool& p, int s, int d, std::uint8_t v)
@@ -28,6 +30,11 @@ struct Blaster : Core {
     p->dst = static_cast<std::uint32_t>(dst);
     p->vc = vc;
     p->bytes = bytes;
+    if (telemetry) {
+      p->phantom = false;
+      p->payload.assign(bytes - 4, 0);  // the FCS is the MAC's
+      p->telemetry = true;
+    }
     out.push(p);
     line_free = now() + bytes / 64;
   }
@@ -37,6 +44,7 @@ struct Counter2 : Core {
   Channel<Packet*>& in;
   PacketPool& pool;
   std::uint64_t bytes[2] = {0, 0}, marked = 0, packets = 0;
+  std::vector<sw::TelemetryRecords> records;  // of each packet that carried a trailer, in order
   Counter2(Channel<Packet*>& i, PacketPool& p) : Core("sink"), in(i), pool(p) {}
   void eval() override {
     while (in.can_pop()) {
@@ -44,6 +52,7 @@ struct Counter2 : Core {
       bytes[p->vc] += p->bytes;
       marked += p->ecn_ce;
       ++packets;
+      if (p->telemetry) records.push_back(sw::read_telemetry(p->payload.data(), p->payload.size()));
       pool.release(p);
     }
   }
@@ -52,10 +61,11 @@ struct Counter2 : Core {
 
 struct Tally {
   std::uint64_t bytes[2], marked, packets;
+  std::vector<sw::TelemetryRecords> records;
 };
 
 // Two inputs saturate one output, one on each VC.
-Tally run_two_vcs(const std::vector<std::string>& sets) {
+Tally run_two_vcs(const std::vector<std::string>& sets, bool telemetry = false) {
   Config c;
   for (const auto& s : sets) c.set_from_assignment(s);
   sw::SwitchParams p = sw::SwitchParams::declare(c, "switch");
@@ -69,6 +79,7 @@ Tally run_two_vcs(const std::vector<std::string>& sets) {
   sw::Switch s("sw", p, domain.clock(), stats, {&in0, &in1, nullptr}, {nullptr, nullptr, &out2},
                [](const Packet& pk) { return static_cast<int>(pk.dst); });
   Blaster a("a", in0, pool, 0, 2, 0), b("b", in1, pool, 1, 2, 1);
+  a.telemetry = b.telemetry = telemetry;
   Counter2 sink(out2, pool);
   for (Core* core : std::initializer_list<Core*>{&a, &b, &sink}) domain.attach(*core);
   in0.connect(&a, &s.ingress_core(0));
@@ -79,7 +90,7 @@ Tally run_two_vcs(const std::vector<std::string>& sets) {
   ClockDomain::set_run_ahead_limit(20 * kUs);
   sc_core::sc_start(to_sc_time(20 * kUs));
   s.check_buffer_accounting();
-  return {{sink.bytes[0], sink.bytes[1]}, sink.marked, sink.packets};
+  return {{sink.bytes[0], sink.bytes[1]}, sink.marked, sink.packets, sink.records};
 }
 
 // With a crossbar speedup of 2 the egress queue builds up and its scheduler decides the shares.
@@ -107,6 +118,28 @@ TEST(SwitchEgress, RedMarksNothingBelowKmin) {
   const Tally t = run_two_vcs({"switch.ecn.on=true", "switch.ecn.kmin_bytes=100000000", "switch.ecn.kmax_bytes=200000000"});
   EXPECT_GT(t.packets, 1000u);
   EXPECT_EQ(t.marked, 0u);
+}
+
+// Two inputs at line rate into one output, every packet asking for INT: each record holds what
+// the output had sent before the packet (the sum of the packets ahead of it, in 128-byte units),
+// the packets leave back to back (16 cycles of 0.64 ns for 1024 bytes at 64 B a cycle), and the
+// backlog behind each grows by one packet per packet sent (two arrive for each that leaves).
+TEST(SwitchEgress, IntRecordsTheBytesSentBeforeThePacketTheLineTimeAndTheGrowingBacklog) {
+  const Tally t = run_two_vcs({}, true);
+  ASSERT_GT(t.records.size(), 300u);
+  std::uint64_t sent_before = 0;
+  for (std::size_t k = 0; k < t.records.size(); ++k) {
+    ASSERT_EQ(t.records[k].hops, 1) << k;
+    const sw::TelemetryHop& h = t.records[k].hop[0];
+    EXPECT_EQ(h.tx_units, (sent_before / 128) & 0xFFFFF) << k;
+    EXPECT_EQ(h.line_gbps(), 800.0);
+    if (k > 0) EXPECT_NEAR(h.ns_since(t.records[k - 1].hop[0]), 16 * 0.64, 1.0) << k;
+    sent_before += 1024;
+  }
+  // Over 200 packets from the 50th (past the start, before the buffer fills): 199 packets of growth.
+  const sw::TelemetryHop &from = t.records[50].hop[0], &to = t.records[250].hop[0];
+  const double growth = static_cast<double>(to.queue_bytes()) - static_cast<double>(from.queue_bytes());
+  EXPECT_NEAR(growth / 200, 1024, 1024 * 0.02);
 }
 
 }  // namespace

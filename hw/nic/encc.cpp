@@ -31,6 +31,14 @@ void EnccConfig::validate(const std::string& p) const {
         fmt::format("{}.min_rate_bps = {:g}: allowed (0, {:g}] (the line rate)", p, min_rate_bps, line_bps));
 }
 
+double hop_utilisation(const sw::TelemetryHop& now, const sw::TelemetryHop& before, double base_rtt_ns) {
+  const double dt = now.ns_since(before);
+  const double B = now.line_gbps();  // bits a ns
+  const double tx_rate = static_cast<double>(now.bytes_since(before)) * 8 / dt;
+  const double queue = static_cast<double>(std::min(now.queue_bytes(), before.queue_bytes()));
+  return tx_rate / B + queue * 8 / (B * base_rtt_ns);
+}
+
 EnccController::EnccController(const EnccConfig& config)
     : cfg_(config), rate_(config.line_bps), committed_(config.line_bps), lowest_(config.line_bps) {
   cfg_.validate("encc");
@@ -64,10 +72,7 @@ void EnccController::on_ack(const sw::TelemetryRecords& t, std::uint32_t acked_p
     const double dt = now.ns_since(before);
     if (dt == 0) continue;  // the same record again: nothing to measure
     measured = true;
-    const double B = now.line_gbps();  // bits a ns
-    const double tx_rate = static_cast<double>(now.bytes_since(before)) * 8 / dt;
-    const double queue = static_cast<double>(std::min(now.queue_bytes(), before.queue_bytes()));
-    const double u = tx_rate / B + queue * 8 / (B * T);
+    const double u = hop_utilisation(now, before, T);
     if (u > U) {
       U = u;
       tau = dt;

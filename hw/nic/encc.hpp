@@ -49,6 +49,10 @@ struct EnccConfig {
   void validate(const std::string& prefix) const;  // throws ConfigError naming prefix.key
 };
 
+// HPCC's u of one hop between two of its records (a later `now`, an earlier `before`, apart in
+// time): txRate / B + min(qlen, qlen before) / (B T).
+double hop_utilisation(const sw::TelemetryHop& now, const sw::TelemetryHop& before, double base_rtt_ns);
+
 struct EnccStats {
   std::uint64_t acks = 0;       // ACKs whose records were used
   std::uint64_t commits = 0;    // once-a-round-trip updates

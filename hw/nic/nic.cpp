@@ -55,9 +55,21 @@ NicParams NicParams::declare(Config& c, double line_bps, Uses uses) {
     p.dcqcn = false;
     return p;
   }
-  p.spray = c.choice("nic.entropy", "qp", {"qp", "packet"},
-                     "UDP source port (what ECMP hashes): one per QP, or a new one every data packet (spraying)") ==
-            "packet";
+  const std::string entropy =
+      c.choice("nic.entropy", "qp", {"qp", "packet", "iglb"},
+               "UDP source port (what ECMP hashes): one per QP, a new one every data packet (spraying), or IGLB's "
+               "choice among nic.iglb.paths by the switches' INT records");
+  p.spray = entropy == "packet";
+  p.iglb = entropy == "iglb";
+  if (uses.iglb) {
+    NicParams::Iglb& g = p.iglb_config;
+    g.paths = static_cast<int>(
+        c.integer("nic.iglb.paths", g.paths, "ports", 2, 64, "IGLB: UDP source ports (paths) a QP chooses among"));
+    g.flowlet_gap = from_us(c.real("nic.iglb.flowlet_us", 0, "us", 0, 1e6,
+                                   "IGLB: choose again after a pause this long (0: every packet)"));
+    g.age = from_us(c.real("nic.iglb.age_us", to_us(g.age), "us", 1e-3, 1e6,
+                           "IGLB: a path measured this long ago counts as idle"));
+  }
   const std::string cc = c.choice("nic.cc", "dcqcn", {"dcqcn", "encc", "none"},
                                   "congestion control: DCQCN (ECN marks), ENCC (HPCC from in-band telemetry), or none "
                                   "(line rate)");
@@ -76,6 +88,7 @@ NicParams NicParams::declare(Config& c, double line_bps, Uses uses) {
                         "ENCC reacts on every ACK (committing once a round trip), or once a round trip only");
   e.validate("nic.encc");
   p.encc_config = e;
+  p.telemetry = p.encc || p.iglb;
   DcqcnConfig d = profile(c.choice("nic.dcqcn.profile", "paper", {"paper", "mlx"},
                                    "DCQCN's constants: the SIGCOMM'15 paper's, or the HPCC authors' ns-3 Mellanox variant"),
                           line_bps);
@@ -119,10 +132,14 @@ std::array<std::uint8_t, 6> mac_of(std::uint32_t endpoint) {
 
 std::uint32_t ip_of(std::uint32_t endpoint) { return 0x0a000000u | (endpoint & 0xffffff); }
 
+std::uint16_t flow_entropy(std::uint32_t dest_qp, std::uint32_t path) {
+  return static_cast<std::uint16_t>(0xc000 | ((dest_qp * 0x9e37u + path * 0x2f1du) & 0x3fff));
+}
+
 Nic::Nic(std::string name, std::uint32_t endpoint, const NicParams& params, std::uint32_t bytes_per_cycle,
          link::PortAttachment port, PacketPool& pool, Memory& memory, Stats& stats, std::unique_ptr<IcrcChecker> icrc)
     : Core(std::move(name)), endpoint_(endpoint), params_(params), width_(bytes_per_cycle), port_(std::move(port)),
-      pool_(pool), memory_(memory), icrc_(std::move(icrc)),
+      pool_(pool), memory_(memory), icrc_(std::move(icrc)), rng_(endpoint, this->name() + ".iglb"),
       sent_(stats.counter(this->name() + ".frames_sent", "frames", "RoCEv2 frames put on the line")),
       received_(stats.counter(this->name() + ".frames_received", "frames", "RoCEv2 frames taken from the line")),
       bad_icrc_(stats.counter(this->name() + ".bad_icrc", "frames", "frames dropped: their ICRC did not hold")),
@@ -132,7 +149,10 @@ Nic::Nic(std::string name, std::uint32_t endpoint, const NicParams& params, std:
       rx_dropped_(stats.counter(this->name() + ".rx_dropped", "frames",
                                 "frames dropped: the receive buffer was full (a port without link flow control)")) {
   if (params_.dcqcn && params_.encc) throw std::logic_error(this->name() + ": DCQCN and ENCC at once");
-  if (params_.encc) params_.qp.ack_req_every = 1;  // HPCC's receiver answers every packet
+  if ((params_.encc || params_.iglb) && !params_.telemetry)
+    throw std::logic_error(this->name() + ": ENCC and IGLB read INT trailers, which are off");
+  // ENCC and IGLB hear of every packet's path: HPCC's receiver answers every packet.
+  if (params_.encc || params_.iglb) params_.qp.ack_req_every = 1;
   params_.qp.validate("nic.qp");
   if (params_.dcqcn) params_.dcqcn_config.validate("nic.dcqcn");
   if (params_.encc) params_.encc_config.validate("nic.encc");
@@ -162,6 +182,10 @@ QueuePair& Nic::create_qp(std::uint32_t qpn, std::uint32_t remote, std::uint32_t
     f->np = std::make_unique<DcqcnNotificationPoint>(params_.dcqcn_config);
   }
   if (params_.encc) f->encc = std::make_unique<EnccController>(params_.encc_config);
+  if (params_.iglb) {
+    f->paths.resize(static_cast<std::size_t>(params_.iglb_config.paths));
+    f->path_of.assign(Flow::kPathsRemembered, 0);
+  }
   flows_[qpn] = std::move(f);
   qpns_.push_back(qpn);
   return *flows_[qpn]->qp;
@@ -221,8 +245,9 @@ bool Nic::idle() const {
 Time Nic::receive(Packet& p, Time now) {
   std::vector<std::uint8_t>& bytes = p.bytes_now();
   if (p.ecn_ce) mark_ce(bytes);  // the switch's mark, made in the header it rewrites
-  // Under ENCC every frame ends in an INT trailer, after the RoCEv2 packet.
-  const std::size_t size = bytes.size() - (params_.encc && bytes.size() > sw::kTelemetryBytes ? sw::kTelemetryBytes : 0);
+  // With telemetry every frame ends in an INT trailer, after the RoCEv2 packet.
+  const std::size_t size =
+      bytes.size() - (params_.telemetry && bytes.size() > sw::kTelemetryBytes ? sw::kTelemetryBytes : 0);
   const auto parsed = parse(bytes.data(), size, nullptr, !icrc_);
   if (!parsed || !(icrc_ ? parsed->icrc_on_wire == icrc_->icrc(bytes.data(), size) : parsed->icrc_ok)) {
     bad_icrc_.add();
@@ -238,13 +263,16 @@ Time Nic::receive(Packet& p, Time now) {
   }
   Time leaves = now;
   if (pcie_ && parsed->payload_size) leaves = pcie_->write(parsed->payload_size, now) - pcie_->config().latency;
-  if (params_.encc) {
+  if (params_.telemetry) {
     if ((h.opcode & 0x1f) != opcode::kAcknowledge) {  // data: its trailer goes back in the next ACK
       std::copy(bytes.begin() + static_cast<long>(size), bytes.end(), f.echo.begin());
       f.echo_fresh = true;
-    } else if (h.aeth && f.encc) {  // an ACK acknowledges its PSN, a NAK what comes before its PSN
-      const std::uint32_t acked = h.aeth->nak() ? h.psn : psn_add(h.psn, 1);
-      f.encc->on_ack(sw::read_telemetry(bytes.data(), bytes.size()), acked, f.qp->send_psn());
+      f.echo_psn = h.psn;
+    } else if (h.aeth) {  // an ACK acknowledges its PSN, a NAK what comes before its PSN
+      const sw::TelemetryRecords records = sw::read_telemetry(bytes.data(), bytes.size());
+      if (f.encc) f.encc->on_ack(records, h.aeth->nak() ? h.psn : psn_add(h.psn, 1), f.qp->send_psn());
+      if (params_.iglb && records.hops > 0 && records.hops <= sw::kTelemetryMaxHops)
+        measure_path(f.paths[f.path_of[h.psn % f.path_of.size()]], records, now);
     }
   }
   if (h.ecn == Ecn::kCe) {
@@ -264,19 +292,14 @@ void Nic::drain(Time now) {
   }
 }
 
-Packet* Nic::frame(std::uint32_t dst, const RoceHeader& header, const Outgoing* o, Time now) {
+Packet* Nic::frame(Flow* f, std::uint32_t dst, const RoceHeader& header, const Outgoing* o, Time now) {
   RoceHeader h = header;
   h.dst_mac = mac_of(dst);
   h.src_mac = mac_of(endpoint_);
   h.src_ip = ip_of(endpoint_);
   h.dst_ip = ip_of(dst);
   h.ecn = Ecn::kEct0;  // DCQCN's packets are ECN-capable
-  // The flow's entropy, from the QP numbers as ConnectX derives it (a CNP's is 0, as captured);
-  // spraying, a data packet's from its PSN too, so that each takes a path of its own (ACKs stay
-  // on the flow's).
-  std::uint32_t entropy = h.dest_qp * 0x9e37u;
-  if (params_.spray && (h.opcode & 0x1f) != opcode::kAcknowledge) entropy = (entropy ^ h.psn) * 0x85ebca6bu >> 8;
-  h.src_port = h.opcode == opcode::kCnp ? 0 : static_cast<std::uint16_t>(0xc000 | (entropy & 0x3fff));
+  h.src_port = entropy(f, h, now);
   payload_.assign(o ? o->payload_bytes : kCnpPadBytes, 0);
   if (o && o->payload_bytes) memory_.read(o->payload_addr, payload_.data(), payload_.size());
   Packet* p = pool_.acquire();
@@ -312,7 +335,12 @@ void Nic::transmit(Time now) {
     const auto [remote, remote_qpn] = cnps_.front();
     cnps_.pop_front();
     cnps_sent_.add();
-    send(frame(remote, cnp_header(remote_qpn), nullptr, now));
+    Packet* p = frame(nullptr, remote, cnp_header(remote_qpn), nullptr, now);
+    if (params_.telemetry) {  // an empty one
+      sw::append_telemetry(p->payload);
+      p->bytes = static_cast<std::uint32_t>(p->payload.size()) + 4;
+    }
+    send(p);
     return;
   }
   const std::size_t n = qpns_.size();
@@ -323,8 +351,8 @@ void Nic::transmit(Time now) {
     if (data && (now < f.may_send_at || !payload_here(f, now))) continue;
     next_reply_ = (next_reply_ + k + 1) % n;
     const Outgoing o = *f.qp->next(now, false);
-    Packet* p = frame(f.remote, o.header, &o, now);
-    add_telemetry(f, *p, o.header.opcode);
+    Packet* p = frame(&f, f.remote, o.header, &o, now);
+    add_telemetry(f, *p, o.header);
     if (data) pace(f, *p, now);
     send(p);
     return;
@@ -336,8 +364,8 @@ void Nic::transmit(Time now) {
       continue;
     next_request_ = (next_request_ + k + 1) % n;
     const Outgoing o = *f.qp->next(now, true);
-    Packet* p = frame(f.remote, o.header, &o, now);
-    add_telemetry(f, *p, o.header.opcode);
+    Packet* p = frame(&f, f.remote, o.header, &o, now);
+    add_telemetry(f, *p, o.header);
     pace(f, *p, now);
     send(p);
     return;
@@ -371,12 +399,59 @@ bool Nic::window_open(const Flow& f) const {
   return !f.encc || double(f.qp->unacknowledged_packets()) * params_.qp.mtu < f.encc->window_bytes();
 }
 
-void Nic::add_telemetry(Flow& f, Packet& p, std::uint8_t op) {
-  if (!params_.encc) return;
-  if ((op & 0x1f) != opcode::kAcknowledge) {
+std::uint16_t Nic::entropy(Flow* f, const RoceHeader& h, Time now) {
+  if (h.opcode == opcode::kCnp) return 0;  // as captured
+  // The flow's; spraying, a data packet's from its PSN too, so that each takes a path of its
+  // own; IGLB, its chosen path's. ACKs stay on the flow's.
+  const bool data = (h.opcode & 0x1f) != opcode::kAcknowledge;
+  if (data && params_.spray) {
+    const std::uint32_t e = ((h.dest_qp * 0x9e37u) ^ h.psn) * 0x85ebca6bu >> 8;
+    return static_cast<std::uint16_t>(0xc000 | (e & 0x3fff));
+  }
+  if (data && params_.iglb && f) {
+    f->path = choose_path(*f, now);
+    f->path_of[h.psn % f->path_of.size()] = static_cast<std::uint8_t>(f->path);
+    return flow_entropy(h.dest_qp, static_cast<std::uint32_t>(f->path));
+  }
+  return flow_entropy(h.dest_qp);
+}
+
+void Nic::measure_path(Flow::Path& p, const sw::TelemetryRecords& records, Time now) {
+  if (p.last.hops == records.hops) {
+    double busiest = -1;
+    for (int i = 0; i < records.hops; ++i)
+      if (records.hop[i].ns_since(p.last.hop[i]) > 0)
+        busiest = std::max(busiest, hop_utilisation(records.hop[i], p.last.hop[i], to_ns(params_.encc_config.base_rtt)));
+    if (busiest >= 0) {
+      p.utilisation = busiest;
+      p.at = now;
+    }
+  }
+  p.last = records;
+}
+
+std::size_t Nic::choose_path(Flow& f, Time now) {
+  const NicParams::Iglb& g = params_.iglb_config;
+  const bool within_flowlet = g.flowlet_gap && f.sent_data && now - f.last_data_at < g.flowlet_gap;
+  f.last_data_at = now;
+  f.sent_data = true;
+  if (within_flowlet) return f.path;
+  // The less loaded of two drawn at random (DRILL's power of two choices), a path idle once its
+  // measure is old.
+  const auto congestion = [&](std::size_t k) {
+    const Flow::Path& p = f.paths[k];
+    return now - p.at > g.age ? 0.0 : p.utilisation;
+  };
+  const std::size_t a = rng_.below(f.paths.size()), b = rng_.below(f.paths.size());
+  return congestion(b) < congestion(a) ? b : a;
+}
+
+void Nic::add_telemetry(Flow& f, Packet& p, const RoceHeader& h) {
+  if (!params_.telemetry) return;
+  if ((h.opcode & 0x1f) != opcode::kAcknowledge) {
     sw::append_telemetry(p.payload);
     p.telemetry = true;
-  } else if (f.echo_fresh) {
+  } else if (f.echo_fresh && (!params_.iglb || f.echo_psn == h.psn)) {
     p.payload.insert(p.payload.end(), f.echo.begin(), f.echo.end());
     f.echo_fresh = false;
   } else {

@@ -27,10 +27,11 @@
 //   fit in nic.rx_buffer_kib. Abstracted: a received packet is placed at once (its write books
 //   the link, not the memory); receive WQEs are in the engine at once. nic.host=ideal: none of
 //   it, the host at no cost and the buffer drained at once.
-// - ENCC (nic.cc=encc, encc.hpp): every frame but a CNP ends in the 42-byte INT trailer
+// - ENCC (nic.cc=encc, encc.hpp) and IGLB: every frame ends in the 42-byte INT trailer
 //   (hw/switch/telemetry.hpp), data frames asking the switches to stamp it; every request
 //   packet asks for an ACK, which carries back the trailer of the newest data packet its QP
-//   received (an empty one when no new data came since the last). The sender's controller
+//   received (an empty one when no new data came since the last; under IGLB, unless the ACK
+//   names that packet's PSN, so that the records are of the path its sender chose for it). The sender's controller
 //   sets the QP's pacing rate and a window: a request goes only while the QP's unacknowledged
 //   packets times the MTU are below window_bytes(). READ responses are paced, but no ACK
 //   answers them: their controller never hears.
@@ -52,6 +53,7 @@
 #include "kernel/clock.hpp"
 #include "kernel/config.hpp"
 #include "kernel/packet.hpp"
+#include "kernel/rng.hpp"
 #include "kernel/stats.hpp"
 
 namespace xy::nic {
@@ -64,6 +66,19 @@ struct NicParams {
   EnccConfig encc_config;
   std::uint8_t vc = 0;  // the priority (VC) of every frame
   bool spray = false;   // nic.entropy=packet: every data packet its own UDP source port
+  // nic.entropy=iglb: each QP's data over `paths` UDP source ports, the least loaded of two
+  // drawn at random for each packet, or each flowlet: a path's load is its busiest hop's
+  // utilisation between the INT records of its two newest acknowledged packets, as ENCC
+  // measures it (with its T).
+  bool iglb = false;
+  struct Iglb {
+    int paths = 8;
+    Time flowlet_gap = 0;  // 0: choose per packet; else a new choice after a pause this long
+    Time age = 20 * kUs;   // a path's record older than this counts as an idle path
+  } iglb_config;
+  // INT trailers on every frame (hw/switch/telemetry.hpp): what ENCC and IGLB read; a
+  // scenario may set it for a design that only carries them (the same bytes on the wire).
+  bool telemetry = false;
   bool icrc_rtl = false;  // nic.icrc.impl=rtl: received ICRCs checked by the RTL twin (rtl/nic)
   bool pcie = false;      // nic.host=pcie: the host side through pcie_config; else at once
   PcieConfig pcie_config;
@@ -72,6 +87,7 @@ struct NicParams {
   struct Uses {
     bool reads = false;    // READs are issued: nic.max_reads
     bool switched = true;  // switches between the NICs mark ECN and hash the entropy: nic.cc, nic.dcqcn.*, nic.entropy
+    bool iglb = true;      // nic.entropy is the user's (or a design's): nic.iglb.*
   };
   // The nic.* parameters, each declared once: the QP's, the reorder window's, and where
   // switched, nic.cc, nic.entropy and DCQCN's constants, whose defaults are those of
@@ -79,7 +95,7 @@ struct NicParams {
   static NicParams declare(Config& c, double line_bps, Uses uses);
   // The longest frame a QP sends: an MTU of payload behind every header, FCS included.
   std::uint32_t largest_frame_bytes() const {
-    return qp.mtu + kRoceOverheadBytes + kRethBytes + 4 + (encc ? sw::kTelemetryBytes : 0);
+    return qp.mtu + kRoceOverheadBytes + kRethBytes + 4 + (telemetry ? sw::kTelemetryBytes : 0);
   }
 };
 
@@ -90,6 +106,9 @@ inline constexpr std::uint32_t kWqeBytes = 64, kCqeBytes = 64;
 // Who is behind an endpoint id: its MAC and IPv4 address, from the id (02:00:<id> and 10.<id>).
 std::array<std::uint8_t, 6> mac_of(std::uint32_t endpoint);
 std::uint32_t ip_of(std::uint32_t endpoint);
+// A QP's UDP source port (its flow's entropy), from the QP number it sends to, as ConnectX
+// derives it; `path` > 0: IGLB's other ports of the QP.
+std::uint16_t flow_entropy(std::uint32_t dest_qp, std::uint32_t path = 0);
 
 class Nic : public Core {
  public:
@@ -139,6 +158,20 @@ class Nic : public Core {
     std::unique_ptr<EnccController> encc;
     std::array<std::uint8_t, sw::kTelemetryBytes> echo{};  // the newest data packet's INT trailer
     bool echo_fresh = false;                                // not yet carried back by an ACK
+    std::uint32_t echo_psn = 0;                             // that packet's PSN
+    struct Path {  // IGLB: a path's utilisation from its newest two records, and when
+      double utilisation = 0;
+      Time at = 0;
+      sw::TelemetryRecords last;
+    };
+    std::vector<Path> paths;
+    // IGLB: the path of each PSN in flight, by PSN modulo kPathsRemembered (more packets in
+    // flight than that would mix them up: 16 MiB at an MTU of 4096).
+    static constexpr std::size_t kPathsRemembered = 4096;
+    std::vector<std::uint8_t> path_of;
+    std::size_t path = 0;               // IGLB: the path of the newest data packet
+    Time last_data_at = 0;
+    bool sent_data = false;
     Time may_send_at = 0;  // the rate limiter's next slot
     Time data_at = 0;      // when the payload of its next data packet arrives (nic.host=pcie)
   };
@@ -153,15 +186,19 @@ class Nic : public Core {
   Time receive(Packet& p, Time now);
   void drain(Time now);  // the receive buffer: what has left by now
   void transmit(Time now);
-  // A frame to `dst` of header `h` with its payload from memory (o), or a CNP's (none).
-  Packet* frame(std::uint32_t dst, const RoceHeader& h, const Outgoing* o, Time now);
+  // A frame of flow f (none for a CNP) to `dst` of header `h` with its payload from memory (o),
+  // or a CNP's (none).
+  Packet* frame(Flow* f, std::uint32_t dst, const RoceHeader& h, const Outgoing* o, Time now);
   void send(Packet* p);  // on the line, or held for the port's gate
   // Whether the payload of f's next data packet is at the NIC (nic.host=pcie); a READ's data is
   // read from host memory when its first response is next.
   bool payload_here(Flow& f, Time now);
   void pace(Flow& f, const Packet& p, Time now);  // data sent: the rate limiter's next slot
   bool window_open(const Flow& f) const;  // ENCC's window lets a request go
-  void add_telemetry(Flow& f, Packet& p, std::uint8_t opcode);  // ENCC: the frame's INT trailer, empty or echoed
+  void add_telemetry(Flow& f, Packet& p, const RoceHeader& h);  // the frame's INT trailer, empty or echoed
+  std::uint16_t entropy(Flow* f, const RoceHeader& h, Time now);  // the UDP source port: its path
+  std::size_t choose_path(Flow& f, Time now);                     // IGLB
+  void measure_path(Flow::Path& p, const sw::TelemetryRecords& records, Time now);  // IGLB
 
   std::uint32_t endpoint_;
   NicParams params_;
@@ -170,6 +207,7 @@ class Nic : public Core {
   PacketPool& pool_;
   Memory& memory_;
   std::unique_ptr<IcrcChecker> icrc_;
+  Rng rng_;  // IGLB's draws
   std::unique_ptr<PcieLink> pcie_;  // nic.host=pcie
   std::deque<Posted> posted_;
   struct Cq {

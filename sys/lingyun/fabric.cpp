@@ -11,6 +11,17 @@
 #include "hw/switch/forwarding.hpp"
 
 namespace xy::lingyun {
+namespace {
+
+// ECMP among a route's ports: the flow's CRC-32 5-tuple hash (endpoint ids as addresses, the
+// packet's entropy as the UDP source port, RoCEv2's destination port).
+int ecmp(const std::vector<int>& ports, std::uint32_t src, std::uint32_t dst, std::uint16_t entropy) {
+  const std::uint32_t h =
+      sw::hash_crc32({0x0A000000u + src, 0x0A000000u + dst, entropy, sw::kRoceV2UdpPort, sw::kIpProtoUdp});
+  return ports[h % ports.size()];
+}
+
+}  // namespace
 
 void fix_switch_keys_of_composed_ports(Config& c, const std::string& scenario) {
   c.fix("switch.ports", scenario + ", whose topology gives each switch its ports");
@@ -114,12 +125,9 @@ Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::Sw
     sw::RouteFn route = [next, spray](const Packet& pk) {
       const auto& set = (*next)[pk.dst];
       if (set.size() == 1) return set[0];
-      // ECMP: the flow's CRC-32 5-tuple hash (endpoint ids as addresses, the packet's entropy as
-      // the UDP source port, RoCEv2's destination port); spraying: every packet its own choice.
-      const std::uint32_t h = spray ? static_cast<std::uint32_t>(pk.id * 0x9E3779B1u)
-                                    : sw::hash_crc32({0x0A000000u + pk.src, 0x0A000000u + pk.dst, pk.entropy,
-                                                      sw::kRoceV2UdpPort, sw::kIpProtoUdp});
-      return set[h % set.size()];
+      // Spraying: every packet its own choice; else ECMP.
+      return spray ? set[static_cast<std::uint32_t>(pk.id * 0x9E3779B1u) % set.size()]
+                   : ecmp(set, pk.src, pk.dst, pk.entropy);
     };
     switches_.push_back(std::make_unique<sw::Switch>(fmt::format("{}.{}", prefix, t_.nodes[n].name), sp, core, stats,
                                                      in, out, route, seed));
@@ -159,6 +167,11 @@ double Fabric::memory_bytes(const Topology& t, const PortParams& port_params, do
     bytes += sw::Switch::memory_bytes(t.nodes[s].ports) +
              ends * (sizeof(std::vector<int>) + 16 + links_at[s] * sizeof(int));
   return bytes;
+}
+
+int Fabric::route(int sw, std::uint32_t src, std::uint32_t dst, std::uint16_t entropy) const {
+  const auto& set = routes_.next.at(static_cast<std::size_t>(sw)).at(dst);
+  return set.size() == 1 ? set[0] : ecmp(set, src, dst, entropy);
 }
 
 link::PortAttachment Fabric::port(int e, int k) {

@@ -49,6 +49,9 @@ class Fabric {
 
   const Topology& topology() const { return t_; }
   const Routes& routes() const { return routes_; }
+  // The port by which switch node `sw` sends a packet from endpoint src to dst whose UDP source
+  // port is `entropy`, as its route decides (ECMP: the flow's hash over the shortest paths' ports).
+  int route(int sw, std::uint32_t src, std::uint32_t dst, std::uint16_t entropy) const;
   const std::vector<std::unique_ptr<PortLink>>& links() const { return links_; }
   const std::vector<std::unique_ptr<sw::Switch>>& switches() const { return switches_; }
   // Offers every port's and switch's state to the waves, each block's under its own name

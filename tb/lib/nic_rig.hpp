@@ -141,6 +141,23 @@ struct NicRig {
     }
   }
   Time now() const { return core->clock().time_of(core->clock().now()); }
+  // Data frames carried by each link from the switch endpoint e hangs on to another switch (its
+  // uplinks), in link order.
+  std::vector<std::uint64_t> uplink_frames(const lingyun::Topology& t, int e) const {
+    const int node = t.endpoints()[static_cast<std::size_t>(e)];
+    int leaf = -1;
+    for (const auto& l : t.links)
+      if (l.a == node || l.b == node) leaf = l.a == node ? l.b : l.a;
+    std::vector<std::uint64_t> frames;
+    const auto& links = fabric->links();
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      const auto& l = t.links[i];
+      const int far = l.a == leaf ? l.b : l.b == leaf ? l.a : -1;
+      if (far < 0 || !t.nodes[far].is_switch) continue;
+      frames.push_back(links[i]->mac(far == l.a ? 0 : 1).delivered());
+    }
+    return frames;
+  }
   // Frames dropped: by the switches, and by NICs whose receive buffer was full.
   std::uint64_t drops() const {
     std::uint64_t n = fabric->drops();

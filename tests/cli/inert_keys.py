@@ -66,6 +66,7 @@ SHORT = {
     "lingyun-deadlock": {"deadlock.traffic_us": 10, "deadlock.drain_us": 20},
     "nic-incast": {"incast.senders": 8, "incast.message_kib": 1024},
     "nic-spray": {"spray.messages": 2, "spray.message_kib": 64},
+    "nic-balance": {},  # under a second: DCQCN and the reorder window need its 8 MiB
     "nic-psn-wrap": {"wrap.wraps": 1, "wrap.lead": 20000, "wrap.loss": 1e-3},
 }
 
@@ -122,6 +123,10 @@ VALUE = [
     # nic-spray: a window that spraying overruns; a hole timeout shorter than the paths' spread.
     ("nic-spray", "nic.reorder.window", 8),
     ("nic-spray", "nic.reorder.timeout_us", 0.5),
+    ("nic-balance", "nic.reorder.window", 8),
+    ("nic-balance", "nic.reorder.timeout_us", 0.5),
+    ("nic-balance", "nic.iglb.age_us", 0.5),
+    ("nic-balance", "nic.rx_buffer_kib", 64),
 ]
 
 # (scenario glob, key glob) -> keys set in both runs, so that the key matters. The first match wins.
@@ -140,6 +145,15 @@ PAIRING = [
     ("nic-*", "port.none.*", {"port.fec": "none"}),
     ("nic-*", "nic.pcie.*", {"nic.host": "pcie"}),
     ("nic-spray", "nic.encc.*", {"nic.cc": "encc"}),
+    # Back-to-back cuts (CNPs faster than increases), where R_T's clamp shows.
+    ("nic-balance", "nic.dcqcn.clamp_target", {"nic.dcqcn.cnp_interval_us": 1, "nic.dcqcn.increase_period_us": 20}),
+    ("nic-balance", "nic.encc.*", {"nic.cc": "encc"}),
+    ("nic-balance", "nic.rx_buffer_kib", {"nic.host": "pcie", "nic.pcie.lanes": 4, "port.fc": "none"}),
+    ("nic-balance", "nic.retry_count", {"nic.timeout_exp": 0}),
+    ("nic-balance", "nic.retransmit", {"nic.reorder.window": 8}),
+    ("nic-balance", "switch.dt_alpha", {"port.fc": "none", "switch.buffer_mib": 1}),
+    ("nic-balance", "port.codec", {"balance.message_kib": 256}),
+    ("nic-balance", "llr.window", {"balance.message_kib": 256}),
     # ENCC's floor is reached by 16 senders' first round trip, not by the short run's 8.
     ("nic-incast", "nic.encc.min_rate_mbps", {"incast.senders": 16}),
     # The NIC's own buffer fills behind a slow host, and holds only where no link flow control does.
@@ -167,6 +181,7 @@ PAIRING = [
     ("nic-spray", "switch.dt_alpha", {"port.fc": "none", "switch.buffer_mib": 1}),
     # A reorder window matters where packets overtake: sprayed.
     ("nic-incast", "nic.reorder.*", {"nic.entropy": "packet"}),
+    ("nic-incast", "nic.iglb.*", {"nic.entropy": "iglb"}),
     # Keys that make the short run slow (every codeword encoded and decoded; one frame in flight
     # a hop), on 128 KiB messages.
     ("nic-incast", "port.codec", {"incast.message_kib": 128}),

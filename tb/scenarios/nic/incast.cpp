@@ -73,12 +73,13 @@ class NicIncast : public NicTestbench {
       c.fix(key, "nic-incast, whose only contended output (the receiver's) every matching serves alike");
     nic::NicParams::Uses uses;
     uses.reads = verb_ == nic::Verb::kRead;
-    nic::NicParams np = nic::NicParams::declare(c, base.line_gbps() * 1e9, uses);
-    np.encc = true;  // the largest frames: with the INT trailer
-    if (np.largest_frame_bytes() > base.max_frame_bytes)
+    const nic::NicParams np = nic::NicParams::declare(c, base.line_gbps() * 1e9, uses);
+    nic::NicParams largest = np;  // ENCC's frames, with the INT trailer
+    largest.telemetry = true;
+    if (largest.largest_frame_bytes() > base.max_frame_bytes)
       throw ConfigError(fmt::format("nic.mtu = {}: its frames of {} B (ENCC's INT trailer included) exceed "
                                     "port.max_frame_bytes = {}",
-                                    np.qp.mtu, np.largest_frame_bytes(), base.max_frame_bytes));
+                                    np.qp.mtu, largest.largest_frame_bytes(), base.max_frame_bytes));
     line_gbps_ = base.line_gbps();
     links_up_ = base.phy.cdr_lock_cycles * base.phy.period();
     for (const Design& d : kDesigns) {
@@ -90,6 +91,7 @@ class NicIncast : public NicTestbench {
       for (auto& n : per_endpoint) {
         n.dcqcn = d.cc == Cc::kDcqcn;
         n.encc = d.cc == Cc::kEncc;
+        n.telemetry = n.encc || n.iglb;
       }
       per_endpoint[victim_].vc = own_vc ? 1 : 0;
       Run& r = runs_.emplace_back();

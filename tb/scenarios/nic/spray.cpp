@@ -64,7 +64,9 @@ class NicSpray : public NicTestbench {
     cell_bytes_ = sp.cell_bytes;
     const lingyun::PortParams pp = lingyun::PortParams::declare(c, sp.vcs);
     lingyun::fix_switch_keys_of_composed_ports(c, "nic-spray");
-    const nic::NicParams np = nic::NicParams::declare(c, pp.line_gbps() * 1e9, {});
+    nic::NicParams::Uses uses;
+    uses.iglb = false;  // nic.entropy is its designs'
+    const nic::NicParams np = nic::NicParams::declare(c, pp.line_gbps() * 1e9, uses);
     if (np.largest_frame_bytes() > pp.max_frame_bytes)
       throw ConfigError(fmt::format("nic.mtu = {}: its frames of {} B exceed port.max_frame_bytes = {}", np.qp.mtu,
                                     np.largest_frame_bytes(), pp.max_frame_bytes));
@@ -135,7 +137,7 @@ class NicSpray : public NicTestbench {
       std::sort(fct.begin(), fct.end());
       std::uint64_t peak_cells = 0;
       for (const auto& sw : r.rig->fabric->switches()) peak_cells = std::max(peak_cells, sw->peak_buffer_cells());
-      const std::vector<std::uint64_t> load = uplink_frames(r);
+      const std::vector<std::uint64_t> load = r.rig->uplink_frames(topology_, 0);
       double total = 0, worst = 0;
       for (std::uint64_t l : load) {
         total += static_cast<double>(l);
@@ -220,24 +222,6 @@ class NicSpray : public NicTestbench {
     for (const DeliveryOrder& d : r.deliveries) n += d.out_of_order_bytes();
     return n;
   }
-  // Data frames carried by each uplink of the senders' leaf (the switch e0 hangs on), towards
-  // the other switch, in link order.
-  std::vector<std::uint64_t> uplink_frames(const Run& r) const {
-    int leaf = -1;
-    const int e0 = topology_.endpoints()[0];
-    for (const auto& l : topology_.links)
-      if (l.a == e0 || l.b == e0) leaf = l.a == e0 ? l.b : l.a;
-    std::vector<std::uint64_t> frames;
-    const auto& links = r.rig->fabric->links();
-    for (std::size_t i = 0; i < links.size(); ++i) {
-      const auto& l = topology_.links[i];
-      const int far = l.a == leaf ? l.b : l.b == leaf ? l.a : -1;
-      if (far < 0 || !topology_.nodes[far].is_switch) continue;
-      frames.push_back(links[i]->mac(far == l.a ? 0 : 1).delivered());
-    }
-    return frames;
-  }
-
   PacketPool pool_;
   lingyun::Topology topology_;
   std::deque<Run> runs_;

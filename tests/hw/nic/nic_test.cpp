@@ -7,8 +7,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <vector>
 
+#include "hw/switch/telemetry.hpp"
 #include "kernel/channel.hpp"
 #include "kernel/clock.hpp"
 #include "tests/kernel/run_until.hpp"
@@ -26,16 +29,19 @@ struct VectorMemory : Memory {
   }
 };
 
-// Takes frames from one channel and passes them on, CE-marked if asked, a cycle later.
+// Takes frames from one channel and passes them on, CE-marked if asked, a cycle later; a frame
+// that asks for INT is shown to `stamp` (a switch's part).
 struct Relay : Core {
   Channel<Packet*>& in;
   Channel<Packet*>& out;
   bool mark;
+  std::function<void(Packet&, Time)> stamp;
   Relay(Channel<Packet*>& i, Channel<Packet*>& o, bool m) : Core("relay"), in(i), out(o), mark(m) {}
   void eval() override {
     if (in.can_pop() && out.can_push()) {
       Packet* p = in.pop();
       p->ecn_ce = mark;
+      if (stamp && p->telemetry) stamp(*p, clock().time_of(now()));
       out.push(p);
     }
   }
@@ -298,6 +304,35 @@ TEST(Nic, ACompletionQueueNeverPolledOverrunsWithAnErrorNamingIt) {
   } catch (const std::logic_error& e) {
     EXPECT_STREQ(e.what(), "a: CQ 0 overrun: 1 completions not polled");
   }
+}
+
+// IGLB over 4 paths (UDP source ports) of which the relay reports the second busy: its port
+// sent at line rate with 200 KB queued, where the others sent only the packets that crossed them.
+// Once the records are back, a packet takes the busy path only when both of its two draws fall
+// on it: 1/16 of them, against 1/4 for each path before any record came back.
+TEST(Nic, IglbMovesAQpsPacketsOffThePathItsRecordsSayIsBusy) {
+  NicParams p = no_cc();
+  p.iglb = p.telemetry = true;
+  p.iglb_config.paths = 4;
+  Bench bench(p);
+  const std::uint16_t busy = flow_entropy(2, 1);
+  std::map<std::uint16_t, std::uint64_t> sent;  // bytes each port carried
+  std::map<std::uint16_t, std::uint64_t> packets_after;  // packets each port carried from 20 µs on
+  bench.relay.stamp = [&](Packet& pk, Time now) {
+    sent[pk.entropy] += pk.bytes;
+    const std::uint64_t tx = pk.entropy == busy ? static_cast<std::uint64_t>(to_ns(now) * 100) : sent[pk.entropy];
+    sw::stamp_telemetry(pk.bytes_now(), now, tx, pk.entropy == busy ? 200000 : 0, sw::telemetry_rate_code(800));
+    if (now >= 20 * kUs) ++packets_after[pk.entropy];
+  };
+  bench.a.post_send(1, {7, Verb::kWrite, 0, 0, 0, 4 << 20});
+  testing::run_until({&bench.clock}, 1000 * kUs);
+  ASSERT_EQ(bench.a.qp(1).completions().size(), 1u);
+  EXPECT_EQ(sent.size(), 4u);
+  std::uint64_t total = 0;
+  for (const auto& [port, n] : packets_after) total += n;
+  ASSERT_GT(total, 500u);
+  EXPECT_NEAR(static_cast<double>(packets_after[busy]) / static_cast<double>(total), 1.0 / 16, 0.03);
+  EXPECT_TRUE(std::equal(bench.mem_a.bytes.begin(), bench.mem_a.bytes.begin() + (4 << 20), bench.mem_b.bytes.begin()));
 }
 
 }  // namespace

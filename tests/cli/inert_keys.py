@@ -66,7 +66,7 @@ SHORT = {
     "lingyun-deadlock": {"deadlock.traffic_us": 10, "deadlock.drain_us": 20},
     "nic-incast": {"incast.senders": 8, "incast.message_kib": 1024},
     "nic-spray": {"spray.messages": 2, "spray.message_kib": 64},
-    "nic-balance": {},  # under a second: DCQCN and the reorder window need its 8 MiB
+    "nic-balance": {"balance.message_kib": 2048},
     "nic-psn-wrap": {"wrap.wraps": 1, "wrap.lead": 20000, "wrap.loss": 1e-3},
 }
 
@@ -126,7 +126,7 @@ VALUE = [
     ("nic-balance", "nic.reorder.window", 8),
     ("nic-balance", "nic.reorder.timeout_us", 0.5),
     ("nic-balance", "nic.iglb.age_us", 0.5),
-    ("nic-balance", "nic.rx_buffer_kib", 64),
+    ("nic-balance", "nic.rx_buffer_kib", 32),
 ]
 
 # (scenario glob, key glob) -> keys set in both runs, so that the key matters. The first match wins.
@@ -147,7 +147,12 @@ PAIRING = [
     ("nic-spray", "nic.encc.*", {"nic.cc": "encc"}),
     # Back-to-back cuts (CNPs faster than increases), where R_T's clamp shows.
     ("nic-balance", "nic.dcqcn.clamp_target", {"nic.dcqcn.cnp_interval_us": 1, "nic.dcqcn.increase_period_us": 20}),
-    ("nic-balance", "nic.encc.*", {"nic.cc": "encc"}),
+    # ENCC slows the short run (cut to its floor at first): 512 KiB.
+    ("nic-balance", "nic.encc.*", {"nic.cc": "encc", "balance.message_kib": 512}),
+    # DCQCN's increase steps show over its 8 MiB elephants.
+    ("nic-balance", "nic.dcqcn.*", {"balance.message_kib": 8192, "nic.dcqcn.alpha_period_us": 5,
+                                    "nic.dcqcn.increase_period_us": 5, "nic.dcqcn.cnp_interval_us": 5,
+                                    "nic.dcqcn.byte_counter": 100000}),
     ("nic-balance", "nic.rx_buffer_kib", {"nic.host": "pcie", "nic.pcie.lanes": 4, "port.fc": "none"}),
     ("nic-balance", "nic.retry_count", {"nic.timeout_exp": 0}),
     ("nic-balance", "nic.retransmit", {"nic.reorder.window": 8}),

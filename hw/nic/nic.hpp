@@ -31,10 +31,10 @@
 //   (hw/switch/telemetry.hpp), data frames asking the switches to stamp it; every request
 //   packet asks for an ACK, which carries back the trailer of the newest data packet its QP
 //   received (an empty one when no new data came since the last; under IGLB, unless the ACK
-//   names that packet's PSN, so that the records are of the path its sender chose for it). The sender's controller
-//   sets the QP's pacing rate and a window: a request goes only while the QP's unacknowledged
-//   packets times the MTU are below window_bytes(). READ responses are paced, but no ACK
-//   answers them: their controller never hears.
+//   names that packet's PSN, so that the records are of the path its sender chose for it).
+//   ENCC's controller sets the QP's pacing rate and a window: a request goes only while the
+//   QP's unacknowledged packets times the MTU are below window_bytes(). READ responses are
+//   paced, but no ACK answers them: their controller never hears.
 #pragma once
 #include <cstdint>
 #include <deque>

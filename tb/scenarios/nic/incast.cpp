@@ -329,6 +329,6 @@ class NicIncast : public NicTestbench {
 }  // namespace
 
 XY_TESTBENCH(NicIncast, 700, "nic-incast",
-             "claims C7 baseline, C13: N:1 RoCEv2 incast on composed leaf-spine, PFC vs DCQCN+PFC vs DCQCN alone")
+             "claims C7, C13: N:1 RoCEv2 incast on composed leaf-spine, PFC or CBFC alone, DCQCN, ENCC")
 
 }  // namespace xy

@@ -15,6 +15,7 @@
 #include "hw/link/flow_control.hpp"
 #include "kernel/channel.hpp"
 #include "kernel/packet.hpp"
+#include "kernel/units.hpp"
 
 namespace xy::link {
 
@@ -25,6 +26,16 @@ class PortAttachment {
       : to_(&to_port), from_(&from_port), gate_(gate), monitor_(monitor), bind_(std::move(bind)) {}
 
   void bind(Core& endpoint) const { bind_(endpoint); }
+
+  // The port's line as the endpoint's PCS sees it (a port that says nothing: always locked).
+  struct Line {
+    static constexpr Time kNoChange = ~Time{0};
+    std::function<bool(Time)> locked;      // at t: light and CDR lock, or dark / relocking
+    std::function<Time(Time)> next_change;  // the first time after t that may change; kNoChange
+  };
+  void watch_line(Line line) { line_ = std::move(line); }
+  bool locked(Time t) const { return !line_.locked || line_.locked(t); }
+  Time next_line_change(Time t) const { return line_.next_change ? line_.next_change(t) : Line::kNoChange; }
 
   // May a frame of p's bytes and VC go now: room in the channel, and the gate's leave.
   bool can_send(const Packet& p) const { return to_->can_push() && (!gate_ || gate_->can_send(p)); }
@@ -64,6 +75,7 @@ class PortAttachment {
   EgressGate* gate_;
   IngressMonitor* monitor_;
   std::function<void(Core&)> bind_;
+  Line line_;
 };
 
 }  // namespace xy::link

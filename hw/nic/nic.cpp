@@ -51,6 +51,16 @@ NicParams NicParams::declare(Config& c, double line_bps, Uses uses) {
         "the NIC's receive buffer on a port without link flow control, full when the host is slower than the line "
         "(with PFC or CBFC the port's buffer holds the sender back)"));
   }
+  if (uses.planes) {
+    NicParams::Failover& f = p.failover;
+    f.link_down = from_us(c.real("nic.failover.link_down_us", to_us(f.link_down), "us", 0, 1e6,
+                                 "a port whose PCS has had no lock this long is down: its QPs move to another plane"));
+    f.path_timeout = from_us(c.real("nic.failover.path_timeout_us", to_us(f.path_timeout), "us", 0, 1e6,
+                                    "a QP with nothing acknowledged this long moves to another plane (0: when its "
+                                    "retransmit timer fires)"));
+    f.switch_over = from_us(c.real("nic.failover.switch_over_us", to_us(f.switch_over), "us", 0, 1e6,
+                                   "a QP moving to another plane sends nothing this long"));
+  }
   if (!uses.switched) {
     p.dcqcn = false;
     return p;
@@ -137,9 +147,10 @@ std::uint16_t flow_entropy(std::uint32_t dest_qp, std::uint32_t path) {
 }
 
 Nic::Nic(std::string name, std::uint32_t endpoint, const NicParams& params, std::uint32_t bytes_per_cycle,
-         link::PortAttachment port, PacketPool& pool, Memory& memory, Stats& stats, std::unique_ptr<IcrcChecker> icrc)
-    : Core(std::move(name)), endpoint_(endpoint), params_(params), width_(bytes_per_cycle), port_(std::move(port)),
-      pool_(pool), memory_(memory), icrc_(std::move(icrc)), rng_(endpoint, this->name() + ".iglb"),
+         std::vector<link::PortAttachment> ports, PacketPool& pool, Memory& memory, Stats& stats,
+         std::unique_ptr<IcrcChecker> icrc)
+    : Core(std::move(name)), endpoint_(endpoint), params_(params), width_(bytes_per_cycle), pool_(pool),
+      memory_(memory), icrc_(std::move(icrc)), rng_(endpoint, this->name() + ".iglb"),
       sent_(stats.counter(this->name() + ".frames_sent", "frames", "RoCEv2 frames put on the line")),
       received_(stats.counter(this->name() + ".frames_received", "frames", "RoCEv2 frames taken from the line")),
       bad_icrc_(stats.counter(this->name() + ".bad_icrc", "frames", "frames dropped: their ICRC did not hold")),
@@ -148,6 +159,9 @@ Nic::Nic(std::string name, std::uint32_t endpoint, const NicParams& params, std:
       ce_received_(stats.counter(this->name() + ".ce_received", "frames", "data packets that arrived CE-marked")),
       rx_dropped_(stats.counter(this->name() + ".rx_dropped", "frames",
                                 "frames dropped: the receive buffer was full (a port without link flow control)")) {
+  if (ports.empty()) throw std::logic_error(this->name() + ": no port");
+  for (auto& a : ports) ports_.push_back({std::move(a)});
+  if (planes() > 1) failovers_ = &stats.counter(this->name() + ".failovers", "QPs", "QPs moved to another plane");
   if (params_.dcqcn && params_.encc) throw std::logic_error(this->name() + ": DCQCN and ENCC at once");
   if ((params_.encc || params_.iglb) && !params_.telemetry)
     throw std::logic_error(this->name() + ": ENCC and IGLB read INT trailers, which are off");
@@ -157,7 +171,7 @@ Nic::Nic(std::string name, std::uint32_t endpoint, const NicParams& params, std:
   if (params_.dcqcn) params_.dcqcn_config.validate("nic.dcqcn");
   if (params_.encc) params_.encc_config.validate("nic.encc");
   if (params_.pcie) pcie_ = std::make_unique<PcieLink>(params_.pcie_config);
-  port_.bind(*this);
+  for (const Port& p : ports_) p.at.bind(*this);
 }
 
 QueuePair& Nic::create_qp(std::uint32_t qpn, std::uint32_t remote, std::uint32_t remote_qpn, std::uint32_t first_psn,
@@ -216,6 +230,11 @@ std::vector<Nic::WorkCompletion> Nic::poll_cq(std::uint32_t cq, std::size_t max)
   return out;
 }
 
+void Nic::use_plane(std::uint32_t qpn, int plane) {
+  if (plane < 0 || plane >= planes()) throw std::logic_error(fmt::format("{}: no plane {}", name(), plane));
+  flow(qpn).plane = plane;
+}
+
 const DcqcnReactionPoint* Nic::rate_limiter(std::uint32_t qpn) const { return flow(qpn).rp.get(); }
 
 const EnccController* Nic::encc(std::uint32_t qpn) const { return flow(qpn).encc.get(); }
@@ -228,7 +247,7 @@ void Nic::post_send(std::uint32_t qpn, const WorkRequest& wr) {
     return;
   }
   qp(qpn).post_send(wr);
-  wake_at(std::max(now() + 1, line_free_));
+  wake_at(std::max(now() + 1, ports_[static_cast<std::size_t>(flow(qpn).plane)].line_free));
 }
 
 void Nic::post_recv(std::uint32_t qpn, std::uint64_t id, std::uint64_t addr, std::uint32_t length) {
@@ -236,13 +255,15 @@ void Nic::post_recv(std::uint32_t qpn, std::uint64_t id, std::uint64_t addr, std
 }
 
 bool Nic::idle() const {
-  if (held_ || !cnps_.empty() || !posted_.empty() || !rx_buffer_.empty()) return false;
+  if (!cnps_.empty() || !posted_.empty() || !rx_buffer_.empty()) return false;
+  for (const Port& p : ports_)
+    if (p.held) return false;
   for (const auto& [qpn, f] : flows_)
     if (!f->qp->idle()) return false;
   return true;
 }
 
-Time Nic::receive(Packet& p, Time now) {
+Time Nic::receive(Packet& p, std::size_t port, Time now) {
   std::vector<std::uint8_t>& bytes = p.bytes_now();
   if (p.ecn_ce) mark_ce(bytes);  // the switch's mark, made in the header it rewrites
   // With telemetry every frame ends in an INT trailer, after the RoCEv2 packet.
@@ -279,16 +300,21 @@ Time Nic::receive(Packet& p, Time now) {
     ce_received_.add();
     const std::uint8_t op = h.opcode & 0x1f;
     const bool data = op != opcode::kAcknowledge;
-    if (data && f.np && f.np->on_data(true, now)) cnps_.emplace_back(f.remote, f.qp->remote_qpn());
+    if (data && f.np && f.np->on_data(true, now)) cnps_.push_back({f.remote, f.qp->remote_qpn(), port});
   }
+  // Replies follow the requests: the plane the newest came in by, while its port is up.
+  if ((h.opcode & 0x1f) <= opcode::kReadRequest && ports_[port].up) f.reply_plane = static_cast<int>(port);
   f.qp->receive(h, bytes.data() + parsed->payload_offset, static_cast<std::uint32_t>(parsed->payload_size), now);
+  if (!f.failovers.empty() && f.failovers.back().drained == kPending &&
+      psn_diff(f.qp->unacknowledged_psn(), f.failovers.back().sent_end) >= 0)
+    f.failovers.back().drained = now;
   return leaves;
 }
 
 void Nic::drain(Time now) {
   for (; !rx_buffer_.empty() && rx_buffer_.top().leaves <= now; rx_buffer_.pop()) {
     rx_bytes_ -= rx_buffer_.top().bytes;
-    port_.drained(rx_buffer_.top().bytes, rx_buffer_.top().vc);
+    ports_[rx_buffer_.top().port].at.drained(rx_buffer_.top().bytes, rx_buffer_.top().vc);
   }
 }
 
@@ -314,39 +340,43 @@ Packet* Nic::frame(Flow* f, std::uint32_t dst, const RoceHeader& header, const O
   return p;
 }
 
-void Nic::send(Packet* p) {
-  if (!port_.can_send(*p)) {
-    held_ = p;
+void Nic::send(std::size_t port, Packet* p) {
+  Port& out = ports_[port];
+  if (!out.at.can_send(*p)) {
+    out.held = p;
     return;
   }
-  port_.send(p);
+  out.at.send(p);
   sent_.add();
-  line_free_ = now() + (p->bytes + width_ - 1) / width_;
+  out.line_free = now() + (p->bytes + width_ - 1) / width_;
 }
 
-void Nic::transmit(Time now) {
-  if (this->now() < line_free_) return;
-  if (held_) {
-    Packet* p = std::exchange(held_, nullptr);
-    send(p);
+void Nic::transmit(std::size_t port, Time now) {
+  Port& out = ports_[port];
+  if (this->now() < out.line_free || !out.up) return;
+  if (out.held) {
+    Packet* p = std::exchange(out.held, nullptr);
+    send(port, p);
     return;
   }
-  if (!cnps_.empty()) {
-    const auto [remote, remote_qpn] = cnps_.front();
-    cnps_.pop_front();
+  const auto cnp = std::find_if(cnps_.begin(), cnps_.end(), [port](const Cnp& c) { return c.port == port; });
+  if (cnp != cnps_.end()) {
+    const Cnp c = *cnp;
+    cnps_.erase(cnp);
     cnps_sent_.add();
-    Packet* p = frame(nullptr, remote, cnp_header(remote_qpn), nullptr, now);
+    Packet* p = frame(nullptr, c.remote, cnp_header(c.remote_qpn), nullptr, now);
     if (params_.telemetry) {  // an empty one
       sw::append_telemetry(p->payload);
       p->bytes = static_cast<std::uint32_t>(p->payload.size()) + 4;
     }
-    send(p);
+    send(port, p);
     return;
   }
+  const int plane = static_cast<int>(port);
   const std::size_t n = qpns_.size();
   for (std::size_t k = 0; k < n; ++k) {  // replies, round robin; READ responses as their rate allows
     Flow& f = flow(qpns_[(next_reply_ + k) % n]);
-    if (!f.qp->has_response()) continue;
+    if (f.reply_plane != plane || !f.qp->has_response()) continue;
     const bool data = f.qp->response_is_data();
     if (data && (now < f.may_send_at || !payload_here(f, now))) continue;
     next_reply_ = (next_reply_ + k + 1) % n;
@@ -354,22 +384,78 @@ void Nic::transmit(Time now) {
     Packet* p = frame(&f, f.remote, o.header, &o, now);
     add_telemetry(f, *p, o.header);
     if (data) pace(f, *p, now);
-    send(p);
+    send(port, p);
     return;
   }
   for (std::size_t k = 0; k < n; ++k) {  // requests, round robin among those their rate allows
     Flow& f = flow(qpns_[(next_request_ + k) % n]);
-    if (now < f.may_send_at || f.qp->has_response() || !f.qp->has_request() || !window_open(f) ||
-        !payload_here(f, now))
+    if (f.plane != plane || now < std::max(f.may_send_at, f.moved_until) || f.qp->has_response() ||
+        !f.qp->has_request() || !window_open(f) || !payload_here(f, now))
       continue;
     next_request_ = (next_request_ + k + 1) % n;
     const Outgoing o = *f.qp->next(now, true);
     Packet* p = frame(&f, f.remote, o.header, &o, now);
     add_telemetry(f, *p, o.header);
     pace(f, *p, now);
-    send(p);
+    if (!f.failovers.empty() && f.failovers.back().resumed == kPending) f.failovers.back().resumed = now;
+    send(port, p);
     return;
   }
+}
+
+int Nic::plane_up_besides(int plane) const {
+  for (int k = 1; k < planes(); ++k)
+    if (ports_[static_cast<std::size_t>((plane + k) % planes())].up) return (plane + k) % planes();
+  return -1;
+}
+
+void Nic::watch_planes(Time now) {
+  for (std::size_t k = 0; k < ports_.size(); ++k) {
+    Port& p = ports_[k];
+    if (p.at.locked(now)) {
+      p.locked_once = true;
+      p.up = true;
+      p.dark_since = kPending;
+    } else if (p.locked_once && p.up) {
+      if (p.dark_since == kPending) p.dark_since = now;
+      if (now >= p.dark_since + params_.failover.link_down) port_down(k, now);
+    }
+  }
+  if (!params_.failover.path_timeout) return;
+  for (std::uint32_t qpn : qpns_) {
+    Flow& f = flow(qpn);
+    if (f.qp->outstanding() && !f.qp->failed() && now >= path_deadline(f)) fail_over(f, FoundBy::kPathTimeout, now);
+  }
+}
+
+Time Nic::path_deadline(const Flow& f) const {
+  const Time since = std::max(f.qp->last_acknowledged(), f.failovers.empty() ? 0 : f.failovers.back().found);
+  return since + params_.failover.path_timeout;
+}
+
+void Nic::port_down(std::size_t port, Time now) {
+  Port& p = ports_[port];
+  p.up = false;
+  if (p.held) pool_.release(std::exchange(p.held, nullptr));  // sent again, if it matters, on another plane
+  const int plane = static_cast<int>(port), other = plane_up_besides(plane);
+  for (Cnp& c : cnps_)
+    if (c.port == port && other >= 0) c.port = static_cast<std::size_t>(other);
+  for (std::uint32_t qpn : qpns_) {
+    Flow& f = flow(qpn);
+    if (f.reply_plane == plane && other >= 0) f.reply_plane = other;
+    if (f.plane == plane) fail_over(f, FoundBy::kLinkDown, now);
+  }
+}
+
+void Nic::fail_over(Flow& f, FoundBy by, Time now) {
+  const int to = plane_up_besides(f.plane);
+  if (to < 0) return;  // nowhere to go: the QP's retransmit timer decides
+  f.failovers.push_back({by, f.plane, to, now, kPending, kPending, f.qp->sent_end_psn()});
+  failovers_->add();
+  f.plane = to;
+  if (!ports_[static_cast<std::size_t>(f.reply_plane)].up) f.reply_plane = to;
+  f.moved_until = now + params_.failover.switch_over;
+  f.qp->path_changed(now);
 }
 
 bool Nic::payload_here(Flow& f, Time now) {
@@ -468,45 +554,69 @@ void Nic::eval() {
     qp(posted_.front().qpn).post_send(wr, payload ? pcie_->read(wr.length, t) : 0);
   }
   drain(t);
-  while (port_.can_receive()) {
-    Packet* p = port_.receive_into_buffer(t);
-    if (!port_.lossless() && rx_bytes_ + p->bytes > params_.rx_buffer_bytes) {
-      rx_dropped_.add();
-      port_.drained(p->bytes, p->vc);
-    } else {
-      rx_bytes_ += p->bytes;
-      rx_peak_ = std::max(rx_peak_, rx_bytes_);
-      rx_buffer_.push({receive(*p, t), p->bytes, p->vc});
-      drain(t);
+  for (std::size_t k = 0; k < ports_.size(); ++k) {
+    link::PortAttachment& in = ports_[k].at;
+    while (in.can_receive()) {
+      Packet* p = in.receive_into_buffer(t);
+      if (!in.lossless() && rx_bytes_ + p->bytes > params_.rx_buffer_bytes) {
+        rx_dropped_.add();
+        in.drained(p->bytes, p->vc);
+      } else {
+        rx_bytes_ += p->bytes;
+        rx_peak_ = std::max(rx_peak_, rx_bytes_);
+        rx_buffer_.push({receive(*p, k, t), p->bytes, p->vc, k});
+        drain(t);
+      }
+      pool_.release(p);
     }
-    pool_.release(p);
   }
   for (std::uint32_t qpn : qpns_) {
     Flow& f = flow(qpn);
+    // Without a path timer, a retransmit timeout is the verdict on the path: a move, not a retry.
+    if (planes() > 1 && !params_.failover.path_timeout && f.qp->retransmit_deadline() <= t)
+      fail_over(f, FoundBy::kRetransmitTimeout, t);
     if (f.qp->next_timer() <= t) f.qp->tick(t);
     if (f.rp && f.rp->next_event() <= t) f.rp->advance(t);
   }
-  transmit(t);
+  if (planes() > 1) watch_planes(t);
+  for (std::size_t k = 0; k < ports_.size(); ++k) transmit(k, t);
 }
 
 void Nic::commit() {
   // The next cycle something may go, and the timers' next deadline.
   Time next = ~Time{0};
   const Time t = clock().time_of(now());
-  const Time line = clock().time_of(std::max(line_free_, now() + 1));
-  if (held_ || !cnps_.empty()) next = line;
+  const auto line = [&](int plane) {
+    return clock().time_of(std::max(ports_[static_cast<std::size_t>(plane)].line_free, now() + 1));
+  };
+  for (std::size_t k = 0; k < ports_.size(); ++k)
+    if (ports_[k].held) next = std::min(next, line(static_cast<int>(k)));
+  for (const Cnp& c : cnps_) next = std::min(next, line(static_cast<int>(c.port)));
   if (!posted_.empty()) next = std::min(next, posted_.front().at);
   if (!rx_buffer_.empty()) next = std::min(next, rx_buffer_.top().leaves);
   for (std::uint32_t qpn : qpns_) {
     const Flow& f = flow(qpn);
-    const Time data = std::max({line, f.may_send_at, f.data_at});  // its payload here, at its rate
-    if (f.qp->has_response()) next = std::min(next, f.qp->response_is_data() ? data : line);
-    else if (f.qp->has_request() && window_open(f)) next = std::min(next, data);  // a closed one opens on an ACK
+    if (f.qp->has_response()) {
+      const Time reply = line(f.reply_plane);
+      next = std::min(next, f.qp->response_is_data() ? std::max({reply, f.may_send_at, f.data_at}) : reply);
+    } else if (f.qp->has_request() && window_open(f)) {  // a closed one opens on an ACK
+      // Its payload here, at its rate, its move done.
+      next = std::min(next, std::max({line(f.plane), f.may_send_at, f.data_at, f.moved_until}));
+    }
     next = std::min(next, f.qp->next_timer());
     if (f.rp) next = std::min(next, f.rp->next_event());
+    if (planes() > 1 && params_.failover.path_timeout && f.qp->outstanding() && !f.qp->failed())
+      next = std::min(next, path_deadline(f));
+  }
+  bool ready = false;
+  for (const Port& p : ports_) {
+    ready = ready || p.at.ready_by(now() + 1);
+    if (planes() == 1) continue;
+    next = std::min(next, p.at.next_line_change(t));
+    if (p.up && p.dark_since != kPending) next = std::min(next, p.dark_since + params_.failover.link_down);
   }
   if (next != ~Time{0}) wake_at(std::max(now() + 1, cycles_for(std::max(next, t), clock().period())));
-  set_busy(port_.ready_by(now() + 1));
+  set_busy(ready);
 }
 
 }  // namespace xy::nic

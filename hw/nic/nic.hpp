@@ -1,6 +1,7 @@
-// Nic: the Tianyi NIC's RDMA engine on one port, on the clock of the switch core it attaches to.
-// It owns RC queue pairs (queue_pair.hpp), puts their packets on the line as RoCEv2 bytes
-// (roce.hpp), takes what arrives, and runs DCQCN per QP (dcqcn.hpp) when it is on.
+// Nic: the Tianyi NIC's RDMA engine on one port, or one on each plane of a multi-plane fabric, on
+// the clock of the switch core it attaches to. It owns RC queue pairs (queue_pair.hpp), puts their
+// packets on the line as RoCEv2 bytes (roce.hpp), takes what arrives, and runs DCQCN per QP
+// (dcqcn.hpp) when it is on.
 //
 // Cycle contract (W = the port's bytes per cycle):
 // - The line carries one frame at a time: a frame of B bytes (FCS included) holds it for
@@ -35,6 +36,16 @@
 //   ENCC's controller sets the QP's pacing rate and a window: a request goes only while the
 //   QP's unacknowledged packets times the MTU are below window_bytes(). READ responses are
 //   paced, but no ACK answers them: their controller never hears.
+// - Planes (a port each; ARN, taken to be failover in the NIC): each port is a line of its own as
+//   above. A QP's requests go on its plane, its replies on the plane its newest request came in
+//   by, a CNP on the plane of the packet that asked for it. A port whose PCS has had no lock for
+//   failover.link_down is down: the held frame is dropped and its QPs move; so does a QP whose
+//   packets have gone unacknowledged for failover.path_timeout since its last ACK progress or
+//   move, retransmissions notwithstanding (a path that died beyond the port); with no path
+//   timer (0), a QP moves when its retransmit timer fires instead of retrying on the same
+//   plane. A QP moves to the next plane that is up, sends nothing for failover.switch_over, then
+//   sends again everything unacknowledged there (Go-Back-N). A port that locks again is up, but
+//   no QP moves back. With no plane up, the QP's own retransmit timer decides (retry exceeded).
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -83,11 +94,17 @@ struct NicParams {
   bool pcie = false;      // nic.host=pcie: the host side through pcie_config; else at once
   PcieConfig pcie_config;
   std::uint32_t rx_buffer_bytes = 256 * 1024;  // the receive buffer on a port without link flow control
+  struct Failover {  // NICs with a port on each plane
+    Time link_down = 1 * kUs;      // a port whose PCS has had no lock this long is down
+    Time path_timeout = 16 * kUs;  // a QP unacknowledged this long moves; 0: on its retransmit timeout
+    Time switch_over = 1 * kUs;    // a QP moving sends nothing this long
+  } failover;
   // What a scenario has the NICs do, which decides the keys that can matter.
   struct Uses {
     bool reads = false;    // READs are issued: nic.max_reads
     bool switched = true;  // switches between the NICs mark ECN and hash the entropy: nic.cc, nic.dcqcn.*, nic.entropy
     bool iglb = true;      // nic.entropy is the user's (or a design's): nic.iglb.*
+    bool planes = false;   // NICs with a port on each plane: nic.failover.*
   };
   // The nic.* parameters, each declared once: the QP's, the reorder window's, and where
   // switched, nic.cc, nic.entropy and DCQCN's constants, whose defaults are those of
@@ -112,9 +129,9 @@ std::uint16_t flow_entropy(std::uint32_t dest_qp, std::uint32_t path = 0);
 
 class Nic : public Core {
  public:
-  // `icrc`: who checks received ICRCs (null: the model).
+  // `ports`: one per plane. `icrc`: who checks received ICRCs (null: the model).
   Nic(std::string name, std::uint32_t endpoint, const NicParams& params, std::uint32_t bytes_per_cycle,
-      link::PortAttachment port, PacketPool& pool, Memory& memory, Stats& stats,
+      std::vector<link::PortAttachment> ports, PacketPool& pool, Memory& memory, Stats& stats,
       std::unique_ptr<IcrcChecker> icrc = nullptr);
 
   // The verbs a testbench drives the NIC with.
@@ -135,6 +152,7 @@ class Nic : public Core {
     Completion completion;
   };
   std::vector<WorkCompletion> poll_cq(std::uint32_t cq, std::size_t max);
+  void use_plane(std::uint32_t qpn, int plane);  // where the QP's requests go (from the start: 0)
   QueuePair& qp(std::uint32_t qpn);
   const QueuePair& qp(std::uint32_t qpn) const;
   const DcqcnReactionPoint* rate_limiter(std::uint32_t qpn) const;
@@ -142,6 +160,21 @@ class Nic : public Core {
 
   void eval() override;
   void commit() override;
+
+  // A QP's moves to another plane: how the loss was found and when (the failover), when its
+  // first packet went on the new plane, and when everything it had sent before was acknowledged.
+  enum class FoundBy : std::uint8_t { kLinkDown, kPathTimeout, kRetransmitTimeout };
+  static constexpr Time kPending = ~Time{0};
+  struct Failover {
+    FoundBy by;
+    int from, to;
+    Time found, resumed = kPending, drained = kPending;
+    std::uint32_t sent_end;  // one past the highest PSN sent when found
+  };
+  const std::vector<Failover>& failovers(std::uint32_t qpn) const { return flow(qpn).failovers; }
+  int plane_of(std::uint32_t qpn) const { return flow(qpn).plane; }
+  int planes() const { return static_cast<int>(ports_.size()); }
+  bool port_up(int plane) const { return ports_[static_cast<std::size_t>(plane)].up; }
 
   std::uint32_t endpoint() const { return endpoint_; }
   const PcieLink* host() const { return pcie_.get(); }  // nic.host=pcie, else none
@@ -152,6 +185,9 @@ class Nic : public Core {
  private:
   struct Flow {
     std::uint32_t remote;  // endpoint
+    int plane = 0, reply_plane = 0;  // where requests go; replies
+    Time moved_until = 0;            // a failover's switch-over
+    std::vector<Failover> failovers;
     std::unique_ptr<QueuePair> qp;
     std::unique_ptr<DcqcnReactionPoint> rp;
     std::unique_ptr<DcqcnNotificationPoint> np;
@@ -183,13 +219,19 @@ class Nic : public Core {
   Flow& flow(std::uint32_t qpn) const;
   // Takes p's bytes; returns when they have left the receive buffer (now, or when the write of
   // its payload to the host has left).
-  Time receive(Packet& p, Time now);
+  Time receive(Packet& p, std::size_t port, Time now);
   void drain(Time now);  // the receive buffer: what has left by now
-  void transmit(Time now);
+  void transmit(std::size_t port, Time now);
+  void watch_planes(Time now);  // ports that lost their lock, QPs whose path died: failovers
+  void port_down(std::size_t port, Time now);
+  void fail_over(Flow& f, FoundBy by, Time now);
+  int plane_up_besides(int plane) const;  // the next plane up after `plane`; -1: none
+  // When f's plane counts as dead: failover.path_timeout after its last ACK progress or failover.
+  Time path_deadline(const Flow& f) const;
   // A frame of flow f (none for a CNP) to `dst` of header `h` with its payload from memory (o),
   // or a CNP's (none).
   Packet* frame(Flow* f, std::uint32_t dst, const RoceHeader& h, const Outgoing* o, Time now);
-  void send(Packet* p);  // on the line, or held for the port's gate
+  void send(std::size_t port, Packet* p);  // on the line, or held for the port's gate
   // Whether the payload of f's next data packet is at the NIC (nic.host=pcie); a READ's data is
   // read from host memory when its first response is next.
   bool payload_here(Flow& f, Time now);
@@ -203,7 +245,14 @@ class Nic : public Core {
   std::uint32_t endpoint_;
   NicParams params_;
   std::uint32_t width_;
-  link::PortAttachment port_;
+  struct Port {
+    link::PortAttachment at;
+    Packet* held = nullptr;  // built, waiting for the port's gate
+    Cycle line_free = 0;
+    bool up = true, locked_once = false;
+    Time dark_since = kPending;  // when its PCS lost lock, if it has
+  };
+  std::vector<Port> ports_;
   PacketPool& pool_;
   Memory& memory_;
   std::unique_ptr<IcrcChecker> icrc_;
@@ -218,19 +267,23 @@ class Nic : public Core {
   std::vector<std::uint32_t> qpns_;             // in creation order: the round robin's
   std::unordered_map<std::uint32_t, std::unique_ptr<Flow>> flows_;  // by qpn
   std::size_t next_reply_ = 0, next_request_ = 0;
-  std::deque<std::pair<std::uint32_t, std::uint32_t>> cnps_;  // owed: (remote endpoint, remote qpn)
-  Packet* held_ = nullptr;  // built, waiting for the port's gate
+  struct Cnp {  // owed
+    std::uint32_t remote, remote_qpn;
+    std::size_t port;
+  };
+  std::deque<Cnp> cnps_;
   struct Buffered {  // a received frame in the receive buffer, until `leaves`
     Time leaves;
     std::uint32_t bytes;
     std::uint8_t vc;
+    std::size_t port;
     bool operator>(const Buffered& o) const { return leaves > o.leaves; }
   };
   std::priority_queue<Buffered, std::vector<Buffered>, std::greater<>> rx_buffer_;
   std::uint64_t rx_bytes_ = 0, rx_peak_ = 0;
-  Cycle line_free_ = 0;
   std::vector<std::uint8_t> payload_;
   Counter &sent_, &received_, &bad_icrc_, &cnps_sent_, &cnps_received_, &ce_received_, &rx_dropped_;
+  Counter* failovers_ = nullptr;  // with planes
 };
 
 }  // namespace xy::nic

@@ -158,7 +158,7 @@ std::optional<Outgoing> QueuePair::next(Time now, bool may_send_data) {
     return o;
   }
   Request* r = &sq_[index_of(send_psn_)];
-  if (sent_end_ == una_psn_) last_progress_ = now;  // the timer runs while anything is outstanding
+  if (sent_end_ == una_psn_) last_progress_ = last_acked_ = now;  // the timer runs while anything is outstanding
   if (r->wr.verb == Verb::kRead && psn_diff(sent_end_, r->first_psn) <= 0) ++reads_outstanding_;
   Outgoing o = request_packet(*r, send_psn_);
   const bool again = psn_diff(send_psn_, sent_end_) < 0;
@@ -198,7 +198,7 @@ void QueuePair::acknowledge(std::uint32_t psn_after, Time now) {
   if (psn_diff(send_psn_, una_psn_) < 0) send_psn_ = una_psn_;
   resend_.erase(std::remove_if(resend_.begin(), resend_.end(), [&](std::uint32_t p) { return psn_diff(p, una_psn_) < 0; }),
                 resend_.end());
-  last_progress_ = now;
+  last_progress_ = last_acked_ = now;
   retries_ = 0;
   for (Request& r : sq_) {  // a READ before psn_after has all its responses
     if (psn_diff(psn_after, psn_add(r.first_psn, r.packets)) < 0) break;
@@ -261,6 +261,14 @@ void QueuePair::ask_read_again(std::uint32_t psn) {
   resend(psn);
 }
 
+void QueuePair::path_changed(Time now) {
+  if (failed_) return;
+  resend_.clear();
+  go_back(una_psn_);
+  read_rewind_ = ~0u;
+  last_progress_ = now;
+}
+
 void QueuePair::fail(Time now) {
   failed_ = true;
   bool first = true;
@@ -278,17 +286,18 @@ Time QueuePair::hole_deadline() const {
   return kept_ && !nak_pending_gap_ ? hole_since_ + cfg_.reorder_timeout : ~Time{0};
 }
 
-Time QueuePair::next_timer() const {
-  const Time retransmit = failed_ || sent_end_ == una_psn_ ? ~Time{0} : last_progress_ + cfg_.retransmit_timeout();
-  return std::min(retransmit, hole_deadline());
+Time QueuePair::retransmit_deadline() const {
+  return failed_ || sent_end_ == una_psn_ ? ~Time{0} : last_progress_ + cfg_.retransmit_timeout();
 }
+
+Time QueuePair::next_timer() const { return std::min(retransmit_deadline(), hole_deadline()); }
 
 void QueuePair::tick(Time now) {
   if (now >= hole_deadline()) {  // the hole is a loss, not reordering
     respond(Aeth::kNakPsnSequenceError, epsn_);
     nak_pending_gap_ = true;
   }
-  if (failed_ || sent_end_ == una_psn_ || now < last_progress_ + cfg_.retransmit_timeout()) return;
+  if (now < retransmit_deadline()) return;
   ++stats_.timeouts;
   if (++retries_ > cfg_.retry_count) return fail(now);
   resend_.clear();  // lost track of what arrived: everything from the oldest again, either way

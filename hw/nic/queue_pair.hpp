@@ -148,6 +148,16 @@ class QueuePair {
   // The retransmit timer's deadline, or ~0 when nothing is outstanding.
   Time next_timer() const;
   void tick(Time now);  // fires the timer if due
+  Time retransmit_deadline() const;  // the retransmit timer's alone (not the reorder window's)
+  // The path changed (a failover): what is unacknowledged is taken for lost and sent again from
+  // the oldest, and the timer starts afresh; unlike a timeout, not counted against retry_count.
+  void path_changed(Time now);
+  // When an ACK last acknowledged something new, or the first packet left with nothing
+  // outstanding (the retransmit timer counts from the later of it and the last timeout).
+  Time last_acknowledged() const { return last_acked_; }
+  bool outstanding() const { return sent_end_ != una_psn_; }  // packets sent and not acknowledged
+  std::uint32_t unacknowledged_psn() const { return una_psn_; }  // the oldest
+  std::uint32_t sent_end_psn() const { return sent_end_; }        // one past the highest sent
 
   std::deque<Completion>& completions() { return completions_; }
   const std::deque<Completion>& completions() const { return completions_; }
@@ -228,6 +238,7 @@ class QueuePair {
   std::uint32_t reads_outstanding_ = 0;  // READs whose request went out, not yet complete
   std::uint32_t since_ack_req_ = 0;
   Time last_progress_ = 0;
+  Time last_acked_ = 0;
   int retries_ = 0;
   bool failed_ = false;
   // Responder.

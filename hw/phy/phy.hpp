@@ -52,6 +52,7 @@ struct PhyParams {
   Cycle mac_pcs_tx = 0, mac_pcs_rx = 0;
   Cycle path_cycles = 0, cdr_lock_cycles = 0;
   Cycle down_from = 0, down_until = 0;  // a link flap: dark, then CDR relock; empty = none
+  static constexpr Cycle kForever = Cycle{1} << 40;  // down_until of a link cut for good: beyond any run
   bool flaps() const { return down_until > down_from; }
   // A flap began by `now`; and `now` is within it (dark, or the CDR relocking).
   bool flap_began(Time now) const { return flaps() && now >= down_from * period(); }

@@ -34,6 +34,12 @@ PortParams link_ports(const PortParams& common, const Topology::Link& l) {
   if (l.fec) pp.phy = common.phy.with_fec(*l.fec);
   if (l.llr) pp.llr = *l.llr;
   if (l.fc) pp.fc = link::fc_mode(*l.fc);
+  if (l.dark_until > l.dark_from) {
+    const Time period = pp.phy.period();
+    pp.phy.down_from = l.dark_from / period;
+    pp.phy.down_until = l.dark_until == Topology::Link::kForever ? phy::PhyParams::kForever
+                                                                  : (l.dark_until + period - 1) / period + pp.phy.cdr_lock_cycles;
+  }
   if (pp.fc == link::FcMode::kPfc) {
     pp.pfc.validate("pfc");
     pp.pfc.check_holds_frame(pp.max_frame_bytes, "port.max_frame_bytes");
@@ -177,8 +183,20 @@ int Fabric::route(int sw, std::uint32_t src, std::uint32_t dst, std::uint16_t en
 link::PortAttachment Fabric::port(int e, int k) {
   const End x = endpoint_ports_[e][k];
   link::PortFc& fc = x.link->fc(x.side);
-  return link::PortAttachment(x.link->tx(x.side), x.link->rx(x.side), &fc, &fc,
-                              [x](Core& endpoint) { x.link->attach(x.side, &endpoint, &endpoint); });
+  link::PortAttachment a(x.link->tx(x.side), x.link->rx(x.side), &fc, &fc,
+                         [x](Core& endpoint) { x.link->attach(x.side, &endpoint, &endpoint); });
+  // The endpoint's PCS is locked while the PHY towards it is: after its first CDR lock, outside
+  // a flap or a planted failure.
+  const phy::PhyParams& in = x.link->phy(1 - x.side).params();
+  a.watch_line({[&in](Time t) { return t >= in.cdr_lock_cycles * in.period() && !in.flapping_at(t); },
+                [&in](Time t) {
+                  Time next = link::PortAttachment::Line::kNoChange;
+                  for (const Cycle c : {in.cdr_lock_cycles, in.down_from, in.down_until})
+                    if (c < phy::PhyParams::kForever && c * in.period() > t && (c != in.down_from || in.flaps()))
+                      next = std::min(next, c * in.period());
+                  return next;
+                }});
+  return a;
 }
 
 void Fabric::probe(Waves& waves, Clock& core, Clock& phy) const {

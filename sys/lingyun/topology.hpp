@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kernel/config.hpp"
+#include "kernel/units.hpp"
 
 namespace xy::lingyun {
 
@@ -39,6 +40,10 @@ struct Topology {
     std::string where;  // file:line, or the preset, for error messages
     std::optional<std::string> fec, fc;  // this link's own, or the ports' (port.*)
     std::optional<bool> llr;
+    // A failure a scenario plants: the link dark both ways from dark_from until dark_until, then
+    // its CDR relocking (kForever: cut for good); none when they are equal.
+    static constexpr Time kForever = ~Time{0};
+    Time dark_from = 0, dark_until = 0;
   };
   std::string name;
   std::vector<Node> nodes;

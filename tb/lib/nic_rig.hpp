@@ -1,5 +1,6 @@
-// NICs on a fabric of composed Lingyun ASICs: the rig of the nic-* scenarios. Each endpoint's
-// first port gets a Tianyi NIC (hw/nic/nic.hpp) and a host memory that is a scoreboard.
+// NICs on a fabric of composed Lingyun ASICs: the rig of the nic-* scenarios. Each endpoint gets
+// a Tianyi NIC (hw/nic/nic.hpp) on all its ports, one per plane, and a host memory that is a
+// scoreboard.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -133,9 +134,11 @@ struct NicRig {
     offer_fabric(ctx, *fabric, clock, phy->clock());
     for (int e = 0; e < fabric->endpoints(); ++e) {
       memories.push_back(std::make_unique<ScoreboardMemory>(static_cast<std::uint32_t>(e)));
+      std::vector<link::PortAttachment> ports;
+      for (int k = 0; k < fabric->ports_of(e); ++k) ports.push_back(fabric->port(e, k));
       nics.push_back(std::make_unique<nic::Nic>(fmt::format("{}.{}.nic", name, t.nodes[t.endpoints()[e]].name),
                                                 static_cast<std::uint32_t>(e), np[e], sp.port_bytes_per_cycle(),
-                                                fabric->port(e, 0), pool, *memories.back(), stats,
+                                                std::move(ports), pool, *memories.back(), stats,
                                                 np[e].icrc_rtl ? std::make_unique<rtl::IcrcTwin>() : nullptr));
       clock.attach(*nics.back());
     }

@@ -308,6 +308,11 @@ print(sum(s[f"top.rs544.leaf0.port{p}.mac.frames_sent"]["value"] for p in (0, 1)
     expect_bad_input "nic.retransmit = selective: nic-spray's spray design has no reorder window" \
       run nic-spray --set nic.retransmit=selective
     expect_bad_input "nic.entropy = 'packet' (--set): set by nic-spray" run nic-spray --set nic.entropy=packet
+    expect_bad_input "nic-failover needs two planes" run nic-failover --set topology=leaf-spine
+    expect_bad_input "failover.pairs = 3: needs 6 endpoints, the topology has 4" \
+      run nic-failover --set failover.pairs=3 --set topology.endpoints=4
+    expect_bad_input "failover.at_us = 0.5: allowed from 1.00028 on" run nic-failover --set failover.at_us=0.5
+    expect_bad_input "nic.failover.path_timeout_us = '-1'" run nic-failover --set nic.failover.path_timeout_us=-1
     expect_bad_input "wrap.line_gbps = 100: allowed multiples of 8" run nic-psn-wrap --set wrap.line_gbps=100
     expect_bad_input "wrap.message_bytes = 300: allowed up to nic.mtu = 256" run nic-psn-wrap --set wrap.message_bytes=300
     expect_bad_input "nic.dcqcn.profile" run nic-psn-wrap --set nic.dcqcn.profile=mlx ;;
@@ -517,6 +522,8 @@ rule = {
            and s("nic-incast-drops")["dcqcn"]["fct_p99_us"] >= 1.1 * s("nic-incast-drops")["pfc"]["fct_p99_us"],
     "C7": all(s(r)["encc"]["goodput_ratio"] > 0.90 and s(r)["encc"]["drop_ratio"] < 1e-6
               for r in ("nic-incast", "nic-incast-64")),
+    "C9": all(s("nic-failover")[d]["restore_us"] < 1000 for d in ("cut_sender", "cut_receiver", "flap_sender"))
+          and s("nic-failover")["claim_c9"]["bytes_lost_at_application"] == 0,
     "C8": s("nic-balance")["iglb"]["fct_p99_us"] <= 0.9 * s("nic-balance")["ecmp"]["fct_p99_us"]
           and s("nic-balance")["iglb"]["max_over_mean_link_load"] < s("nic-balance")["ecmp"]["max_over_mean_link_load"],
 }
@@ -530,7 +537,7 @@ PY
     # run's error line, and the command exits 1; the other rows stand. A claim not in the table is
     # bad input.
     mkdir -p "$work/C/runs/switch-ecmp/results.json"
-    "$xysim" claims --only C5,C12,C9 --out "$work/C" -j 2 >"$work/out" 2>"$work/err"
+    "$xysim" claims --only C5,C12,C10 --out "$work/C" -j 2 >"$work/out" 2>"$work/err"
     rc=$?
     [ "$rc" -eq 1 ] || fail "claims with a failing run: exit $rc, expected 1: $(cat "$work/err")"
     error=$(grep -v '^$' "$work/C/runs/switch-ecmp/log.txt" | tail -1)
@@ -538,8 +545,8 @@ PY
     grep -qF "| C12 | ECMP hash polarisation: e.g. 32 elephant flows, 5 on one link | failed: switch-ecmp: $error | **failed** " \
       "$work/C/claims.md" || fail "no failed C12 row with the run's error line: $(cat "$work/C/claims.md")"
     grep -qE '^\| C5 \| .*\| \*\*(reproduced|refuted)\*\* ' "$work/C/claims.md" || fail "C5 row: $(cat "$work/C/claims.md")"
-    grep -q '^| C9 | .*| \*\*not modelled\*\* ' "$work/C/claims.md" || fail "C9 row: $(cat "$work/C/claims.md")"
-    [ "$(grep -c '^| C' "$work/C/claims.md")" -eq 3 ] || fail "--only C5,C12,C9 gave other rows"
+    grep -q '^| C10 | .*| \*\*not modelled\*\* ' "$work/C/claims.md" || fail "C10 row: $(cat "$work/C/claims.md")"
+    [ "$(grep -c '^| C' "$work/C/claims.md")" -eq 3 ] || fail "--only C5,C12,C10 gave other rows"
     expect_bad_input "--only 'C99': no such claim" claims --only C99
     echo "ok: claims_failed_run" ;;
   sweep_resume)
@@ -723,6 +730,33 @@ assert s["pfc"]["host_pauses"] > 0, s["pfc"]
 assert s["dcqcn"]["drops"] > 0 and s["dcqcn"]["retx_bytes"] > 0, s["dcqcn"]
 print(f"ok: the host's share {host:.3f}; pfc {s['pfc']['goodput_ratio']:.3f} with {s['pfc']['host_pauses']} "
       f"pauses from the NIC, cbfc {s['cbfc']['goodput_ratio']:.3f}; without flow control {s['dcqcn']['drops']} dropped")
+PY
+    ;;
+  nic_failover)
+    # Two pairs over two planes, 2 QPs each of one 4 MiB WRITE, QP j on plane j; plane 0 fails at
+    # 10 us where e0 (or e1) meets it. Checked against the line: 800 Gb/s is 100 GB/s.
+    "$xysim" run nic-failover --out "$work/r" --quiet >/dev/null || fail "run: exit $?"
+    python3 - "$work/r/results.json" <<'PY' || fail "figures"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+mib4, line = 4 * 2**20, 100e3  # bytes; bytes per us
+for d in ("none", "cut_sender", "cut_receiver", "flap_sender"):
+    assert s[d]["bytes_lost_at_application"] == 0, (d, s[d])
+assert s["none"]["qps_moved"] == 0 and s["none"]["retransmitted_packets"] == 0, s["none"]
+assert s["none"]["fct_max_us"] >= mib4 / line, s["none"]  # one QP's 4 MiB on its own line
+for d in ("cut_sender", "cut_receiver", "flap_sender"):
+    assert s[d]["qps_moved"] >= 1 and s[d]["retransmitted_packets"] > 0, (d, s[d])
+    assert 0 < s[d]["restore_us"] < 1000, (d, s[d])
+# Cut at e0: of e0's 8 MiB, at most 9 us of each line (locked at 1 us) left before the cut; the
+# rest goes over plane 1 alone: the last completion is no sooner than that allows.
+assert s["cut_sender"]["fct_max_us"] >= 9 + (2 * mib4 - 2 * 9 * line) / line, s["cut_sender"]
+# Cut at e1: e0's own link stays up, so only the path timeout (16 us from its last ACK, which
+# came within a microsecond of the cut) can find it.
+r = s["cut_receiver"]
+assert r["found_by"].startswith("path timeout") and 15 <= r["detection_us"] <= 18, r
+assert s["cut_sender"]["found_by"].startswith("link down"), s["cut_sender"]
+print(f"ok: restore {s['cut_sender']['restore_us']:.1f} us (cut at the sender), {r['restore_us']:.1f} us (at the "
+      f"receiver, found by a path timeout after {r['detection_us']:.1f} us); nothing lost")
 PY
     ;;
   bench_nic)

@@ -67,6 +67,7 @@ SHORT = {
     "nic-incast": {"incast.senders": 8, "incast.message_kib": 1024},
     "nic-spray": {"spray.messages": 2, "spray.message_kib": 64},
     "nic-balance": {"balance.message_kib": 2048},
+    "nic-failover": {},
     "nic-psn-wrap": {"wrap.wraps": 1, "wrap.lead": 20000, "wrap.loss": 1e-3},
 }
 
@@ -155,6 +156,10 @@ PAIRING = [
                                     "nic.dcqcn.byte_counter": 100000}),
     ("nic-balance", "nic.rx_buffer_kib", {"nic.host": "pcie", "nic.pcie.lanes": 4, "port.fc": "none"}),
     ("nic-balance", "nic.retry_count", {"nic.timeout_exp": 0}),
+    ("nic-failover", "nic.rx_buffer_kib", {"nic.host": "pcie", "nic.pcie.lanes": 4, "port.fc": "none"}),
+    ("nic-failover", "nic.retry_count", {"nic.timeout_exp": 0}),
+    # The retransmit timer finds a dead path only where no path timer does.
+    ("nic-failover", "nic.timeout_exp", {"nic.failover.path_timeout_us": 0}),
     ("nic-balance", "nic.retransmit", {"nic.reorder.window": 8}),
     ("nic-balance", "switch.dt_alpha", {"port.fc": "none", "switch.buffer_mib": 1}),
     ("nic-balance", "port.codec", {"balance.message_kib": 256}),

@@ -65,8 +65,8 @@ struct Bench {
   // `pb`: B's parameters where they differ from A's.
   explicit Bench(const NicParams& p, bool mark = false, const NicParams* pb = nullptr)
       : relay(a_out, a_to_b, mark),
-        a("a", 0, p, kWidth, link::PortAttachment(a_out, b_to_a, nullptr, nullptr, [](Core&) {}), pool, mem_a, stats),
-        b("b", 1, pb ? *pb : p, kWidth, link::PortAttachment(b_to_a, a_to_b, nullptr, nullptr, [](Core&) {}), pool, mem_b, stats) {
+        a("a", 0, p, kWidth, {link::PortAttachment(a_out, b_to_a, nullptr, nullptr, [](Core&) {})}, pool, mem_a, stats),
+        b("b", 1, pb ? *pb : p, kWidth, {link::PortAttachment(b_to_a, a_to_b, nullptr, nullptr, [](Core&) {})}, pool, mem_b, stats) {
     clock.attach(relay);
     clock.attach(a);
     clock.attach(b);
@@ -333,6 +333,123 @@ TEST(Nic, IglbMovesAQpsPacketsOffThePathItsRecordsSayIsBusy) {
   ASSERT_GT(total, 500u);
   EXPECT_NEAR(static_cast<double>(packets_after[busy]) / static_cast<double>(total), 1.0 / 16, 0.03);
   EXPECT_TRUE(std::equal(bench.mem_a.bytes.begin(), bench.mem_a.bytes.begin() + (4 << 20), bench.mem_b.bytes.begin()));
+}
+
+// Drops every frame that reaches it from cycle `cut` on (a line gone dark), passes the others on
+// a cycle later.
+struct Cutter : Core {
+  Channel<Packet*>& in;
+  Channel<Packet*>& out;
+  PacketPool& pool;
+  Cycle cut;
+  Cutter(Channel<Packet*>& i, Channel<Packet*>& o, PacketPool& p, Cycle c) : Core("cutter"), in(i), out(o), pool(p), cut(c) {}
+  void eval() override {
+    if (!in.can_pop() || !out.can_push()) return;
+    Packet* p = in.pop();
+    if (now() >= cut) pool.release(p);
+    else out.push(p);
+  }
+  void commit() override { set_busy(in.ready_by(now() + 1)); }
+};
+
+// Two NICs with a port on each of two planes, each way kLatency cycles; plane 0 goes dark at
+// cycle `cut` both ways, and if `lose_lock`, both ports there lose lock then (else the fault is
+// beyond them: only missing ACKs tell). A's QP 1 to B's QP 2 starts on plane 0.
+struct TwoPlanes {
+  Clock clock{"clk", kPeriod};
+  PacketPool pool;
+  Stats stats;
+  VectorMemory mem_a, mem_b;
+  Channel<Packet*> a0_out{"a0_out", clock, ChannelSpec{1}}, a0_to_b{"a0_to_b", clock, ChannelSpec{kLatency - 1}},
+      b0_out{"b0_out", clock, ChannelSpec{1}}, b0_to_a{"b0_to_a", clock, ChannelSpec{kLatency - 1}},
+      a1_to_b{"a1_to_b", clock, ChannelSpec{kLatency}}, b1_to_a{"b1_to_a", clock, ChannelSpec{kLatency}};
+  Cutter ab, ba;
+  Nic a, b;
+  TwoPlanes(Cycle cut, bool lose_lock)
+      : ab(a0_out, a0_to_b, pool, cut),
+        ba(b0_out, b0_to_a, pool, cut),
+        a("a", 0, no_cc(), kWidth, ports(a0_out, b0_to_a, a1_to_b, b1_to_a, cut, lose_lock), pool, mem_a, stats),
+        b("b", 1, no_cc(), kWidth, ports(b0_out, a0_to_b, b1_to_a, a1_to_b, cut, lose_lock), pool, mem_b, stats) {
+    for (std::size_t i = 0; i < mem_a.bytes.size(); ++i) mem_a.bytes[i] = static_cast<std::uint8_t>(i * 7 + 3);
+    for (Core* c : std::initializer_list<Core*>{&ab, &ba, &a, &b}) clock.attach(*c);
+    a0_out.connect(&a, &ab);
+    a0_to_b.connect(&ab, &b);
+    b0_out.connect(&b, &ba);
+    b0_to_a.connect(&ba, &a);
+    a1_to_b.connect(&a, &b);
+    b1_to_a.connect(&b, &a);
+    a.create_qp(1, 1, 2);
+    b.create_qp(2, 0, 1);
+  }
+  static std::vector<link::PortAttachment> ports(Channel<Packet*>& out0, Channel<Packet*>& in0, Channel<Packet*>& out1,
+                                                 Channel<Packet*>& in1, Cycle cut, bool lose_lock) {
+    std::vector<link::PortAttachment> v{link::PortAttachment(out0, in0, nullptr, nullptr, [](Core&) {}),
+                                        link::PortAttachment(out1, in1, nullptr, nullptr, [](Core&) {})};
+    if (lose_lock)
+      v[0].watch_line({[cut](Time t) { return t < cut * kPeriod; },
+                       [cut](Time t) { return t < cut * kPeriod ? cut * kPeriod : link::PortAttachment::Line::kNoChange; }});
+    return v;
+  }
+  // Every byte of A's first `bytes` once at B, the WRITE completed.
+  void expect_delivered(std::uint32_t bytes) {
+    ASSERT_EQ(a.qp(1).completions().size(), 1u);
+    EXPECT_EQ(a.qp(1).completions()[0].status, WcStatus::kSuccess);
+    EXPECT_TRUE(std::equal(mem_a.bytes.begin(), mem_a.bytes.begin() + bytes, mem_b.bytes.begin()));
+    EXPECT_EQ(a.plane_of(1), 1);
+    EXPECT_TRUE(a.idle());
+  }
+};
+
+TEST(Nic, AQpWhosePortLosesLockMovesToTheOtherPlaneAndEveryByteArrivesOnce) {
+  constexpr Cycle kCut = 3000;
+  TwoPlanes bench(kCut, true);
+  Nic& a = bench.a;
+  a.post_send(1, {7, Verb::kWrite, 0, 0, 0, 1 << 20});
+  testing::run_until({&bench.clock}, 200 * kUs);
+
+  bench.expect_delivered(1 << 20);
+  EXPECT_FALSE(a.port_up(0));
+  EXPECT_TRUE(a.port_up(1));
+  ASSERT_EQ(a.failovers(1).size(), 1u);
+  const Nic::Failover& m = a.failovers(1).front();
+  EXPECT_EQ(m.by, Nic::FoundBy::kLinkDown);
+  EXPECT_EQ(m.from, 0);
+  EXPECT_EQ(m.to, 1);
+  // Lock lost at cycle 3000; down 1 us (1562.5 cycles) later, at the cycle after; the QP's
+  // first packet on plane 1 a switch-over of 1 us after that, again at the cycle after.
+  const Cycle found = kCut + 1563;
+  EXPECT_EQ(m.found, found * kPeriod);
+  EXPECT_EQ(m.resumed, (found + 1563) * kPeriod);
+  // What A had sent on plane 0 by then, back to back: packet 0 at cycle 1 (66 cycles), packet
+  // k >= 1 at 67 + 65 (k - 1). All of it unacknowledged from the cut on, sent again.
+  EXPECT_EQ(m.sent_end, (found - 1 - 67) / 65 + 2);
+  EXPECT_NE(m.drained, Nic::kPending);
+  EXPECT_GT(m.drained, m.resumed);
+  EXPECT_GT(a.qp(1).stats().retransmitted_packets, 0u);
+}
+
+// The same fault beyond the ports (they keep their lock): A's QP moves when nothing it sent has
+// been acknowledged for the path timeout, counted from its last progress; B's replies follow
+// the requests onto plane 1.
+TEST(Nic, AQpWhosePathDiesMovesAfterThePathTimeoutFromItsLastAck) {
+  constexpr Cycle kCut = 3000;
+  TwoPlanes bench(kCut, false);
+  Nic& a = bench.a;
+  a.post_send(1, {7, Verb::kWrite, 0, 0, 0, 1 << 20});
+  testing::run_until({&bench.clock}, (kCut + 4 * kLatency) * kPeriod);  // every ACK from before the cut is in
+  ASSERT_TRUE(a.failovers(1).empty());
+  const Time last_ack = a.qp(1).last_acknowledged();
+  EXPECT_LT(last_ack, kCut * kPeriod + 2 * kLatency * kPeriod);
+  testing::run_until({&bench.clock}, 200 * kUs);
+
+  bench.expect_delivered(1 << 20);
+  EXPECT_TRUE(a.port_up(0));
+  ASSERT_EQ(a.failovers(1).size(), 1u);
+  const Nic::Failover& m = a.failovers(1).front();
+  EXPECT_EQ(m.by, Nic::FoundBy::kPathTimeout);
+  EXPECT_EQ(m.found, cycles_for(last_ack + 16 * kUs, kPeriod) * kPeriod);
+  EXPECT_EQ(m.resumed, cycles_for(m.found + 1 * kUs, kPeriod) * kPeriod);
+  EXPECT_NE(m.drained, Nic::kPending);
 }
 
 }  // namespace

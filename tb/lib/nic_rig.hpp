@@ -196,9 +196,22 @@ inline double percentile(const std::vector<double>& sorted, double p) {
 }
 
 // A nic-* testbench's side that follows its designs' rigs: progress and the fraction done as
-// bytes placed, a stalled fabric, and the scoreboards' verdict.
+// bytes placed, a stalled fabric, the QPs whose completions end the run, and the verdict: every
+// one of those completions a success, every memory exactly what it expected.
 class NicTestbench : public Testbench {
  public:
+  bool done() const override {
+    for (const Awaited& a : awaited_)
+      if (a.qp->completions().size() < a.messages) return false;
+    return true;
+  }
+  void check() const override {
+    for (const Awaited& a : awaited_)
+      for (const nic::Completion& w : a.qp->completions())
+        if (w.status != nic::WcStatus::kSuccess)
+          throw CheckFailure(fmt::format("{}: {} ended in {}", a.design, a.what, nic::to_string(w.status)));
+    check_memories();
+  }
   std::uint64_t progress() const override {
     std::uint64_t n = 0;
     for (const auto& [design, rig] : rigs_)
@@ -222,15 +235,27 @@ class NicTestbench : public Testbench {
 
  protected:
   void follow(const std::string& design, const NicRig& rig) { rigs_.emplace_back(design, &rig); }
+  // The run lasts until `requester` has completed `messages` work requests; `what` names its
+  // transfer in a failure ("e3 -> e0").
+  void await(const std::string& design, const nic::QueuePair& requester, std::size_t messages, std::string what) {
+    awaited_.push_back({design, &requester, messages, std::move(what)});
+  }
+
+ private:
   // Throws CheckFailure for the first memory that did not get exactly what it expected.
   void check_memories() const {
     for (const auto& [design, rig] : rigs_)
       for (const auto& m : rig->memories)
         if (std::string p = m->problem(); !p.empty()) throw CheckFailure(design + ": " + p);
   }
-
- private:
+  struct Awaited {
+    std::string design;
+    const nic::QueuePair* qp;
+    std::size_t messages;
+    std::string what;
+  };
   std::vector<std::pair<std::string, const NicRig*>> rigs_;
+  std::vector<Awaited> awaited_;
 };
 
 }  // namespace xy

@@ -295,6 +295,8 @@ print(sum(s[f"top.rs544.leaf0.port{p}.mac.frames_sent"]["value"] for p in (0, 1)
     expect_bad_input "nic.reorder.window = 0: nic-balance sprays" run nic-balance --set nic.reorder.window=0
     expect_bad_input "topology = single: nic-balance loads spine0" run nic-balance --set topology=single
     expect_bad_input "nic.iglb.paths = '1'" run nic-incast --set nic.iglb.paths=1
+    expect_bad_input "alltoall.endpoints = 20: the topology has 16" \
+      run nic-alltoall --set alltoall.endpoints=20 --set topology.endpoints=16
     expect_bad_input "nic.encc.eta = '1.5' (--set): must be a number in [0.001, 1]" run nic-incast --set nic.encc.eta=1.5
     expect_bad_input "nic.encc.min_rate_mbps = '900000' (--set): must be a number in [0.001, 800000]" \
       run nic-incast --set nic.encc.min_rate_mbps=900000
@@ -521,7 +523,7 @@ rule = {
            and s("nic-incast-drops")["dcqcn"]["retx_bytes"] > 4096 * s("nic-incast-drops")["dcqcn"]["drops"]
            and s("nic-incast-drops")["dcqcn"]["fct_p99_us"] >= 1.1 * s("nic-incast-drops")["pfc"]["fct_p99_us"],
     "C7": all(s(r)["encc"]["goodput_ratio"] > 0.90 and s(r)["encc"]["drop_ratio"] < 1e-6
-              for r in ("nic-incast", "nic-incast-64")),
+              for r in ("nic-incast", "nic-incast-64", "nic-alltoall")),
     "C9": all(s("nic-failover")[d]["restore_us"] < 1000 for d in ("cut_sender", "cut_receiver", "flap_sender"))
           and s("nic-failover")["claim_c9"]["bytes_lost_at_application"] == 0,
     "C8": s("nic-balance")["iglb"]["fct_p99_us"] <= 0.9 * s("nic-balance")["ecmp"]["fct_p99_us"]

@@ -68,6 +68,7 @@ SHORT = {
     "nic-spray": {"spray.messages": 2, "spray.message_kib": 64},
     "nic-balance": {"balance.message_kib": 2048},
     "nic-failover": {},
+    "nic-alltoall": {"alltoall.message_kib": 128},
     "nic-psn-wrap": {"wrap.wraps": 1, "wrap.lead": 20000, "wrap.loss": 1e-3},
 }
 
@@ -160,6 +161,24 @@ PAIRING = [
     ("nic-failover", "nic.retry_count", {"nic.timeout_exp": 0}),
     # The retransmit timer finds a dead path only where no path timer does.
     ("nic-failover", "nic.timeout_exp", {"nic.failover.path_timeout_us": 0}),
+    # The all-to-all's queues stay under the ECN threshold (DCQCN gets no mark) and its short
+    # messages fit in ENCC's first window: messages of 512 KiB, and for DCQCN marking from the
+    # first byte.
+    # A QP's share of its sender's line is 1/15: DCQCN's limit binds, and hyper increase shows,
+    # once the first CNP cuts far below it.
+    ("nic-alltoall", "nic.dcqcn.rhai_mbps", {"alltoall.message_kib": 512, "switch.ecn.kmin_bytes": 0,
+                                             "switch.ecn.kmax_bytes": 20000, "nic.dcqcn.rate_on_first_cnp": 0.01,
+                                             "nic.dcqcn.fast_recovery_steps": 1, "nic.dcqcn.increase_period_us": 2,
+                                             "nic.dcqcn.byte_counter": 20000}),
+    ("nic-alltoall", "nic.dcqcn.*", {"alltoall.message_kib": 512, "switch.ecn.kmin_bytes": 0, "switch.ecn.kmax_bytes": 20000,
+                                     "nic.dcqcn.alpha_period_us": 5, "nic.dcqcn.increase_period_us": 5,
+                                     "nic.dcqcn.cnp_interval_us": 5, "nic.dcqcn.byte_counter": 100000}),
+    # ENCC's floor binds where its target is low.
+    ("nic-alltoall", "nic.encc.min_rate_mbps", {"alltoall.message_kib": 512, "nic.encc.eta": 0.05}),
+    ("nic-alltoall", "nic.encc.*", {"alltoall.message_kib": 512}),
+    ("nic-alltoall", "nic.reorder.*", {"nic.entropy": "packet"}),
+    ("nic-alltoall", "nic.iglb.*", {"nic.entropy": "iglb"}),
+    ("nic-alltoall", "llr.window", {"alltoall.message_kib": 16}),
     ("nic-balance", "nic.retransmit", {"nic.reorder.window": 8}),
     ("nic-balance", "switch.dt_alpha", {"port.fc": "none", "switch.buffer_mib": 1}),
     ("nic-balance", "port.codec", {"balance.message_kib": 256}),

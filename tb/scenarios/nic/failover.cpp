@@ -1,13 +1,14 @@
 // nic-failover (claim C9): RDMA over two planes when one fails. Every endpoint's NIC has a port on
 // each plane of a dual-plane fabric of composed Lingyun ASICs; each sender e(2i) WRITEs to its
 // partner e(2i+1) over failover.qps QPs, QP j on plane j mod 2. Mid-transfer, plane 0 fails where
-// one pair meets it, in four designs side by side:
+// one pair meets it, or all of it, in five designs side by side:
 //  - none:         no failure, the reference;
 //  - cut_sender:   e0's link to plane 0 goes dark for good: e0's PCS loses lock, its port is down
 //                  after nic.failover.link_down_us, and its QPs there move;
 //  - cut_receiver: e1's link to plane 0 goes dark for good: e0's link is fine, so e0 finds out
 //                  when its QP's packets go unacknowledged for nic.failover.path_timeout_us;
-//  - flap_sender:  e0's link to plane 0 dark for failover.flap_us, then its CDR relocks.
+//  - flap_sender:  e0's link to plane 0 dark for failover.flap_us, then its CDR relocks;
+//  - plane_down:   plane 0 fails (its switch): every endpoint's link to it goes dark for good.
 // Measured, per QP that moved: when the loss was found (detection), when its first packet went on
 // the other plane (switch-over), when everything it had sent before was acknowledged (drain);
 // restore = from the failure to drained. Also: packets sent again, frames lost in the fabric,
@@ -26,15 +27,17 @@ namespace xy {
 namespace {
 
 enum class Failure { kNone, kCut, kFlap };
+constexpr int kEveryEndpoint = -1;
 struct Design {
   const char* name;
   Failure failure;
-  int endpoint;  // whose link to plane 0 fails
+  int endpoint;  // whose link to plane 0 fails (kEveryEndpoint: plane 0's switches fail)
 };
 const Design kDesigns[] = {{"none", Failure::kNone, 0},
                            {"cut_sender", Failure::kCut, 0},
                            {"cut_receiver", Failure::kCut, 1},
-                           {"flap_sender", Failure::kFlap, 0}};
+                           {"flap_sender", Failure::kFlap, 0},
+                           {"plane_down", Failure::kCut, kEveryEndpoint}};
 
 class NicFailover : public NicTestbench {
  public:
@@ -81,8 +84,9 @@ class NicFailover : public NicTestbench {
                                     to_us(fail_at_), to_us(links_up_)));
     for (const Design& d : kDesigns) {
       lingyun::Topology t = topology_;
-      if (d.failure != Failure::kNone) {
-        lingyun::Topology::Link& l = t.links[static_cast<std::size_t>(links_of(d.endpoint).front())];
+      for (int e = 0; e < static_cast<int>(ends.size()) && d.failure != Failure::kNone; ++e) {
+        if (d.endpoint != kEveryEndpoint && d.endpoint != e) continue;
+        lingyun::Topology::Link& l = t.links[static_cast<std::size_t>(links_of(e).front())];
         l.dark_from = fail_at_;
         l.dark_until = d.failure == Failure::kCut ? lingyun::Topology::Link::kForever : fail_at_ + flap;
       }

@@ -5,7 +5,8 @@
 # 32-bit send time, plus state, pointers, byte totals, timer and counters; the LLR receiver its
 # state, sequence numbers, timers and NACK count; the RS encoder one 10-bit symbol per parity symbol;
 # the reduce lane groups one 32-bit sum per lane (the float ones an fp32 accumulator); the ICRC
-# engine its 32-bit CRC register and 16-bit byte count.
+# engine its 32-bit CRC register and 16-bit byte count; the OTN scrambler its 16-bit register,
+# 14-bit place in the frame and the byte out with its valid bit.
 set -uo pipefail
 out=$("$1/scripts/area") || { echo "FAIL: scripts/area"; exit 1; }
 echo "$out"
@@ -25,3 +26,4 @@ expect xy_reduce_int32 64-lanes $((64 * 32))
 expect xy_reduce_float fp32-16 $((16 * 32))
 expect xy_reduce_float bf16-16 $((16 * 32))
 expect xy_icrc 8-bytes $((32 + 16))
+expect xy_otn_scrambler 1-byte $((16 + 14 + 8 + 1))

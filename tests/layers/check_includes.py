@@ -5,7 +5,7 @@ A file may include files of its own layer and of the layers below it, never abov
 lowest first (a path belongs to the longest prefix that names it):
 
     kernel        the simulation kernel: time, clocks, channels, config, stats, waves
-    hw            the blocks: hw/phy, hw/link, hw/switch, hw/nic (cores and shells)
+    hw            the blocks: hw/phy, hw/link, hw/switch, hw/nic, hw/otn (cores and shells)
     rtl           the Verilog twins and their adapters behind the blocks' interfaces
     sys           composed systems: sys/lingyun (ports, fabrics, topologies; picks twins)
     tlm           TLM-2.0 endpoints and fabrics (OLink)

@@ -37,8 +37,9 @@ PortParams link_ports(const PortParams& common, const Topology::Link& l) {
   if (l.dark_until > l.dark_from) {
     const Time period = pp.phy.period();
     pp.phy.down_from = l.dark_from / period;
-    pp.phy.down_until = l.dark_until == Topology::Link::kForever ? phy::PhyParams::kForever
-                                                                  : (l.dark_until + period - 1) / period + pp.phy.cdr_lock_cycles;
+    pp.phy.down_until = l.dark_until == Topology::Link::kForever
+                            ? phy::PhyParams::kForever
+                            : (l.dark_until + period - 1) / period + pp.phy.cdr_lock_cycles;
   }
   if (pp.fc == link::FcMode::kPfc) {
     pp.pfc.validate("pfc");

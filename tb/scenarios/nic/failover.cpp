@@ -80,7 +80,8 @@ class NicFailover : public NicTestbench {
                                     np.largest_frame_bytes(), pp.max_frame_bytes));
     links_up_ = pp.phy.cdr_lock_cycles * pp.phy.period();
     if (fail_at_ < links_up_)
-      throw ConfigError(fmt::format("failover.at_us = {:g}: allowed from {:g} on (the links lock at port.phy.cdr_lock_us)",
+      throw ConfigError(fmt::format("failover.at_us = {:g}: allowed from {:g} on (the links lock at "
+                                    "port.phy.cdr_lock_us)",
                                     to_us(fail_at_), to_us(links_up_)));
     for (const Design& d : kDesigns) {
       lingyun::Topology t = topology_;

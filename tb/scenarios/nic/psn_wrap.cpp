@@ -256,11 +256,11 @@ void NicPsnWrap::build_lane(int q, Clock& clock, std::uint64_t seed) {
   const std::uint64_t total = cycles * ((bulk_every_ - 1) * std::uint64_t{small_} + bulk_packets_ * np_.qp.mtu);
   l.memory = std::make_unique<ScoreboardMemory>(1);
   l.memory->expect(0, total, 0, 0);
-  const auto none = [](Core&) {};
-  l.a = std::make_unique<nic::Nic>(name + ".a", 0, np_, width_, std::vector<link::PortAttachment>{link::PortAttachment(*l.a_out, *l.b_to_a, nullptr, nullptr, none)},
-                                   pool_, source_, stats_);
-  l.b = std::make_unique<nic::Nic>(name + ".b", 1, np_, width_, std::vector<link::PortAttachment>{link::PortAttachment(*l.b_out, *l.a_to_b, nullptr, nullptr, none)},
-                                   pool_, *l.memory, stats_);
+  const auto port = [](Channel<Packet*>& out, Channel<Packet*>& in) {  // one, no flow control
+    return std::vector<link::PortAttachment>{link::PortAttachment(out, in, nullptr, nullptr, [](Core&) {})};
+  };
+  l.a = std::make_unique<nic::Nic>(name + ".a", 0, np_, width_, port(*l.a_out, *l.b_to_a), pool_, source_, stats_);
+  l.b = std::make_unique<nic::Nic>(name + ".b", 1, np_, width_, port(*l.b_out, *l.a_to_b), pool_, *l.memory, stats_);
   l.cable[0] = std::make_unique<LossyCable>(name + ".cable_ab", *l.a_out, *l.a_to_b, loss_,
                                             Rng(seed, fmt::format("{}.cable_ab", name)), pool_);
   l.cable[1] = std::make_unique<LossyCable>(name + ".cable_ba", *l.b_out, *l.b_to_a, loss_,

@@ -52,6 +52,11 @@ constexpr Time kPeriod = 640 * kPs;  // 1.5625 GHz
 constexpr std::uint32_t kWidth = 64;  // bytes a cycle: 800 Gb/s
 constexpr Cycle kLatency = 100;
 
+// A port between two channels, with no flow control.
+link::PortAttachment plain_port(Channel<Packet*>& out, Channel<Packet*>& in) {
+  return link::PortAttachment(out, in, nullptr, nullptr, [](Core&) {});
+}
+
 // A -> relay -> B and B -> A, each way kLatency cycles (the relay's cycle included).
 struct Bench {
   Clock clock{"clk", kPeriod};
@@ -65,8 +70,8 @@ struct Bench {
   // `pb`: B's parameters where they differ from A's.
   explicit Bench(const NicParams& p, bool mark = false, const NicParams* pb = nullptr)
       : relay(a_out, a_to_b, mark),
-        a("a", 0, p, kWidth, {link::PortAttachment(a_out, b_to_a, nullptr, nullptr, [](Core&) {})}, pool, mem_a, stats),
-        b("b", 1, pb ? *pb : p, kWidth, {link::PortAttachment(b_to_a, a_to_b, nullptr, nullptr, [](Core&) {})}, pool, mem_b, stats) {
+        a("a", 0, p, kWidth, {plain_port(a_out, b_to_a)}, pool, mem_a, stats),
+        b("b", 1, pb ? *pb : p, kWidth, {plain_port(b_to_a, a_to_b)}, pool, mem_b, stats) {
     clock.attach(relay);
     clock.attach(a);
     clock.attach(b);
@@ -342,7 +347,8 @@ struct Cutter : Core {
   Channel<Packet*>& out;
   PacketPool& pool;
   Cycle cut;
-  Cutter(Channel<Packet*>& i, Channel<Packet*>& o, PacketPool& p, Cycle c) : Core("cutter"), in(i), out(o), pool(p), cut(c) {}
+  Cutter(Channel<Packet*>& i, Channel<Packet*>& o, PacketPool& p, Cycle c)
+      : Core("cutter"), in(i), out(o), pool(p), cut(c) {}
   void eval() override {
     if (!in.can_pop() || !out.can_push()) return;
     Packet* p = in.pop();
@@ -383,11 +389,11 @@ struct TwoPlanes {
   }
   static std::vector<link::PortAttachment> ports(Channel<Packet*>& out0, Channel<Packet*>& in0, Channel<Packet*>& out1,
                                                  Channel<Packet*>& in1, Cycle cut, bool lose_lock) {
-    std::vector<link::PortAttachment> v{link::PortAttachment(out0, in0, nullptr, nullptr, [](Core&) {}),
-                                        link::PortAttachment(out1, in1, nullptr, nullptr, [](Core&) {})};
+    std::vector<link::PortAttachment> v{plain_port(out0, in0), plain_port(out1, in1)};
+    const Time dark = cut * kPeriod;
     if (lose_lock)
-      v[0].watch_line({[cut](Time t) { return t < cut * kPeriod; },
-                       [cut](Time t) { return t < cut * kPeriod ? cut * kPeriod : link::PortAttachment::Line::kNoChange; }});
+      v[0].watch_line({[dark](Time t) { return t < dark; },
+                       [dark](Time t) { return t < dark ? dark : link::PortAttachment::Line::kNoChange; }});
     return v;
   }
   // Every byte of A's first `bytes` once at B, the WRITE completed.

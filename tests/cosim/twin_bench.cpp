@@ -7,6 +7,7 @@
 #include "Vxy_util_delay_line.h"
 #include "Vxy_llr_rx.h"
 #include "Vxy_llr_tx.h"
+#include "Vxy_otn_scrambler.h"
 #include "Vxy_reduce_bf16.h"
 #include "Vxy_reduce_fp32.h"
 #include "Vxy_reduce_int32.h"
@@ -26,6 +27,7 @@
 
 #include "hw/link/cbfc.hpp"
 #include "hw/link/llr.hpp"
+#include "hw/otn/otu4.hpp"
 #include "hw/phy/reed_solomon.hpp"
 #include "hw/switch/reduce.hpp"
 #include "rtl/twin.hpp"
@@ -196,6 +198,40 @@ bool rs_encoder(std::uint64_t cycles) {
   return model_check == rtl_check;
 }
 
+// The OTU4 scrambler: a byte a cycle in the RTL; the core adds its keystream to a whole frame.
+bool otn_scrambler(std::uint64_t cycles) {
+  const std::uint64_t frames = std::max<std::uint64_t>(1, cycles / xy::otn::kFrameBytes);
+  xy::Rng rng(3, "bench.otn");
+  std::vector<xy::otn::Frame> in(frames);
+  for (auto& f : in)
+    for (auto& b : f) b = static_cast<std::uint8_t>(rng.below(256));
+  std::uint64_t model_check = 0, rtl_check = 0;
+  const double model_s = seconds([&] {
+    for (xy::otn::Frame f : in) {
+      xy::otn::scramble(f);
+      for (const std::uint8_t b : f) model_check += b;
+    }
+  });
+  const double rtl_s = seconds([&] {
+    VerilatedContext context;
+    Vxy_otn_scrambler rtl(&context, "dut");
+    xy::cosim::reset(rtl, 1);
+    rtl.in_valid = 1;
+    for (const xy::otn::Frame& f : in)
+      for (std::size_t i = 0; i < f.size(); ++i) {
+        rtl.in_first = i == 0;
+        rtl.in_data = f[i];
+        xy::cosim::clock_edge(rtl);
+        rtl_check += rtl.out_data;
+      }
+    rtl.final();
+  });
+  const double bytes = static_cast<double>(frames * xy::otn::kFrameBytes);
+  fmt::print("  {:<14} {:>14.0f} {:>14.0f} {:>10.2f}   ({} frames, bytes/s: one a cycle)\n", "otn scrambler",
+             bytes / model_s, bytes / rtl_s, rtl_s / model_s, frames);
+  return model_check == rtl_check;
+}
+
 // The LLR transmitter and receiver; the stimuli are recorded first, as the sequence numbers in
 // them depend on the models' state.
 struct LlrTxInputs {
@@ -352,6 +388,7 @@ int main(int argc, char** argv) {
       {"cbfc", cbfc_sender},
       {"llr", llr},
       {"rs272", rs_encoder},
+      {"otn", otn_scrambler},
       {"int32", [](std::uint64_t n) { return reduce_lanes<Vxy_reduce_int32>(n, xy::sw::ElemType::kInt32); }},
       {"fp32", [](std::uint64_t n) { return reduce_lanes<Vxy_reduce_fp32>(n, xy::sw::ElemType::kFp32); }},
       {"bf16", [](std::uint64_t n) { return reduce_lanes<Vxy_reduce_bf16>(n, xy::sw::ElemType::kBf16); }}};
@@ -360,7 +397,7 @@ int main(int argc, char** argv) {
   const std::string only = argc > 2 ? argv[2] : "";  // one twin alone, e.g. to profile it
   const bool known = only.empty() || std::any_of(std::begin(twins), std::end(twins), [&](auto& t) { return only == t.first; });
   if (argc > 3 || cycles == 0 || (end && *end) || !known) {
-    fmt::print(stderr, "usage: twin_bench [CYCLES > 0] [delay|cbfc|llr|rs272|int32|fp32|bf16]\n");
+    fmt::print(stderr, "usage: twin_bench [CYCLES > 0] [delay|cbfc|llr|rs272|otn|int32|fp32|bf16]\n");
     return 2;
   }
   fmt::print("RTL twins against their C++ cores, {} cycles each, same stimulus\n", cycles);

@@ -117,6 +117,16 @@ class ScoreboardMemory : public nic::Memory {
   std::uint64_t expected_ = 0, written_ = 0, wrong_ = 0, twice_ = 0, stray_ = 0, covered_ = 0;
 };
 
+// Throws ConfigError unless the NICs' longest frame fits the ports' (with the INT trailer when
+// `with_telemetry`: a design runs ENCC or IGLB).
+inline void check_frames_fit(nic::NicParams np, const lingyun::PortParams& pp, bool with_telemetry) {
+  np.telemetry = np.telemetry || with_telemetry;
+  if (np.largest_frame_bytes() > pp.max_frame_bytes)
+    throw ConfigError(fmt::format("nic.mtu = {}: its frames of {} B{} exceed port.max_frame_bytes = {}", np.qp.mtu,
+                                  np.largest_frame_bytes(), np.telemetry ? " (the INT trailer included)" : "",
+                                  pp.max_frame_bytes));
+}
+
 struct NicRig {
   std::unique_ptr<ClockDomain> core, phy;
   std::unique_ptr<lingyun::Fabric> fabric;

@@ -52,12 +52,7 @@ class NicAlltoall : public NicTestbench {
     for (const char* key : {"switch.vcs", "switch.dwrr_quantum_bytes"})
       c.fix(key, "nic-alltoall, whose traffic is all on one VC");
     const nic::NicParams np = nic::NicParams::declare(c, base.line_gbps() * 1e9, {});
-    nic::NicParams largest = np;  // ENCC's frames, with the INT trailer
-    largest.telemetry = true;
-    if (largest.largest_frame_bytes() > base.max_frame_bytes)
-      throw ConfigError(fmt::format("nic.mtu = {}: its frames of {} B (ENCC's INT trailer included) exceed "
-                                    "port.max_frame_bytes = {}",
-                                    np.qp.mtu, largest.largest_frame_bytes(), base.max_frame_bytes));
+    check_frames_fit(np, base, true);  // ENCC's frames carry the INT trailer
     line_gbps_ = base.line_gbps();
     links_up_ = base.phy.cdr_lock_cycles * base.phy.period();
     for (const Design& d : kDesigns) {

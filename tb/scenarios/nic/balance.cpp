@@ -67,10 +67,7 @@ class NicBalance : public NicTestbench {
     lingyun::fix_switch_keys_of_composed_ports(c, "nic-balance");
     nic::NicParams np = nic::NicParams::declare(c, pp.line_gbps() * 1e9, {});
     np.telemetry = true;
-    if (np.largest_frame_bytes() > pp.max_frame_bytes)
-      throw ConfigError(fmt::format("nic.mtu = {}: its frames of {} B (the INT trailer included) exceed "
-                                    "port.max_frame_bytes = {}",
-                                    np.qp.mtu, np.largest_frame_bytes(), pp.max_frame_bytes));
+    check_frames_fit(np, pp, true);
     if (np.qp.reorder_window == 0)
       throw ConfigError("nic.reorder.window = 0: nic-balance sprays (spray, iglb) into a reorder window; allowed > 0");
     line_gbps_ = pp.line_gbps();

@@ -75,9 +75,7 @@ class NicFailover : public NicTestbench {
     uses.switched = false;
     uses.planes = true;
     const nic::NicParams np = nic::NicParams::declare(c, pp.line_gbps() * 1e9, uses);
-    if (np.largest_frame_bytes() > pp.max_frame_bytes)
-      throw ConfigError(fmt::format("nic.mtu = {}: its frames of {} B exceed port.max_frame_bytes = {}", np.qp.mtu,
-                                    np.largest_frame_bytes(), pp.max_frame_bytes));
+    check_frames_fit(np, pp, false);
     links_up_ = pp.phy.cdr_lock_cycles * pp.phy.period();
     if (fail_at_ < links_up_)
       throw ConfigError(fmt::format("failover.at_us = {:g}: allowed from {:g} on (the links lock at "

@@ -74,12 +74,7 @@ class NicIncast : public NicTestbench {
     nic::NicParams::Uses uses;
     uses.reads = verb_ == nic::Verb::kRead;
     const nic::NicParams np = nic::NicParams::declare(c, base.line_gbps() * 1e9, uses);
-    nic::NicParams largest = np;  // ENCC's frames, with the INT trailer
-    largest.telemetry = true;
-    if (largest.largest_frame_bytes() > base.max_frame_bytes)
-      throw ConfigError(fmt::format("nic.mtu = {}: its frames of {} B (ENCC's INT trailer included) exceed "
-                                    "port.max_frame_bytes = {}",
-                                    np.qp.mtu, largest.largest_frame_bytes(), base.max_frame_bytes));
+    check_frames_fit(np, base, true);  // ENCC's frames carry the INT trailer
     line_gbps_ = base.line_gbps();
     links_up_ = base.phy.cdr_lock_cycles * base.phy.period();
     for (const Design& d : kDesigns) {

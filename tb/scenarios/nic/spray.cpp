@@ -67,9 +67,7 @@ class NicSpray : public NicTestbench {
     nic::NicParams::Uses uses;
     uses.iglb = false;  // nic.entropy is its designs'
     const nic::NicParams np = nic::NicParams::declare(c, pp.line_gbps() * 1e9, uses);
-    if (np.largest_frame_bytes() > pp.max_frame_bytes)
-      throw ConfigError(fmt::format("nic.mtu = {}: its frames of {} B exceed port.max_frame_bytes = {}", np.qp.mtu,
-                                    np.largest_frame_bytes(), pp.max_frame_bytes));
+    check_frames_fit(np, pp, false);
     if (np.qp.selective_repeat)
       throw ConfigError("nic.retransmit = selective: nic-spray's spray design has no reorder window to keep what "
                         "follows a hole; allowed: gbn");

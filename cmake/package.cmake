@@ -1,6 +1,6 @@
 # The installed package: `cmake --install build --prefix P` puts the models' static libraries,
 # their headers and xysim under P, and find_package(xingyun) in another project gives the targets
-# xingyun::kernel, phy, link, switch, nic, lingyun, twins, tlm, scenarios, tb and xysim (xy::xysim_main).
+# xingyun::kernel, phy, link, switch, nic, otn, lingyun, twins, tlm, scenarios, tb and xysim (xy::xysim_main).
 # xingyun::tb links xingyun::scenarios whole (tb/CMakeLists.txt): the built-in scenarios register
 # themselves in every program that links it.
 include(GNUInstallDirs)

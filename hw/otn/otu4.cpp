@@ -77,7 +77,7 @@ FecCount fec_decode(Frame& f) {
   return n;
 }
 
-void Framer::next(const std::uint8_t* payload, Frame& f, const Backward& backward) {
+void Framer::next(const std::uint8_t* payload, Frame& f, const Backward& backward, const JcBytes& jc) {
   f.fill(0);
   std::copy(kFas.begin(), kFas.end(), f.begin());
   f[kMfas] = mfas_;
@@ -91,6 +91,7 @@ void Framer::next(const std::uint8_t* payload, Frame& f, const Backward& backwar
   f[kPmBip8] = bip_[0];
   f[kPmStatus] = status(backward.pm_bei, backward.pm_bdi);
   f[kPsi] = mfas_ == 0 ? config_.payload_type : 0;  // PSI[0] is the payload type; the rest reserved
+  for (std::size_t i = 0; i < jc.size(); ++i) f[kJc[i]] = jc[i];
   constexpr std::size_t kRowPayload = kPayloadBytes / kRows;
   for (int r = 1; r <= kRows; ++r)
     std::copy(payload + (r - 1) * kRowPayload, payload + r * kRowPayload,
@@ -154,6 +155,7 @@ void Deframer::take_frame() {
       oof_ = true;
       ++stats_.oof_entries;
       bip_known_ = 0;
+      last_mfas_.reset();
       return;  // its bytes are searched
     }
   } else {
@@ -165,6 +167,7 @@ void Deframer::take_frame() {
   const FecCount fec = fec_decode(frame_);
   stats_.fec_corrected_symbols += static_cast<std::uint64_t>(fec.corrected_symbols);
   stats_.fec_uncorrectable_codewords += static_cast<std::uint64_t>(fec.uncorrectable_codewords);
+  align_multiframe(frame_[kMfas]);
   Backward b;
   if (bip_known_ == 2) {
     b.sm_bei = static_cast<std::uint8_t>(std::bitset<8>(bip_[0] ^ frame_[kSmBip8]).count());
@@ -178,7 +181,29 @@ void Deframer::take_frame() {
   if (on_frame) on_frame(frame_, b);
 }
 
+void Deframer::align_multiframe(std::uint8_t mfas) {
+  ++expected_mfas_;
+  if (!oom_) {
+    if (mfas == expected_mfas_)
+      mfas_misses_ = 0;
+    else if (++mfas_misses_ == 5) {
+      oom_ = true;
+      ++stats_.oom_entries;
+    }
+  } else if (last_mfas_ && mfas == static_cast<std::uint8_t>(*last_mfas_ + 1)) {
+    oom_ = lom_ = false;
+    mfas_misses_ = 0;
+    expected_mfas_ = mfas;
+  }
+  last_mfas_ = mfas;
+}
+
 void Deframer::elapse_frame(bool in_frame) {
+  oom_frames_ = oom_ ? oom_frames_ + 1 : 0;
+  if (oom_frames_ >= kThreeMsFrames && !lom_) {
+    lom_ = true;
+    ++stats_.lom_entries;
+  }
   if (!in_frame) {
     if_frames_ = 0;
     if (++oof_frames_ >= kThreeMsFrames && !lof_) {

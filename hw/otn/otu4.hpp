@@ -19,13 +19,13 @@
 //
 // Cycle contract: none yet; frames, not cycles. The framer makes a frame at a call, the
 // deframer takes bytes as they come; time is in frames of frame_period() (the line rate
-// 255/227 x 99.5328 Gb/s). Not here yet (issue 26): GMP mapping of a client (the JC bytes stay
-// 0), multiframe alignment (OOM/LOM), TCMs, GCC contents, IAE/BIAE, the shell on a clock.
+// 255/227 x 99.5328 Gb/s). Not here (issue 26): TCMs, GCC contents, IAE/BIAE, the shell on a clock.
 #pragma once
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "hw/phy/reed_solomon.hpp"
@@ -50,6 +50,10 @@ constexpr std::size_t at(int row, int column) {
 // The overhead bytes the framer writes.
 inline constexpr std::size_t kMfas = at(1, 7), kSmTti = at(1, 8), kSmBip8 = at(1, 9), kSmStatus = at(1, 10),
                              kPmTti = at(3, 10), kPmBip8 = at(3, 11), kPmStatus = at(3, 12), kPsi = at(4, 15);
+// GMP's justification control JC1-JC6 (hw/otn/gmp.hpp): JC1-JC3 in column 16 and JC4-JC6 in column
+// 15 of rows 1-3.
+using JcBytes = std::array<std::uint8_t, 6>;
+inline constexpr std::array<std::size_t, 6> kJc = {at(1, 16), at(2, 16), at(3, 16), at(1, 15), at(2, 15), at(3, 15)};
 
 // The keystream the scrambler adds to a frame's bytes from the MFAS on (the same every frame).
 const std::vector<std::uint8_t>& scrambler_keystream();
@@ -78,9 +82,9 @@ struct FramerConfig {
 class Framer {
  public:
   explicit Framer(FramerConfig config = {}) : config_(config) {}
-  // The next frame as sent: `payload`, kPayloadBytes row by row, into columns 17-3824; the
-  // overhead, the FEC and the scrambler around it.
-  void next(const std::uint8_t* payload, Frame& out, const Backward& backward = {});
+  // The next frame as sent: `payload`, kPayloadBytes row by row, into columns 17-3824, `jc` into
+  // the OPU's overhead; the rest of the overhead, the FEC and the scrambler around them.
+  void next(const std::uint8_t* payload, Frame& out, const Backward& backward = {}, const JcBytes& jc = {});
   std::uint8_t next_mfas() const { return mfas_; }
 
  private:
@@ -93,15 +97,18 @@ class Framer {
 // checked. Frame alignment as G.798 has it for OTUk: out of frame (OOF) at the start and when FAS
 // bytes 3-5 are in error at 5 frame starts in a row; in frame (IF) again once a FAS is found and
 // found again a frame later. Loss of frame (LOF) once OOF has lasted 3 ms in all (an integrating
-// timer, reset only by 3 ms of IF without a break), cleared by 3 ms of IF. Time is the line's:
-// every kFrameBytes bytes pushed are a frame's time, spent in the state the deframer is in once
-// it has taken them; 3 ms is kThreeMsFrames of them.
+// timer, reset only by 3 ms of IF without a break), cleared by 3 ms of IF. Multiframe alignment
+// likewise, over the MFAS of the frames taken: out of multiframe (OOM) at the start and when the
+// MFAS is not the one expected at 5 frames in a row, in multiframe (IM) once two frames in a row
+// carry consecutive MFAS; loss of multiframe (LOM) once OOM has lasted 3 ms without a break,
+// cleared at IM. Time is the line's: every kFrameBytes bytes pushed are a frame's time, spent in
+// the state the deframer is in once it has taken them; 3 ms is kThreeMsFrames of them.
 class Deframer {
  public:
   static const std::uint64_t kThreeMsFrames;  // 3 ms of frames, rounded up: 2570
   struct Stats {
     std::uint64_t frames = 0;        // handed on, in frame
-    std::uint64_t oof_entries = 0, lof_entries = 0;
+    std::uint64_t oof_entries = 0, lof_entries = 0, oom_entries = 0, lom_entries = 0;
     std::uint64_t fec_corrected_symbols = 0, fec_uncorrectable_codewords = 0;
     std::uint64_t sm_bip8_errors = 0, pm_bip8_errors = 0;  // bits in error, by BIP-8
   };
@@ -112,18 +119,26 @@ class Deframer {
   void push(const std::uint8_t* data, std::size_t n);
   bool oof() const { return oof_; }
   bool lof() const { return lof_; }
+  bool oom() const { return oom_; }
+  bool lom() const { return lom_; }
   const Stats& stats() const { return stats_; }
 
  private:
   void take_frame();  // buf_ holds a frame where the FAS should be
   void search();      // OOF: look for the FAS in buf_, confirm it a frame later
-  void elapse_frame(bool in_frame);  // a frame's time passed, in frame or not: the LOF timers
+  void align_multiframe(std::uint8_t mfas);
+  void elapse_frame(bool in_frame);  // a frame's time passed, in frame or not: the LOF and LOM timers
   std::vector<std::uint8_t> buf_;  // bytes not yet consumed
   std::size_t clock_ = 0;          // bytes into the current frame's time
   bool oof_ = true, lof_ = false;
   int errored_ = 0;                // frame starts in a row with FAS bytes 3-5 in error
   std::uint64_t oof_frames_ = 0;   // the integrating timer
   std::uint64_t if_frames_ = 0;    // in frame without a break
+  bool oom_ = true, lom_ = false;
+  int mfas_misses_ = 0;                    // frames in a row whose MFAS was not the one expected
+  std::uint8_t expected_mfas_ = 0;
+  std::optional<std::uint8_t> last_mfas_;  // of the frame before, if it came in frame
+  std::uint64_t oom_frames_ = 0;           // out of multiframe without a break
   std::array<std::uint8_t, 2> bip_{};  // computed over the two frames before
   int bip_known_ = 0;                  // how many of them were received in frame
   Stats stats_;

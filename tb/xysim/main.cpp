@@ -25,6 +25,7 @@
 #include "tb/bench/lingyun_bench.hpp"
 #include "tb/bench/nic_bench.hpp"
 #include "tb/bench/link_bench.hpp"
+#include "tb/bench/otn_bench.hpp"
 #include "tb/bench/switch_bench.hpp"
 #include "tb/export/command.hpp"
 #include "tb/lib/scenario.hpp"
@@ -159,6 +160,18 @@ const std::vector<Subcommand> kBenchCommands = {
                       "timed beside ours")
            ->check(CLI::ExistingFile);
        return [o, self] { return nic_bench(self, *o); };
+     }},
+    {"otn", "the OTU4 path as cores (GMP, framer, GFEC, deframer): frames/s and client Gb/s, clean and at a BER",
+     [](CLI::App& cmd, const char*) -> Handler {
+       struct Otn {
+         std::uint64_t frames = 2000;
+         double ber = 1e-4;
+       };
+       auto o = std::make_shared<Otn>();
+       cmd.add_option("--frames", o->frames, "OTU4 frames through the path")->check(CLI::Range(1, 1000000));
+       cmd.add_option("--ber", o->ber, "pre-FEC bit error ratio of the second row")
+           ->check(CLI::Range(0.0, 0.01) & kNumber);
+       return [o] { return otn_bench(o->frames, o->ber); };
      }},
     {"lingyun-one", "one rig (used by 'bench lingyun')",
      [](CLI::App& cmd, const char*) -> Handler {

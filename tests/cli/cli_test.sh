@@ -785,6 +785,16 @@ SH
     grep -q "flows done *2 of 2, the last at 12.2 us simulated" "$work/out" || fail "htsim's flows: $(cat "$work/out")"
     grep -q "xysim / htsim" "$work/out" || fail "no ratio: $(cat "$work/out")"
     echo "ok" ;;
+  bench_otn)
+    # A short run of the OTU4 path: both rows every client byte intact, the errored one corrected.
+    "$xysim" bench otn --frames 40 --ber 1e-4 >"$work/out" 2>"$work/err" || fail "exit $?: $(cat "$work/err")"
+    cat "$work/out"
+    grep -E '^  (clean|BER 0.0001) ' "$work/out" | sed -E 's/^  (clean|BER 0.0001) +//' >"$work/rows"
+    [ "$(wc -l <"$work/rows")" -eq 2 ] || fail "not two rows"
+    # frames/s, x realtime, source %, client Gb/s, corrected, uncorrectable, client bytes, intact
+    awk 'NR == 1 && $5 != 0 { exit 1 } NR == 2 && $5 == 0 { exit 1 } !($1 > 0 && $4 > 0 && $6 == 0 && $7 > 0 && $8 == "yes") { exit 1 }' \
+      "$work/rows" || fail "rows: $(cat "$work/rows")"
+    echo "ok" ;;
   bench_lingyun)
     # A tiny run of every rig: both cycles/s figures, their ratio, the leaf-spine's endpoint-cycles/s.
     "$xysim" bench lingyun --us 1 --warmup-us 1.5 >"$work/out" 2>"$work/err" \

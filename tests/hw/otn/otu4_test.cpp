@@ -298,5 +298,51 @@ TEST(Otu4, BriefInFramePeriodsDoNotResetTheLossOfFrameTimer) {
   EXPECT_TRUE(d.lof());
 }
 
+// A frame as sent, but carrying `mfas`: its FEC made again, so the deframer sees that MFAS.
+Frame with_mfas(Frame f, std::uint8_t mfas) {
+  scramble(f);
+  f[kMfas] = mfas;
+  fec_encode(f);
+  scramble(f);
+  return f;
+}
+
+// G.798: OOM when the MFAS is not the one expected in 5 frames in a row, IM once two frames in a
+// row carry consecutive MFAS; LOM after 3 ms of OOM without a break, cleared at IM.
+TEST(Otu4, MultiframeAlignmentAndItsLossFollowG798) {
+  Line line;
+  std::vector<Frame> frames;
+  for (int i = 0; i < 20; ++i) frames.push_back(line.next());  // MFAS 0-19
+  Deframer d;
+  d.push(frames[0].data(), kFrameBytes);
+  d.push(frames[1].data(), kFrameBytes);  // confirms frame 0's FAS: frame 0 taken, then 1
+  EXPECT_FALSE(d.oom()) << "MFAS 0 then 1";
+  // One frame's MFAS hit (its FEC made again so that the hit stays): the count starts again.
+  for (int i = 2; i < 6; ++i) {
+    const Frame f = i == 3 ? with_mfas(frames[i], 0x55) : frames[i];
+    d.push(f.data(), kFrameBytes);
+  }
+  EXPECT_FALSE(d.oom());
+  // Five frames repeating MFAS 5: at the fifth out of multiframe, not the fourth.
+  for (int k = 1; k <= 5; ++k) {
+    d.push(frames[5].data(), kFrameBytes);
+    EXPECT_EQ(d.oom(), k == 5) << k;
+  }
+  EXPECT_EQ(d.stats().oom_entries, 1u);
+  // LOM at 2570 frame times of OOM (the fifth frame's among them), not 2569.
+  for (int k = 2; k <= 2569; ++k) d.push(frames[5].data(), kFrameBytes);
+  EXPECT_FALSE(d.lom());
+  d.push(frames[5].data(), kFrameBytes);
+  EXPECT_TRUE(d.lom());
+  EXPECT_EQ(d.stats().lom_entries, 1u);
+  EXPECT_FALSE(d.oof());
+  EXPECT_FALSE(d.lof());
+  d.push(frames[6].data(), kFrameBytes);  // 5 then 6: in multiframe, and LOM cleared at once
+  EXPECT_FALSE(d.oom());
+  EXPECT_FALSE(d.lom());
+  d.push(frames[7].data(), kFrameBytes);
+  EXPECT_FALSE(d.oom());
+}
+
 }  // namespace
 }  // namespace xy::otn

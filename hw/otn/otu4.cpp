@@ -7,11 +7,6 @@
 namespace xy::otn {
 namespace {
 
-const phy::ReedSolomon& gfec() {
-  static const phy::ReedSolomon rs(phy::rs255());
-  return rs;
-}
-
 // Codeword x (0-15) of row r (1-4): its symbol i (0-254) is column 1 + x + 16 i.
 template <typename F>
 void for_each_codeword(Frame& f, F&& visit) {
@@ -26,6 +21,11 @@ void for_each_codeword(Frame& f, F&& visit) {
 }
 
 }  // namespace
+
+const phy::ReedSolomon& gfec() {
+  static const phy::ReedSolomon rs(phy::rs255());
+  return rs;
+}
 
 Time frame_period() { return static_cast<Time>(std::llround(kFrameBytes * 8 / kLineBps * 1e15)); }
 

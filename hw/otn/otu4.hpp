@@ -64,6 +64,7 @@ struct FecCount {
   int corrected_symbols = 0;
   int uncorrectable_codewords = 0;  // left as received
 };
+const phy::ReedSolomon& gfec();  // RS(255,239) of G.709 Annex A
 void fec_encode(Frame& f);      // the parity columns from the rest
 FecCount fec_decode(Frame& f);  // in place, codeword by codeword
 

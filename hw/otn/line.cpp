@@ -361,12 +361,14 @@ void Line::eval() {
     latency_.record(now() - pending_.front().taken);
     pending_.pop_front();
     p->intact = !p->bad;  // its bytes are the ones sent unless a wrong byte marked it
+    if (stages_.second != kNoStage) p->advance(stages_.second, now_t);
     counts_.frames_out.add();
     out_.push(p);
   }
   const auto n = static_cast<std::uint64_t>(p_.channels);
   if (now_t >= free_at_ && in_.can_pop()) {
     Packet* p = in_.pop();
+    if (stages_.first != kNoStage) p->advance(stages_.first, now_t);
     const std::uint64_t blocks = phy::blocks_for_frame(p->size_now());
     const auto slot = static_cast<std::uint64_t>(std::ceil(static_cast<double>(now_t) / block_fs_));
     const std::uint64_t first = std::max(next_block_, slot * n);

@@ -58,6 +58,8 @@ class Line final : public Core {
        Channel<Packet*>& in, Channel<Packet*>& out);
   ~Line() override;
   void eval() override;
+  // The stages a frame opens (Packet::advance) when taken and when out; none unless a system names them.
+  void set_stages(Stage line, Stage out) { stages_ = {line, out}; }
 
   // Its counters, registered under its name (.frames_bad ...).
   struct Counts {
@@ -109,6 +111,7 @@ class Line final : public Core {
   std::unique_ptr<Exact> exact_;
   Counts counts_;
   LatencyHistogram& latency_;
+  std::pair<Stage, Stage> stages_{kNoStage, kNoStage};
 };
 
 }  // namespace xy::otn

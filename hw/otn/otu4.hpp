@@ -37,6 +37,7 @@ inline constexpr int kRows = 4, kColumns = 4080;
 inline constexpr std::size_t kFrameBytes = std::size_t{kRows} * kColumns;
 inline constexpr int kOpuFirstColumn = 15, kPayloadFirstColumn = 17, kPayloadLastColumn = 3824;
 inline constexpr int kParityFirstColumn = 3825;
+inline constexpr int kCodewordsPerFrame = 64;  // RS(255,239), 16 a row
 inline constexpr std::size_t kPayloadBytes = std::size_t{kRows} * (kPayloadLastColumn - kPayloadFirstColumn + 1);
 inline constexpr std::array<std::uint8_t, 6> kFas = {0xF6, 0xF6, 0xF6, 0x28, 0x28, 0x28};
 inline constexpr double kLineBps = 255.0 / 227.0 * 99.5328e9;  // OTU4

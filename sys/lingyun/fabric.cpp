@@ -34,6 +34,15 @@ PortParams link_ports(const PortParams& common, const Topology::Link& l) {
   if (l.fec) pp.phy = common.phy.with_fec(*l.fec);
   if (l.llr) pp.llr = *l.llr;
   if (l.fc) pp.fc = link::fc_mode(*l.fc);
+  if (l.otn) {  // no LLR, and no flow control unless the link sets it
+    pp.otn = *l.otn;
+    if (!pp.otn->channels) pp.otn->channels = pp.phy.lanes;
+    if (!l.llr) pp.llr = false;
+    if (!l.fc) pp.fc = link::FcMode::kNone;
+    if (l.dark_until > l.dark_from)
+      throw ConfigError(fmt::format("{}: a planted failure on an OTN line: not modelled; allowed on a PHY's links",
+                                    l.where));
+  }
   if (l.dark_until > l.dark_from) {
     const Time period = pp.phy.period();
     pp.phy.down_from = l.dark_from / period;
@@ -96,6 +105,11 @@ Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::Sw
                      {"llr", pp.llr},
                      {"fc", link::fc_mode_name(pp.fc)},
                      {"ports", {side_name[0], side_name[1]}}});
+    if (pp.otn)
+      links.back()["otn"] = {{"wavelengths", pp.otn->channels},       {"ber", pp.otn->ber},
+                             {"fibre_ns_per_km", pp.otn->fibre_ns_per_km}, {"decoder_ns", pp.otn->decoder_ns},
+                             {"client_ppm", pp.otn->client_ppm},         {"server_ppm", pp.otn->server_ppm},
+                             {"codec", pp.otn->exact ? "exact" : "fast"}};
     try {  // what its blocks refuse of this link's parameters, naming the link
       links_.push_back(std::make_unique<PortLink>(side_name, link_params[i], l.cable_m, phy, *clocks[0], *clocks[1],
                                                   stats, seed, pool));
@@ -236,10 +250,9 @@ std::string Fabric::stall() const {
     for (int s = 0; s < 2; ++s) {
       const link::LlrTransmitter& tx = l->mac(s).llr_tx();
       if (tx.state() != link::LlrTxState::kInit && tx.state() != link::LlrTxState::kFlush) continue;
-      const phy::PhyLink& line = l->phy(s);
       down += fmt::format("{}{} (its LLR TX in {}, {} frames flushed; {} of {} codewords it sent uncorrectable)",
                           down.empty() ? "" : ", ", l->side_name(s), link::to_string(tx.state()), tx.flushed_frames(),
-                          line.uncorrectable(), line.codewords_sent());
+                          l->uncorrectable(s), l->codewords_sent(s));
     }
   if (!down.empty()) return "link down at " + down;
   if (std::string cycle = deadlock(); !cycle.empty()) return "deadlock: a cycle of held ports, " + cycle;
@@ -331,7 +344,6 @@ std::string Fabric::credits_held() const {
         std::string where;
         if (unreceived) {
           const link::LlrTransmitter& llr = l->mac(s).llr_tx();
-          const phy::PhyLink& line = l->phy(s);
           const std::string lost =
               l->params().llr ? fmt::format("its LLR delivered {} frames there and flushed {} (after llr.replay_limit = "
                                             "{} replays without progress)",
@@ -340,7 +352,7 @@ std::string Fabric::credits_held() const {
                               : fmt::format("{} frames lost there with a bad FCS", l->mac(1 - s).frames_lost());
           where += fmt::format("{} for frames {} never received: {}, {} of the {} codewords it sent uncorrectable; only a "
                                "CC_Update returns them (cbfc.resync_us = {}: {} sent, {} arrived)",
-                               unreceived, l->side_name(1 - s), lost, line.uncorrectable(), line.codewords(),
+                               unreceived, l->side_name(1 - s), lost, l->uncorrectable(s), l->codewords(s),
                                to_us(l->params().cbfc.resync), fc.cc_updates_sent(), far.cc_updates_arrived());
         }
         if (unreported)
@@ -362,15 +374,14 @@ std::string Fabric::link_fault(Time now) {
     if (std::string f = cannot_initialise(*links_[i], now); !f.empty()) return f;
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const PortLink& l = *links_[i];
-    for (int s = 0; s < 2; ++s) {  // side s sends on phy(s) to the MAC of side 1 - s
-      const phy::PhyLink& line = l.phy(s);
+    for (int s = 0; s < 2; ++s) {  // side s sends on its line to the MAC of side 1 - s
       LastDelivery& last = last_delivery_[i][s];
-      const std::uint64_t delivered = l.mac(1 - s).delivered();
+      const std::uint64_t delivered = l.mac(1 - s).delivered(), codewords = l.codewords(s);
       // A configured flap's dark time and relock count as no window: the link comes back.
-      const phy::PhyParams& p = line.params();
-      if (delivered != last.delivered || p.flapping_at(now) || line.codewords() < last.codewords)  // or the warm-up's reset
-        last = {delivered, line.codewords(), line.uncorrectable()};
-      const std::uint64_t words = line.codewords() - last.codewords, bad = line.uncorrectable() - last.uncorrectable;
+      const bool flapping = !l.otn() && l.phy(s).params().flapping_at(now);
+      if (delivered != last.delivered || flapping || codewords < last.codewords)  // or the warm-up's reset
+        last = {delivered, codewords, l.uncorrectable(s)};
+      const std::uint64_t words = codewords - last.codewords, bad = l.uncorrectable(s) - last.uncorrectable;
       if (words >= kDeadWindowCodewords && 2 * bad >= words)
         return fmt::format("link {} is dead: no frame came through to {} over its last {} codewords, {} of them "
                            "uncorrectable (at least half over {} codewords: 802.3's RS-FEC failure, hi_ser)",
@@ -383,13 +394,13 @@ std::string Fabric::link_fault(Time now) {
 bool Fabric::flapping(Time now) const {
   for (const auto& l : links_)
     for (int s = 0; s < 2; ++s)
-      if (l->phy(s).params().flapping_at(now)) return true;
+      if (!l->otn() && l->phy(s).params().flapping_at(now)) return true;
   return false;
 }
 
 bool Fabric::up(Time now) const {
   for (const auto& l : links_)
-    for (int s = 0; s < 2; ++s) {
+    for (int s = 0; s < 2 && !l->otn(); ++s) {  // an OTN line carries frames from the start
       const phy::PhyParams& p = l->phy(s).params();
       if (now < p.cdr_lock_cycles * p.period() || p.flapping_at(now)) return false;
     }
@@ -435,8 +446,8 @@ std::string Fabric::losses() const {
       ports += fmt::format("{}{}:", ports.empty() ? "" : ", ", l->side_name(s));
       if (flushed) ports += fmt::format(" {} flushed", flushed);
       if (bad) ports += fmt::format(" {} lost (bad FCS, no LLR)", bad);
-      const phy::PhyParams& p = l->phy(s).params();
-      if (flap.empty() && p.flaps())
+      const phy::PhyParams& p = l->params().phy;
+      if (flap.empty() && !l->otn() && p.flaps())
         flap = fmt::format(" after the link flap at {} (dark until {}, locked again at {})",
                            format_time(p.down_from * p.period()),
                            format_time((p.down_until - p.cdr_lock_cycles) * p.period()),

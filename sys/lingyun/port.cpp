@@ -118,6 +118,7 @@ std::string PortParams::reach_problem(double cable_m) const {
 PortParams PortParams::for_link(double cable_m) const {
   PortParams p = *this;
   p.phy.set_cable(cable_m);
+  if (p.otn) p.otn->km = cable_m / 1000;
   p.llr_params.config.replay_buffer_bytes = llr_params.replay_buffer_for(replay_buffer_bytes(cable_m));
   // Sized for the loop only where CBFC runs: a link without it keeps cbfc.* as declared (valid
   // at any length), not a buffer its counters cannot track.
@@ -183,6 +184,14 @@ PortLink::PortLink(const std::string (&side_names)[2], const PortParams& params,
     phy_clock.attach(*x->mac);
   }
   for (int s = 0; s < 2; ++s) {
+    if (p_.otn) {  // its whole time in one stage: the line's cable
+      otn_[s] = std::make_unique<otn::Line>(side_names[s] + ".otn", *p_.otn, phy_clock, stats, seed, *to_phy_[s],
+                                            *from_phy_[s]);
+      otn_[s]->set_stages(kStagePmaCable, kStageMacRx);
+      to_phy_[s]->connect(sides_[s]->mac.get(), otn_[s].get());
+      from_phy_[s]->connect(otn_[s].get(), sides_[1 - s]->mac.get());
+      continue;
+    }
     phy_[s] = std::make_unique<phy::PhyLink>(side_names[s] + ".phy", p_.phy, phy_clock, stats, seed,
                                               side_names[s] + ".phy", to_phy_[s].get(), from_phy_[s].get(), pool);
     phy_[s]->set_stages({kStageSerialize, kStageMacPcsTx, kStageFecEncode, kStagePmaCable, kStageFecAccumulate,
@@ -205,7 +214,14 @@ double PortLink::memory_bytes(const PortParams& params, double cable_m, double l
   // measured, peak RSS of switch-uniform on single, dual-plane and leaf-spine fabrics of 64 to
   // 1024 endpoints at 1 % load, less the PHYs' groups (within 7 % of every one of them).
   constexpr double kLinkBytes = 106e3;
-  double bytes = kLinkBytes + 2 * phy::PhyLink::memory_bytes(p.phy);
+  double bytes = kLinkBytes;
+  if (p.otn) {
+    // Frames on the fibre at `load`, each direction: a packet (about 300 bytes with its bytes owed)
+    // for every frame of about 1000 bytes in flight.
+    constexpr double kPacketShare = 0.3;
+    return bytes + 2 * load * kPacketShare * p.line_gbps() / 8 * to_ns(p.otn->fibre());
+  }
+  bytes += 2 * phy::PhyLink::memory_bytes(p.phy);
   // At line rate, per side: LLR's replay buffer, 62 % full of frames (their packets and wire
   // bytes) on average, and 23.5 KB of frames on their way through the MAC and PHY. Measured at
   // load 1 against the same runs with port.llr=false; CBFC's buffers add nothing of their own
@@ -221,7 +237,7 @@ void PortLink::probe(Waves& waves) const {
   for (int s = 0; s < 2; ++s) {
     sides_[s]->mac->probe(waves);
     sides_[s]->fc->probe(waves);
-    phy_[s]->probe(waves);
+    if (phy_[s]) phy_[s]->probe(waves);
   }
 }
 
@@ -238,7 +254,29 @@ link::PortFc& PortLink::fc(int side) { return *sides_[side]->fc; }
 const link::PortFc& PortLink::fc(int side) const { return *sides_[side]->fc; }
 link::Mac& PortLink::mac(int side) { return *sides_[side]->mac; }
 const link::Mac& PortLink::mac(int side) const { return *sides_[side]->mac; }
-phy::PhyLink& PortLink::phy(int from_side) { return *phy_[from_side]; }
-const phy::PhyLink& PortLink::phy(int from_side) const { return *phy_[from_side]; }
+phy::PhyLink& PortLink::phy(int from_side) {
+  if (!phy_[from_side]) throw std::logic_error(name_ + ": an OTN line, not a PHY");
+  return *phy_[from_side];
+}
+const phy::PhyLink& PortLink::phy(int from_side) const { return const_cast<PortLink*>(this)->phy(from_side); }
+const otn::Line& PortLink::otn_line(int from_side) const {
+  if (!otn_[from_side]) throw std::logic_error(name_ + ": a PHY, not an OTN line");
+  return *otn_[from_side];
+}
+
+std::uint64_t PortLink::codewords(int from_side) const {
+  return otn() ? otn_line(from_side).counts().otu_frames.value() * otn::kCodewordsPerFrame : phy(from_side).codewords();
+}
+std::uint64_t PortLink::codewords_sent(int from_side) const {
+  return otn() ? codewords(from_side) : phy(from_side).codewords_sent();
+}
+std::uint64_t PortLink::uncorrectable(int from_side) const {
+  return otn() ? otn_line(from_side).counts().uncorrectable_codewords.value() : phy(from_side).uncorrectable();
+}
+
+Time PortLink::fixed_latency() const {
+  if (otn()) return p_.otn->fibre() + 2 * otn::frame_period();
+  return p_.phy.fixed_cycles() * p_.phy.period();
+}
 
 }  // namespace xy::lingyun

@@ -28,6 +28,8 @@
 #include "hw/link/mac.hpp"
 #include "hw/link/pfc.hpp"
 #include "hw/link/port_fc.hpp"
+#include "hw/otn/line.hpp"
+#include "hw/otn/otu4.hpp"
 #include "hw/phy/phy.hpp"
 #include "hw/switch/switch.hpp"
 #include "kernel/channel.hpp"
@@ -51,6 +53,9 @@ struct PortParams {
   link::FcMode fc = link::FcMode::kCbfc;
   link::CbfcParams cbfc;  // cbfc.config: this link's once for_link() has sized its buffers
   link::PfcConfig pfc;
+  // A long-haul OTN line in place of the PHY (a topology's cross-site link): its channels the
+  // wavelengths, its km the cable's (PortLink sets them).
+  std::optional<otn::LineParams> otn;
   std::uint32_t max_frame_bytes = 9216;
   std::uint32_t fifo_frames = 4;  // async FIFO between a core and its MAC, each way
 
@@ -96,8 +101,18 @@ class PortLink {
   const link::PortFc& fc(int side) const;
   link::Mac& mac(int side);
   const link::Mac& mac(int side) const;
-  phy::PhyLink& phy(int from_side);  // the direction from this side
+  // The line of the direction from this side: a PHY, or on a cross-site link an OTN line.
+  bool otn() const { return p_.otn.has_value(); }
+  phy::PhyLink& phy(int from_side);  // not on an OTN link
   const phy::PhyLink& phy(int from_side) const;
+  const otn::Line& otn_line(int from_side) const;  // on an OTN link only
+  // Either line's FEC codewords: received, sent (one OTU4 frame is 64 a wavelength), uncorrectable.
+  std::uint64_t codewords(int from_side) const;
+  std::uint64_t codewords_sent(int from_side) const;
+  std::uint64_t uncorrectable(int from_side) const;
+  // A frame's least time from MAC to MAC but its serialisation: the PHY's pipelines, cable and
+  // codeword group, or the OTN line's fibre and a frame period or two of mapping.
+  Time fixed_latency() const;
   const std::string& name() const { return name_; }
   const std::string& side_name(int side) const { return side_names_[side]; }
   const PortParams& params() const { return p_; }
@@ -112,6 +127,7 @@ class PortLink {
   std::unique_ptr<Side> sides_[2];
   std::unique_ptr<Channel<Packet*>> to_phy_[2], from_phy_[2];
   std::unique_ptr<phy::PhyLink> phy_[2];
+  std::unique_ptr<otn::Line> otn_[2];
 };
 
 }  // namespace xy::lingyun

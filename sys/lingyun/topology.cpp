@@ -59,9 +59,50 @@ int add_node(Topology& t, std::map<std::string, int>& index, const std::string& 
 }
 
 void connect(Topology& t, int a, int b, double cable_m, std::string where) {
-  t.links.push_back({a, b, cable_m, std::move(where), {}, {}, {}});
+  t.links.push_back({a, b, cable_m, std::move(where), {}, {}, {}, {}});
   for (int n : {a, b})
     if (!t.nodes[n].is_switch) ++t.nodes[n].ports;
+}
+
+// A link's `otn` map (the header lists its keys), checked as every key is.
+otn::LineParams otn_line(const std::string& path, const YAML::Node& link, const YAML::Node& o, const Topology& t) {
+  if (!o.IsMap()) throw ConfigError(fmt::format("{}: otn = {}: allowed a map of the line's keys, {{}} for the defaults",
+                                                yaml_at(path, o), shown(o)));
+  only(path, o, {"wavelengths", "ber", "fibre_ns_per_km", "decoder_ns", "client_ppm", "server_ppm", "codec"}, "otn");
+  const Topology::Link& l = t.links.back();
+  if (!t.nodes[l.a].is_switch || !t.nodes[l.b].is_switch)
+    throw ConfigError(fmt::format("{}: otn on a link to an endpoint: an OTN line joins two switches (sites)",
+                                  yaml_at(path, link)));
+  if (link["fec"])
+    throw ConfigError(fmt::format("{}: fec with otn: an OTN line has the GFEC of its OTU4s, not a port's FEC",
+                                  yaml_at(path, link["fec"])));
+  if (link["llr"] && link["llr"].IsScalar() && link["llr"].Scalar() == "true")
+    throw ConfigError(fmt::format("{}: llr = true with otn: LLR is a short reach's retry; allowed: false, or unset",
+                                  yaml_at(path, link["llr"])));
+  otn::LineParams p;
+  p.channels = 0;  // the port's lanes
+  const auto number = [&](const char* key, double lo, double hi, double& into) {
+    const YAML::Node v = o[key];
+    if (v && (!v.IsScalar() || !YAML::convert<double>::decode(v, into) || !(into >= lo && into <= hi)))
+      throw ConfigError(fmt::format("{}: otn.{} = {}: allowed {}..{}", yaml_at(path, v), key, shown(v), lo, hi));
+  };
+  double wavelengths = 0;
+  number("wavelengths", 1, 64, wavelengths);
+  if (wavelengths != std::floor(wavelengths))
+    throw ConfigError(fmt::format("{}: otn.wavelengths = {}: allowed a whole number 1..64", yaml_at(path, o["wavelengths"]),
+                                  shown(o["wavelengths"])));
+  p.channels = static_cast<int>(wavelengths);
+  number("ber", 0, 0.01, p.ber);
+  number("fibre_ns_per_km", 4000, 6000, p.fibre_ns_per_km);
+  number("decoder_ns", 0, 100000, p.decoder_ns);
+  number("client_ppm", -100, 100, p.client_ppm);
+  number("server_ppm", -20, 20, p.server_ppm);
+  if (const YAML::Node v = o["codec"]) {
+    if (!v.IsScalar() || (v.Scalar() != "fast" && v.Scalar() != "exact"))
+      throw ConfigError(fmt::format("{}: otn.codec = {}: allowed are fast, exact", yaml_at(path, v), shown(v)));
+    p.exact = v.Scalar() == "exact";
+  }
+  return p;
 }
 
 }  // namespace
@@ -152,7 +193,7 @@ Topology Topology::load(const std::string& path) {
     if (!links.IsSequence())
       throw ConfigError(fmt::format("{}: links = {}: allowed a list of {{a, b, cable_m}}", yaml_at(path, links), shown(links)));
     for (const auto& l : links) {
-      only(path, l, {"a", "b", "cable_m", "fec", "llr", "fc"}, "a link");
+      only(path, l, {"a", "b", "cable_m", "fec", "llr", "fc", "otn"}, "a link");
       int ends[2];
       const char* keys[2] = {"a", "b"};
       for (int i = 0; i < 2; ++i) {
@@ -183,6 +224,7 @@ Topology Topology::load(const std::string& path) {
       link.fec = pick("fec", {"rs544", "rs272", "none"});
       link.fc = pick("fc", link::fc_mode_names());
       if (const auto llr = pick("llr", {"true", "false"})) link.llr = *llr == "true";
+      if (const YAML::Node o = l["otn"]) link.otn = otn_line(path, l, o, t);
     }
   } catch (const YAML::Exception& e) {
     throw ConfigError(e.mark.is_null() ? fmt::format("{}: {}", path, e.msg)

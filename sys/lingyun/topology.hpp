@@ -10,7 +10,13 @@
 //     - {a: e0, b: leaf0, cable_m: 2}
 //     - {a: leaf0, b: spine0, cable_m: 10, fec: rs272, llr: true, fc: cbfc}
 // A link may set its own fec (rs544 | rs272 | none), llr (true | false) and fc (cbfc | pfc |
-// none); unset, the port.* parameters hold.
+// none); unset, the port.* parameters hold. A link between two switches may be a long-haul OTN
+// line instead of a PHY (hw/otn/line.hpp), its length the cable's:
+//     - {a: spine0, b: remote0, cable_m: 300000, otn: {wavelengths: 8, ber: 1e-6}}
+// otn's keys, all optional: wavelengths (1-64, default the port's lanes: an OTU4 a 100G lane),
+// ber (pre-FEC, 0-0.01), fibre_ns_per_km (4000-6000, default 4900), decoder_ns (0-100000, default
+// 0), client_ppm (-100..100), server_ppm (-20..20), codec (fast | exact). Such a link runs no LLR
+// and no flow control unless it sets fc (llr: true is refused: LLR is a short reach's retry).
 // An endpoint has as many ports as links, its k-th link its port k (two for dual-plane); port k of
 // every endpoint forms plane k, apart from the other planes. Presets: single (N endpoints on one
 // switch), leaf-spine (two-tier Clos with an oversubscription ratio), dual-plane (every endpoint
@@ -22,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/otn/line.hpp"
 #include "kernel/config.hpp"
 #include "kernel/units.hpp"
 
@@ -40,6 +47,7 @@ struct Topology {
     std::string where;  // file:line, or the preset, for error messages
     std::optional<std::string> fec, fc;  // this link's own, or the ports' (port.*)
     std::optional<bool> llr;
+    std::optional<otn::LineParams> otn;  // a long-haul OTN line; its channels 0: the port's lanes
     // A failure a scenario plants: the link dark both ways from dark_from until dark_until, then
     // its CDR relocking (kForever: cut for good); none when they are equal.
     static constexpr Time kForever = ~Time{0};

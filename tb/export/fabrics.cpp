@@ -33,6 +33,8 @@ lingyun::Topology topology_of(const nlohmann::json& fabric) {
     link.b = l.at("b").get<int>();
     link.cable_m = l.at("cable_m").get<double>();
     link.where = l.at("where").get<std::string>();
+    if (l.contains("otn"))
+      throw ConfigError(fmt::format("fabrics: link {} is an OTN line: the exports carry links of PHYs only", link.where));
     link.fec = l.at("fec").get<std::string>();
     link.fc = l.at("fc").get<std::string>();
     link.llr = l.at("llr").get<bool>();

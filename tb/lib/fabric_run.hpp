@@ -15,9 +15,8 @@ inline void offer_fabric(RunContext& ctx, lingyun::Fabric& fabric, Clock& core, 
   ctx.fabrics.push_back(fabric.description());
   const nlohmann::json& links = ctx.fabrics.back()["links"];
   for (std::size_t i = 0; i < fabric.links().size(); ++i) {
-    const phy::PhyParams& p = fabric.links()[i]->phy(0).params();
-    ctx.reach_at_least(p.fixed_cycles() * p.period(),
-                       fmt::format("link {} ({}: cable_m = {}, its PHYs' pipelines and the cable)",
+    ctx.reach_at_least(fabric.links()[i]->fixed_latency(),
+                       fmt::format("link {} ({}: cable_m = {}, its line's pipelines and the cable)",
                                    fabric.links()[i]->side_name(0), links[i]["where"].get<std::string>(),
                                    links[i]["cable_m"].get<double>()));
   }

@@ -27,8 +27,8 @@ lingyun::Topology ring_topology(Config& c, int n) {
   t.name = fmt::format("ring of {}", n);
   for (int i = 0; i < n; ++i) t.nodes.push_back({fmt::format("s{}", i), true, 3});
   for (int i = 0; i < n; ++i) t.nodes.push_back({fmt::format("h{}", i), false, 1});
-  for (int i = 0; i < n; ++i) t.links.push_back({n + i, i, cable, "lingyun-deadlock", {}, {}, {}});
-  for (int i = 0; i < n; ++i) t.links.push_back({i, (i + 1) % n, ring_cable, "lingyun-deadlock", {}, {}, {}});
+  for (int i = 0; i < n; ++i) t.links.push_back({n + i, i, cable, "lingyun-deadlock", {}, {}, {}, {}});
+  for (int i = 0; i < n; ++i) t.links.push_back({i, (i + 1) % n, ring_cable, "lingyun-deadlock", {}, {}, {}, {}});
   t.validate();
   return t;
 }

@@ -30,8 +30,8 @@ lingyun::Topology lingyun_incast_topology(Config& c) {
   t.nodes.push_back({"spine0", true, 3});
   const char* hosts[] = {"A", "V", "S1", "W", "S2", "R"};  // two on each leaf
   for (const char* h : hosts) t.nodes.push_back({h, false, 1});
-  for (int h = 0; h < 6; ++h) t.links.push_back({4 + h, h / 2, cable, "lingyun-incast", {}, {}, {}});
-  for (int leaf = 0; leaf < 3; ++leaf) t.links.push_back({leaf, 3, spine_cable, "lingyun-incast", {}, {}, {}});
+  for (int h = 0; h < 6; ++h) t.links.push_back({4 + h, h / 2, cable, "lingyun-incast", {}, {}, {}, {}});
+  for (int leaf = 0; leaf < 3; ++leaf) t.links.push_back({leaf, 3, spine_cable, "lingyun-incast", {}, {}, {}, {}});
   t.validate();
   return t;
 }

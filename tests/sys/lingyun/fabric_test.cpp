@@ -179,6 +179,33 @@ TEST(LingyunFabric, ALinksReachIsCheckedForWhatItRunsOnly) {
   EXPECT_EQ(l.rfind(llr.topology.name + ":6: link e1 - sw0: LLR over 40000 m needs", 0), 0u) << l;
 }
 
+// A cross-site link of 300 km as an OTN line: built with no LLR and no flow control, its
+// wavelengths the port's lanes (an OTU4 a 100G lane), its fibre the cable's; CBFC or PFC over it
+// only where its ports can cover the loop, refused otherwise as any link is.
+TEST(LingyunFabric, AnOtnLineJoinsTwoSitesWithoutLlrOrFlowControlUnlessItSetsThem) {
+  const std::string sites = "switches:\n  a: {ports: 2}\n  b: {ports: 2}\nendpoints: 2\nlinks:\n"
+                            "  - {a: e0, b: a}\n  - {a: e1, b: b}\n  - {a: a, b: b, cable_m: 300000, ";
+  Built b(sites + "otn: {ber: 1e-9}}\n");
+  const auto f = b.build();
+  const PortLink& l = *f->links()[2];
+  ASSERT_TRUE(l.otn());
+  EXPECT_FALSE(f->links()[0]->otn());
+  EXPECT_FALSE(l.params().llr);
+  EXPECT_EQ(l.params().fc, link::FcMode::kNone);
+  EXPECT_EQ(l.params().otn->channels, 8);
+  EXPECT_DOUBLE_EQ(l.params().otn->km, 300);
+  EXPECT_DOUBLE_EQ(l.params().otn->ber, 1e-9);
+  EXPECT_EQ(l.fixed_latency(), from_ns(300 * 4900) + 2 * otn::frame_period());
+  EXPECT_EQ(f->description()["links"][2]["otn"]["wavelengths"], 8);
+  EXPECT_THROW(l.phy(0), std::logic_error);
+  Built cbfc(sites + "fc: cbfc, otn: {}}\n");
+  const std::string m = testing::config_error_of([&] { cbfc.build(); });
+  EXPECT_EQ(m.rfind(cbfc.topology.name + ":8: link a - b: CBFC over 300000 m needs", 0), 0u) << m;
+  Built pfc(sites + "fc: pfc, otn: {}}\n");
+  const std::string p = testing::config_error_of([&] { pfc.build(); });
+  EXPECT_EQ(p.rfind(pfc.topology.name + ":8: link a - b: PFC over 300000 m needs", 0), 0u) << p;
+}
+
 // A stalled fabric whose links are up names the port its flow control holds back and where the
 // credits it lacks are, from both ends' counters (nothing runs: the ends are driven by hand). Its
 // links run no LLR, so they are up from the start. 50 frames of 1500 B take ceil(1500 / 128) = 12

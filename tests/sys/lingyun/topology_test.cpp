@@ -148,6 +148,7 @@ TEST_F(TopologyFile, EveryRefusalOfTheFileNamesItsPlace) {
   const std::string sw = "switches:\n  sw0: {ports: 2}\n";  // lines 1-2
   const std::string eps = "endpoints: 2\n";                  // line 3
   const std::string links = "links:\n";                      // line 4, the first link on line 5
+  const std::string sites = "switches:\n  sw0: {ports: 2}\n  sw1: {ports: 2}\n" + eps + links;
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"- a\n- b\n", "FILE: a topology file is a map with switches, endpoints and links"},
       {sw + eps + "links: []\nhosts: 3\n", "FILE:5: unknown key 'hosts': allowed are switches, endpoints, links"},
@@ -170,7 +171,7 @@ TEST_F(TopologyFile, EveryRefusalOfTheFileNamesItsPlace) {
       {sw + "endpoints: many\n", "FILE:3: endpoints = many: allowed 2..65536"},
       {sw + "endpoints: 99999999999\n", "FILE:3: endpoints = 99999999999: allowed 2..65536"},
       {sw + "endpoints: [h0, {h1: 1}]\n", "FILE:3: an endpoint = a map: allowed a name"},
-      {sw + eps + links + "  - e0\n", "FILE:5: a link = e0: allowed a map of a, b, cable_m, fec, llr, fc"},
+      {sw + eps + links + "  - e0\n", "FILE:5: a link = e0: allowed a map of a, b, cable_m, fec, llr, fc, otn"},
       {sw + eps + links + "  - {a: [e0], b: sw0}\n", "FILE:5: link a = a list: allowed a name"},
       {sw + eps + links + "  - {a: e0, b: sw0, cable_m: far}\n", "FILE:5: cable_m = far: allowed 0..1e6 m"},
       {sw + eps + links + "  - {a: e0, b: sw0, fec: [rs544]}\n", "FILE:5: fec = a list: allowed are rs544, rs272, none"},
@@ -187,7 +188,7 @@ TEST_F(TopologyFile, EveryRefusalOfTheFileNamesItsPlace) {
       {sw + eps, "FILE: 'links' missing: a list of {a, b, cable_m}"},
       {sw + eps + "links: {a: e0, b: sw0}\n", "FILE:4: links = a map: allowed a list of {a, b, cable_m}"},
       {sw + eps + links + "  - {a: e0, b: sw0, length: 3}\n",
-       "FILE:5: unknown key 'length': allowed are a, b, cable_m, fec, llr, fc"},
+       "FILE:5: unknown key 'length': allowed are a, b, cable_m, fec, llr, fc, otn"},
       {sw + eps + links + "  - {b: sw0}\n", "FILE:5: link without 'a'"},
       {sw + eps + links + "  - {a: e0}\n", "FILE:5: link without 'b'"},
       {sw + eps + links + "  - {a: e0, b: sw9}\n", "FILE:5: link b = 'sw9': no switch or endpoint of that name"},
@@ -202,6 +203,23 @@ TEST_F(TopologyFile, EveryRefusalOfTheFileNamesItsPlace) {
       {sw + eps + links + "  - {a: e0, b: sw0, fec: rs999}\n", "FILE:5: fec = 'rs999': allowed are rs544, rs272, none"},
       {sw + eps + links + "  - {a: e0, b: sw0, llr: maybe}\n", "FILE:5: llr = 'maybe': allowed are true, false"},
       {sw + eps + links + "  - {a: e0, b: sw0, fc: xon}\n", "FILE:5: fc = 'xon': allowed are cbfc, pfc, none"},
+      // An OTN line (two switches, lines 1-3; the endpoints on 4, the first link on 6).
+      {sw + eps + links + "  - {a: e0, b: sw0, otn: {}}\n",
+       "FILE:5: otn on a link to an endpoint: an OTN line joins two switches (sites)"},
+      {sites + "  - {a: sw0, b: sw1, otn: 8}\n", "FILE:6: otn = 8: allowed a map of the line's keys, {} for the defaults"},
+      {sites + "  - {a: sw0, b: sw1, otn: {hue: 1}}\n",
+       "FILE:6: unknown key 'hue': allowed are wavelengths, ber, fibre_ns_per_km, decoder_ns, client_ppm, server_ppm, "
+       "codec"},
+      {sites + "  - {a: sw0, b: sw1, otn: {wavelengths: 0}}\n", "FILE:6: otn.wavelengths = 0: allowed 1..64"},
+      {sites + "  - {a: sw0, b: sw1, otn: {wavelengths: 2.5}}\n",
+       "FILE:6: otn.wavelengths = 2.5: allowed a whole number 1..64"},
+      {sites + "  - {a: sw0, b: sw1, otn: {ber: 0.5}}\n", "FILE:6: otn.ber = 0.5: allowed 0..0.01"},
+      {sites + "  - {a: sw0, b: sw1, otn: {server_ppm: 30}}\n", "FILE:6: otn.server_ppm = 30: allowed -20..20"},
+      {sites + "  - {a: sw0, b: sw1, otn: {codec: slow}}\n", "FILE:6: otn.codec = slow: allowed are fast, exact"},
+      {sites + "  - {a: sw0, b: sw1, fec: rs544, otn: {}}\n",
+       "FILE:6: fec with otn: an OTN line has the GFEC of its OTU4s, not a port's FEC"},
+      {sites + "  - {a: sw0, b: sw1, llr: true, otn: {}}\n",
+       "FILE:6: llr = true with otn: LLR is a short reach's retry; allowed: false, or unset"},
   };
   for (const auto& [yaml, message] : cases) EXPECT_EQ(refusal(yaml), message) << yaml;
 }

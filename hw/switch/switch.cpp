@@ -5,6 +5,7 @@
 #include <cmath>
 #include <queue>
 #include <stdexcept>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -93,6 +94,21 @@ SwitchParams SwitchParams::declare(Config& c, const std::string& prefix) {
   return p;
 }
 
+IpcnParams IpcnParams::declare(Config& c, const std::string& prefix, Time period) {
+  IpcnParams p;
+  const std::string k = prefix + ".";
+  const auto cycles = [&](const char* key, double def, const char* what) {
+    return cycles_for(from_ns(c.real(k + key, def, "ns", 1, 1e7, what)), period);
+  };
+  p.on = true;
+  p.window = cycles("window_ns", 1000, "backlog growth measured over this window (our choice: no public figure)");
+  p.horizon = cycles("horizon_ns", 10000, "backlog predicted this far ahead (our choice)");
+  p.interval = cycles("interval_ns", 5000, "least time between notifications of one flow (our choice)");
+  p.threshold_bytes = static_cast<std::uint64_t>(
+      c.integer(k + "threshold_bytes", 400 * 1024, "bytes", 1, 1ll << 40, "predicted backlog that notifies (our choice)"));
+  return p;
+}
+
 namespace {
 
 // A packet inside the switch.
@@ -108,6 +124,7 @@ struct Entry {
   Cycle first_at = 0;  // first bytes at the egress
   Cycle tx_at = 0;     // first byte on the output wire
   std::uint32_t next = 0;  // the entry behind it in its FIFO
+  bool notice = false;     // made by the switch (IPCN), not from the port's link
 };
 
 // Packets inside the switch live in one pool and move from FIFO to FIFO by index (ingress
@@ -249,6 +266,7 @@ struct Switch::Impl {
                                       "cycles a port's head packet waited for buffer space (lossless)")),
         gate_blocked(stats.counter(name + ".egress.flow_control_blocked", "cycles",
                                    "egress decisions held back by flow control (pause or no credits)")),
+        ipcn_notices(stats.counter(name + ".ipcn.notices", "packets", "IPCN notifications sent to sources")),
         latency(stats.histogram(name + ".port_to_port", clock.period(), "first byte in to first byte out")) {
     if (in.size() != static_cast<std::size_t>(p.ports) || out.size() != static_cast<std::size_t>(p.ports))
       throw std::invalid_argument(name + ": need one input and one output channel pointer per port");
@@ -280,7 +298,7 @@ struct Switch::Impl {
         pk->injected = clock.time_of(now);
         pk->advance(stages.core, pk->injected);
         received.add();
-        if (monitors[i]) monitors[i]->on_arrive(*pk);
+        if (monitors[i]) monitors[i]->on_arrive(*pk);  // (a notice the switch makes is pushed below, not here)
         pool.push(pipelines[i], pool.add({pk, i, -1, pk->bytes, pk->vc,
                                           static_cast<std::uint32_t>((pk->bytes + p.cell_bytes - 1) / p.cell_bytes),
                                           beats_of(pk->bytes), now, 0}));
@@ -318,7 +336,7 @@ struct Switch::Impl {
       ingress_waiting[i] = false;
       const EntryId id = pool.pop(pipelines[i]);
       Entry& e = pool[id];
-      if (monitors[i]) monitors[i]->on_admit(e.bytes, e.vc);
+      if (monitors[i] && !e.notice) monitors[i]->on_admit(e.bytes, e.vc);
       used += e.cells;
       peak = std::max(peak, used);
       used_at_admit.record(used);
@@ -343,7 +361,7 @@ struct Switch::Impl {
 
   void drop(EntryId id) {
     const Entry& e = pool[id];
-    if (monitors[e.in]) {  // it never entered the buffer and leaves now
+    if (monitors[e.in] && !e.notice) {  // it never entered the buffer and leaves now
       monitors[e.in]->on_admit(e.bytes, e.vc);
       monitors[e.in]->on_depart(e.bytes, e.vc);
     }
@@ -440,6 +458,7 @@ struct Switch::Impl {
           e.packet->ecn_ce = true;
           ecn_marked.add();
         }
+        if (ipcn.on && !e.notice) predict(o, e);
         backlog[o] -= e.bytes;
         e.tx_at = std::max(now + lead, line_free[o]);
         stamp(*e.packet, o, e.tx_at);
@@ -469,7 +488,7 @@ struct Switch::Impl {
       used -= e.cells;
       cells_at_egress -= e.cells;
       port_cells[e.in] -= e.cells;
-      if (monitors[e.in]) monitors[e.in]->on_depart(e.bytes, e.vc);
+      if (monitors[e.in] && !e.notice) monitors[e.in]->on_depart(e.bytes, e.vc);
       pool.remove(id);
     }
     check_conservation();
@@ -536,6 +555,33 @@ struct Switch::Impl {
     if (telemetry_rate < 0) telemetry_rate = telemetry_rate_code(p.port_bytes_per_cycle() * 8.0 / to_ns(p.period()));
     stamp_telemetry(pk.bytes_now(), clock.time_of(tx_at), tx_bytes[o], backlog[o], telemetry_rate);
   }
+  // IPCN (IpcnParams): the port's backlog `horizon` ahead, from its slope over the last window;
+  // above the threshold the packet's source is notified, once a flow per interval.
+  void predict(int o, const Entry& e) {
+    const Cycle now = clock.now();
+    Slope& w = slopes[o];
+    if (now >= w.since + ipcn.window) {
+      w.per_cycle = (static_cast<double>(backlog[o]) - static_cast<double>(w.backlog)) / static_cast<double>(now - w.since);
+      w.since = now;
+      w.backlog = backlog[o];
+    }
+    const double ahead = static_cast<double>(backlog[o]) + w.per_cycle * static_cast<double>(ipcn.horizon);
+    if (ahead <= static_cast<double>(ipcn.threshold_bytes) || e.packet->control) return;
+    const std::uint64_t flow = (std::uint64_t{e.packet->src} << 40) ^ (std::uint64_t{e.packet->dst} << 16) ^ e.packet->entropy;
+    auto [last, fresh] = notified.try_emplace(flow, now);
+    if (!fresh && now < last->second + ipcn.interval) return;
+    last->second = now;
+    Packet* n = notice ? notice(*e.packet) : nullptr;
+    if (!n) return;
+    // In by the port the data came in on, from the next cycle, as if it had arrived there.
+    ipcn_notices.add();
+    n->injected = clock.time_of(now + 1);
+    EntryId id = pool.add({n, e.in, -1, n->bytes, n->vc, static_cast<std::uint32_t>((n->bytes + p.cell_bytes - 1) / p.cell_bytes),
+                           beats_of(n->bytes), now + 1, 0});
+    pool[id].notice = true;
+    pool.push(pipelines[e.in], id);
+    ingress[e.in]->wake_at(now + 1 + pipeline_cycles());
+  }
   bool mark(std::uint64_t queued) {
     if (queued < p.ecn.kmin) return false;
     if (queued >= p.ecn.kmax) return true;
@@ -555,6 +601,15 @@ struct Switch::Impl {
   SwitchParams p;
   Clock& clock;
   Rng ecn_rng;
+  IpcnParams ipcn;
+  Switch::NoticeFn notice;
+  struct Slope {
+    Cycle since = 0;
+    std::uint64_t backlog = 0;
+    double per_cycle = 0;  // bytes a cycle over the last window
+  };
+  std::vector<Slope> slopes;                           // per output (IPCN)
+  std::unordered_map<std::uint64_t, Cycle> notified;  // per flow: its last notification
   // Per output: bytes waiting for it anywhere (VOQs of every input and its egress queues); in
   // a VOQ switch the backlog of an output sits mostly at the inputs.
   std::vector<std::uint64_t> backlog;
@@ -603,7 +658,7 @@ struct Switch::Impl {
   LatencyHistogram used_at_admit{1};  // cells, not cycles: one count per admitted packet
   std::uint64_t cells_in_voqs = 0, cells_at_egress = 0;
   Counter &received, &forwarded_, &drops_buffer, &drops_route, &transfers, &ecn_marked, &admission_waits,
-      &gate_blocked;
+      &gate_blocked, &ipcn_notices;
   LatencyHistogram& latency;
 };
 
@@ -650,6 +705,12 @@ void Switch::probe(Waves& waves) const {
 std::uint64_t Switch::buffer_cells_used() const { return impl_->used; }
 std::uint64_t Switch::peak_buffer_cells() const { return impl_->peak; }
 std::uint64_t Switch::admitted_buffer_cells(double q) const { return impl_->used_at_admit.quantile(q); }
+void Switch::set_ipcn(const IpcnParams& p, NoticeFn notice) {
+  impl_->ipcn = p;
+  impl_->notice = std::move(notice);
+  impl_->slopes.assign(static_cast<std::size_t>(impl_->p.ports), {});
+}
+std::uint64_t Switch::ipcn_notices() const { return impl_->ipcn_notices.value(); }
 std::uint64_t Switch::drops() const { return impl_->drops_buffer.value() + impl_->drops_route.value(); }
 std::uint64_t Switch::forwarded() const { return impl_->forwarded_.value(); }
 const SwitchParams& Switch::params() const { return impl_->p; }

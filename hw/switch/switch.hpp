@@ -85,6 +85,21 @@ struct SwitchParams {
                       const std::string& fc) const;
 };
 
+// IPCN as modelled here (the vendor's has no public specification): an egress port predicts its
+// backlog `horizon` ahead from its growth over the last `window` (the slope between the backlog
+// at the window's start and at its end), and while the prediction is above `threshold_bytes`
+// each packet it sends has the switch notify that packet's source (one notification per flow
+// per `interval`): a packet the system makes (Switch::set_notifier, a CNP for a RoCEv2 flow),
+// which enters the switch on the port the data came in by and is forwarded like any other. So
+// the source hears in the switch-to-source time, not a round trip. Declared only by the systems
+// that run it (ipcn.*).
+struct IpcnParams {
+  bool on = false;
+  Cycle window = 0, horizon = 0, interval = 0;
+  std::uint64_t threshold_bytes = 0;
+  static IpcnParams declare(Config& c, const std::string& prefix, Time period);
+};
+
 // Where a packet goes: its output port, from its destination (a port number here; the
 // forwarding table of hw/switch/forwarding maps real addresses to this).
 using RouteFn = std::function<int(const Packet&)>;
@@ -110,6 +125,11 @@ class Switch {
     Stage core = kNoStage, to_port = kNoStage;
   };
   void set_stages(const Stages& s);
+  // IPCN at every egress port (IpcnParams), its notifications made by `notice` for the source of
+  // a data packet (null: none for it).
+  using NoticeFn = std::function<Packet*(Packet& data)>;
+  void set_ipcn(const IpcnParams& p, NoticeFn notice);
+  std::uint64_t ipcn_notices() const;  // notifications sent
   // Offers .buffer_cells (the shared buffer's cells in use) to the waves under its name.
   void probe(Waves& waves) const;
   std::uint64_t buffer_cells_used() const;

@@ -142,5 +142,89 @@ TEST(SwitchEgress, IntRecordsTheBytesSentBeforeThePacketTheLineTimeAndTheGrowing
   EXPECT_NEAR(growth / 200, 1024, 1024 * 0.02);
 }
 
+// IPCN: inputs 0 and 1 send to output 2 (one of them, or both: 2:1), and each notification
+// goes back to its source's port. Windows of 100 ns, a 1 us horizon, 100 KB, one a flow every
+// 2 us. At 2:1 the backlog grows by a port's rate, 64 B a cycle: 100 KB in 1 us of horizon, so
+// each source hears within the first microseconds and then once an interval; at 1:1 (and with
+// a threshold nothing reaches) nobody hears.
+struct Notices {
+  std::vector<Cycle> at[2];  // the cycles notices reached ports 0 and 1
+  std::uint64_t sent = 0;
+};
+Notices run_ipcn(bool both, std::uint64_t threshold) {
+  Config c;
+  sw::SwitchParams p = sw::SwitchParams::declare(c, "switch");
+  p.ports = 3;
+  c.set("ipcn.window_ns", "100");
+  c.set("ipcn.horizon_ns", "1000");
+  c.set("ipcn.interval_ns", "2000");
+  c.set("ipcn.threshold_bytes", std::to_string(threshold));
+  const sw::IpcnParams ipcn = sw::IpcnParams::declare(c, "ipcn", p.period());
+  ClockDomain domain("switch", p.period());
+  PacketPool pool;
+  Stats stats;
+  const ChannelSpec spec{1, 0, 1, 2};
+  Channel<Packet*> in0("in0", domain.clock(), spec), in1("in1", domain.clock(), spec), out0("out0", domain.clock(), spec),
+      out1("out1", domain.clock(), spec), out2("out2", domain.clock(), spec);
+  sw::Switch s("sw", p, domain.clock(), stats, {&in0, &in1, nullptr}, {&out0, &out1, &out2},
+               [](const Packet& pk) { return static_cast<int>(pk.dst); });
+  s.set_ipcn(ipcn, [&pool](Packet& data) {
+    Packet* n = pool.acquire();
+    n->src = data.dst;
+    n->dst = data.src;
+    n->bytes = 64;
+    return n;
+  });
+  Blaster a("a", in0, pool, 0, 2, 0), b("b", in1, pool, 1, 2, 0);
+  Counter2 sink(out2, pool);
+  struct Back : Core {
+    Channel<Packet*>& in;
+    PacketPool& pool;
+    std::vector<Cycle>& at;
+    Back(std::string n, Channel<Packet*>& i, PacketPool& p, std::vector<Cycle>& a) : Core(std::move(n)), in(i), pool(p), at(a) {}
+    void eval() override {
+      while (in.can_pop()) {
+        pool.release(in.pop());
+        at.push_back(now());
+      }
+    }
+  };
+  Notices got;
+  Back back0("back0", out0, pool, got.at[0]), back1("back1", out1, pool, got.at[1]);
+  for (Core* core : std::initializer_list<Core*>{&a, &b, &sink, &back0, &back1}) domain.attach(*core);
+  in0.connect(&a, &s.ingress_core(0));
+  in1.connect(&b, &s.ingress_core(1));
+  out0.connect(&s.egress_core(0), &back0);
+  out1.connect(&s.egress_core(1), &back1);
+  out2.connect(&s.egress_core(2), &sink);
+  a.wake_at(0);
+  if (both) b.wake_at(0);
+  else b.set_busy(false);
+  ClockDomain::set_run_ahead_limit(20 * kUs);
+  sc_core::sc_start(to_sc_time(20 * kUs));
+  s.check_buffer_accounting();
+  got.sent = s.ipcn_notices();
+  return got;
+}
+
+TEST(SwitchIpcn, ASourceHearsWithinMicrosecondsOfGrowthAndOnceAnIntervalAfter) {
+  const Notices n = run_ipcn(true, 100 * 1024);
+  const Cycle interval = cycles_for(2 * kUs, sw::SwitchParams{}.period());
+  for (int src = 0; src < 2; ++src) {
+    ASSERT_FALSE(n.at[src].empty()) << src;
+    EXPECT_LT(n.at[src].front(), cycles_for(2 * kUs, sw::SwitchParams{}.period())) << src;
+    for (std::size_t k = 1; k < n.at[src].size(); ++k) {
+      EXPECT_GE(n.at[src][k] - n.at[src][k - 1], interval) << src << " " << k;
+      EXPECT_LT(n.at[src][k] - n.at[src][k - 1], interval + 40) << src << " " << k;  // the next packet's choice
+    }
+  }
+  EXPECT_EQ(n.sent, n.at[0].size() + n.at[1].size());
+  EXPECT_GE(n.at[0].size(), 8u);  // 20 us at one an interval, the first within 2 us
+}
+
+// (One simulation a test: SystemC elaborates once a process.)
+TEST(SwitchIpcn, NoSourceHearsWithoutGrowth) { EXPECT_EQ(run_ipcn(false, 100 * 1024).sent, 0u); }
+TEST(SwitchIpcn, NoSourceHearsBelowTheThreshold) { EXPECT_EQ(run_ipcn(true, 1ull << 40).sent, 0u); }
+
 }  // namespace
 }  // namespace xy

@@ -85,19 +85,22 @@ NicParams NicParams::declare(Config& c, double line_bps, Uses uses) {
                                   "(line rate)");
   p.dcqcn = cc == "dcqcn";
   p.encc = cc == "encc";
-  EnccConfig e = EnccConfig::hpcc(line_bps, from_us(c.real("nic.encc.base_rtt_us", 5, "us", 1e-3, 1e6,
-                                                           "ENCC's T: the fabric's longest zero-load round trip")));
-  e.eta = c.real("nic.encc.eta", e.eta, "fraction", 1e-3, 1, "ENCC's target utilisation");
-  e.max_stage = static_cast<int>(c.integer("nic.encc.max_stage", e.max_stage, "steps", 0, 1000,
-                                           "ENCC's additive steps before a multiplicative one"));
-  e.rai_bps = 1e6 * c.real("nic.encc.rai_mbps", e.rai_bps / 1e6, "Mb/s", 1e-3, line_bps / 1e6,
-                           "ENCC's additive increase R_AI (W_AI / T)");
-  e.min_rate_bps = 1e6 * c.real("nic.encc.min_rate_mbps", e.min_rate_bps / 1e6, "Mb/s", 1e-3, line_bps / 1e6,
-                                "ENCC's rate floor");
-  e.fast_react = c.flag("nic.encc.fast_react", e.fast_react,
-                        "ENCC reacts on every ACK (committing once a round trip), or once a round trip only");
-  e.validate("nic.encc");
-  p.encc_config = e;
+  if (uses.encc) {
+    EnccConfig e = EnccConfig::hpcc(line_bps, from_us(c.real("nic.encc.base_rtt_us", 5, "us", 1e-3, 1e6,
+                                                             "ENCC's T: the fabric's longest zero-load round trip")));
+    e.eta = c.real("nic.encc.eta", e.eta, "fraction", 1e-3, 1, "ENCC's target utilisation");
+    e.max_stage = static_cast<int>(c.integer("nic.encc.max_stage", e.max_stage, "steps", 0, 1000,
+                                             "ENCC's additive steps before a multiplicative one"));
+    e.rai_bps = 1e6 * c.real("nic.encc.rai_mbps", e.rai_bps / 1e6, "Mb/s", 1e-3, line_bps / 1e6,
+                             "ENCC's additive increase R_AI (W_AI / T)");
+    e.min_rate_bps = 1e6 * c.real("nic.encc.min_rate_mbps", e.min_rate_bps / 1e6, "Mb/s", 1e-3, line_bps / 1e6,
+                                  "ENCC's rate floor");
+    e.fast_react = c.flag("nic.encc.fast_react", e.fast_react,
+                          "ENCC reacts on every ACK (committing once a round trip), or once a round trip only");
+    e.validate("nic.encc");
+    p.encc_config = e;
+  }
+  if (p.encc && !uses.encc) throw ConfigError("nic.cc = 'encc': not run here; allowed: dcqcn, none");
   p.telemetry = p.encc || p.iglb;
   DcqcnConfig d = profile(c.choice("nic.dcqcn.profile", "paper", {"paper", "mlx"},
                                    "DCQCN's constants: the SIGCOMM'15 paper's, or the HPCC authors' ns-3 Mellanox variant"),
@@ -316,6 +319,30 @@ void Nic::drain(Time now) {
     rx_bytes_ -= rx_buffer_.top().bytes;
     ports_[rx_buffer_.top().port].at.drained(rx_buffer_.top().bytes, rx_buffer_.top().vc);
   }
+}
+
+Packet* cnp_for_sender(Packet& data, PacketPool& pool) {
+  const std::vector<std::uint8_t>& bytes = data.bytes_now();
+  const auto parsed = parse(bytes.data(), bytes.size(), nullptr, false);
+  if (!parsed || parsed->header.opcode == opcode::kCnp || (parsed->header.opcode & 0x1f) == opcode::kAcknowledge)
+    return nullptr;
+  const RoceHeader& d = parsed->header;
+  RoceHeader h = cnp_header(d.dest_qp);
+  h.src_mac = d.dst_mac;
+  h.dst_mac = d.src_mac;
+  h.src_ip = d.dst_ip;
+  h.dst_ip = d.src_ip;
+  h.src_port = d.src_port;
+  const std::array<std::uint8_t, kCnpPadBytes> pad{};
+  Packet* p = pool.acquire();
+  encode(h, pad.data(), pad.size(), p->payload);
+  p->src = data.dst;
+  p->dst = data.src;
+  p->vc = data.vc;
+  p->entropy = data.entropy;
+  p->phantom = false;
+  p->bytes = static_cast<std::uint32_t>(p->payload.size()) + 4;  // and the FCS, which the MAC adds
+  return p;
 }
 
 Packet* Nic::frame(Flow* f, std::uint32_t dst, const RoceHeader& header, const Outgoing* o, Time now) {

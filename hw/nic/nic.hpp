@@ -105,6 +105,7 @@ struct NicParams {
     bool switched = true;  // switches between the NICs mark ECN and hash the entropy: nic.cc, nic.dcqcn.*, nic.entropy
     bool iglb = true;      // nic.entropy is the user's (or a design's): nic.iglb.*
     bool planes = false;   // NICs with a port on each plane: nic.failover.*
+    bool encc = true;      // ENCC may run (nic.cc is the user's): nic.encc.*
   };
   // The nic.* parameters, each declared once: the QP's, the reorder window's, and where
   // switched, nic.cc, nic.entropy and DCQCN's constants, whose defaults are those of
@@ -122,6 +123,11 @@ inline constexpr std::uint32_t kWqeBytes = 64, kCqeBytes = 64;
 
 // Who is behind an endpoint id: its MAC and IPv4 address, from the id (02:00:<id> and 10.<id>).
 std::array<std::uint8_t, 6> mac_of(std::uint32_t endpoint);
+// The CNP a switch sends the sender of a RoCEv2 packet (IPCN, sw::Switch::set_ipcn): to its
+// source endpoint, from its destination's addresses, naming its destination QP, which is the
+// sender's QP too where QPs are created with one number at both ends (the systems that use it).
+// Nothing for a frame that is not RoCEv2, an ACK or a CNP.
+Packet* cnp_for_sender(Packet& data, PacketPool& pool);
 std::uint32_t ip_of(std::uint32_t endpoint);
 // A QP's UDP source port (its flow's entropy), from the QP number it sends to, as ConnectX
 // derives it; `path` > 0: IGLB's other ports of the QP.
@@ -181,6 +187,7 @@ class Nic : public Core {
   bool idle() const;  // every QP idle, no CNP owed, nothing on the line or in the receive buffer
   std::uint64_t rx_buffer_peak_bytes() const { return rx_peak_; }
   std::uint64_t rx_dropped() const { return rx_dropped_.value(); }  // the receive buffer full
+  std::uint64_t cnps_received() const { return cnps_received_.value(); }  // from NICs, and switches (IPCN)
 
  private:
   struct Flow {

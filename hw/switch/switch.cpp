@@ -266,7 +266,7 @@ struct Switch::Impl {
                                       "cycles a port's head packet waited for buffer space (lossless)")),
         gate_blocked(stats.counter(name + ".egress.flow_control_blocked", "cycles",
                                    "egress decisions held back by flow control (pause or no credits)")),
-        ipcn_notices(stats.counter(name + ".ipcn.notices", "packets", "IPCN notifications sent to sources")),
+        stats(stats),
         latency(stats.histogram(name + ".port_to_port", clock.period(), "first byte in to first byte out")) {
     if (in.size() != static_cast<std::size_t>(p.ports) || out.size() != static_cast<std::size_t>(p.ports))
       throw std::invalid_argument(name + ": need one input and one output channel pointer per port");
@@ -574,7 +574,7 @@ struct Switch::Impl {
     Packet* n = notice ? notice(*e.packet) : nullptr;
     if (!n) return;
     // In by the port the data came in on, from the next cycle, as if it had arrived there.
-    ipcn_notices.add();
+    ipcn_notices->add();
     n->injected = clock.time_of(now + 1);
     EntryId id = pool.add({n, e.in, -1, n->bytes, n->vc, static_cast<std::uint32_t>((n->bytes + p.cell_bytes - 1) / p.cell_bytes),
                            beats_of(n->bytes), now + 1, 0});
@@ -658,7 +658,9 @@ struct Switch::Impl {
   LatencyHistogram used_at_admit{1};  // cells, not cycles: one count per admitted packet
   std::uint64_t cells_in_voqs = 0, cells_at_egress = 0;
   Counter &received, &forwarded_, &drops_buffer, &drops_route, &transfers, &ecn_marked, &admission_waits,
-      &gate_blocked, &ipcn_notices;
+      &gate_blocked;
+  Stats& stats;
+  Counter* ipcn_notices = nullptr;  // with IPCN on (registered then: other runs' stats stay as they were)
   LatencyHistogram& latency;
 };
 
@@ -706,11 +708,13 @@ std::uint64_t Switch::buffer_cells_used() const { return impl_->used; }
 std::uint64_t Switch::peak_buffer_cells() const { return impl_->peak; }
 std::uint64_t Switch::admitted_buffer_cells(double q) const { return impl_->used_at_admit.quantile(q); }
 void Switch::set_ipcn(const IpcnParams& p, NoticeFn notice) {
+  if (!impl_->ipcn_notices)
+    impl_->ipcn_notices = &impl_->stats.counter(impl_->name + ".ipcn.notices", "packets", "IPCN notifications sent to sources");
   impl_->ipcn = p;
   impl_->notice = std::move(notice);
   impl_->slopes.assign(static_cast<std::size_t>(impl_->p.ports), {});
 }
-std::uint64_t Switch::ipcn_notices() const { return impl_->ipcn_notices.value(); }
+std::uint64_t Switch::ipcn_notices() const { return impl_->ipcn_notices ? impl_->ipcn_notices->value() : 0; }
 std::uint64_t Switch::drops() const { return impl_->drops_buffer.value() + impl_->drops_route.value(); }
 std::uint64_t Switch::forwarded() const { return impl_->forwarded_.value(); }
 const SwitchParams& Switch::params() const { return impl_->p; }

@@ -124,6 +124,10 @@ Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::Sw
   for (int n : t_.switches()) {
     sw::SwitchParams sp = switch_params;
     sp.ports = t_.nodes[n].ports;
+    if (t_.nodes[n].buffer_mib > 0) {  // its own
+      sp.buffer_mib = t_.nodes[n].buffer_mib;
+      sp.buffer_cells = static_cast<std::uint64_t>(sp.buffer_mib * (1 << 20) / sp.cell_bytes);
+    }
     sp.lat.rx_mac = sp.lat.tx_mac = 0;  // the ports' MACs are modelled, not a switch stage
     // Lossless ports promise not to drop: the shared buffer must hold all their credits or PFC
     // buffers let in, frames from Ethernet's least (64 B) to the ports' largest.
@@ -165,6 +169,7 @@ Fabric::Fabric(const std::string& prefix, const Topology& topology, const sw::Sw
   for (std::size_t n = 0; n < t_.nodes.size(); ++n) {
     const auto& node = t_.nodes[n];
     nodes.push_back({{"name", node.name}, {"switch", node.is_switch}, {"ports", node.ports}});
+    if (node.buffer_mib > 0) nodes.back()["buffer_mib"] = node.buffer_mib;
     if (!node.is_switch) nodes.back()["links"] = endpoint_links[endpoint_of[n]];
   }
   description_ = {{"prefix", prefix}, {"topology", t_.name}, {"nodes", nodes}, {"links", links}};

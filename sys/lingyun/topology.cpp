@@ -142,6 +142,50 @@ Topology Topology::leaf_spine(int endpoints, int leaves, int spines, double over
   return t;
 }
 
+Topology Topology::two_sites(const Sites& s) {
+  const std::string preset = "two-sites";
+  if (s.endpoints % s.leaves)
+    throw ConfigError(fmt::format("{}: {} endpoints a site over {} leaves: allowed a multiple of the leaves", preset,
+                                  s.endpoints, s.leaves));
+  const int down = s.endpoints / s.leaves;
+  if (down % s.spines)
+    throw ConfigError(fmt::format("{}: {} endpoints a leaf over {} spines: a non-blocking leaf needs a multiple of the "
+                                  "spines", preset, down, s.spines));
+  const double lines_exact = s.endpoints / s.oversubscription;
+  const int lines = static_cast<int>(std::lround(lines_exact));
+  if (lines < 1 || std::abs(lines - lines_exact) > 1e-9 || lines % s.spines)
+    throw ConfigError(fmt::format("{}: {} endpoints a site at {}:1 across need {:.3g} cross-site lines; allowed: a whole "
+                                  "multiple of the {} spines",
+                                  preset, s.endpoints, s.oversubscription, lines_exact, s.spines));
+  Topology t;
+  t.name = preset;
+  std::map<std::string, int> index;
+  std::vector<int> spines[2];
+  for (int site = 0; site < 2; ++site) {
+    const std::string name = site ? "b" : "a";
+    std::vector<int> leaf;
+    for (int l = 0; l < s.leaves; ++l)
+      leaf.push_back(add_node(t, index, fmt::format("{}.leaf{}", name, l), true, 2 * down, preset));
+    for (int k = 0; k < s.spines; ++k) {
+      spines[site].push_back(add_node(t, index, fmt::format("{}.spine{}", name, k), true,
+                                      s.leaves * down / s.spines + lines / s.spines, preset));
+      t.nodes.back().buffer_mib = s.spine_buffer_mib;
+    }
+    for (int e = 0; e < s.endpoints; ++e)
+      connect(t, add_node(t, index, fmt::format("e{}", site * s.endpoints + e), false, 0, preset), leaf[e / down],
+              s.cable_m, preset);
+    for (int l = 0; l < s.leaves; ++l)
+      for (int u = 0; u < down; ++u) connect(t, leaf[l], spines[site][u % s.spines], s.spine_cable_m, preset);
+  }
+  for (int line = 0; line < lines; ++line) {
+    const int k = line % s.spines;
+    connect(t, spines[0][k], spines[1][k], s.km * 1000, preset);
+    t.links.back().otn = s.otn;
+    t.links.back().llr = false;
+  }
+  return t;
+}
+
 Topology Topology::dual_plane(int endpoints, double cable_m) { return planes(endpoints, 2, cable_m); }
 
 Topology Topology::planes(int endpoints, int planes, double cable_m) {
@@ -175,9 +219,15 @@ Topology Topology::load(const std::string& path) {
       // yaml-cpp's missing key has no mark: name the switch's own line.
       if (kv.second.IsNull() || (kv.second.IsMap() && !kv.second["ports"]))
         throw ConfigError(fmt::format("{}: switch {} without 'ports': a count 1..1024", yaml_at(path, kv.first), name));
-      only(path, kv.second, {"ports"}, "switch " + name);
+      only(path, kv.second, {"ports", "buffer_mib"}, "switch " + name);
       const int ports = whole(path, kv.second["ports"], "switch " + name + " ports", 1, 1024);
       add_node(t, index, name, true, ports, yaml_at(path, kv.first));
+      if (const YAML::Node b = kv.second["buffer_mib"]) {
+        double mib = 0;
+        if (!b.IsScalar() || !YAML::convert<double>::decode(b, mib) || !(mib >= 0.01 && mib <= 1e6))
+          throw ConfigError(fmt::format("{}: switch {} buffer_mib = {}: allowed 0.01..1e6", yaml_at(path, b), name, shown(b)));
+        t.nodes.back().buffer_mib = mib;
+      }
     }
     if (!endpoints) throw ConfigError(fmt::format("{}: 'endpoints' missing: a count or a list of names", path));
     if (endpoints.IsScalar()) {

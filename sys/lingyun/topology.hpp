@@ -2,9 +2,9 @@
 // and the routes computed from the graph (never written per scenario).
 //
 // File format (every key checked; errors name file:line):
-//   switches:                 # name: {ports: N}
+//   switches:                 # name: {ports: N}, and its own buffer_mib (else switch.buffer_mib)
 //     leaf0: {ports: 16}
-//     spine0: {ports: 16}
+//     spine0: {ports: 16, buffer_mib: 8192}
 //   endpoints: 4              # a count (e0, e1, ...) or a list of names
 //   links:                    # a, b, cable length in metres (5 ns per metre)
 //     - {a: e0, b: leaf0, cable_m: 2}
@@ -40,6 +40,7 @@ struct Topology {
     bool is_switch = false;
     int ports = 0;  // switches: radix; endpoints: links attached
     std::string where = "";  // file:line, or the preset, for error messages
+    double buffer_mib = 0;   // a switch's own shared buffer; 0: switch.buffer_mib
   };
   struct Link {
     int a = 0, b = 0;  // node indices
@@ -67,6 +68,16 @@ struct Topology {
   static Topology leaf_spine(int endpoints, int leaves, int spines, double oversubscription, double cable_m,
                              double spine_cable_m);
   static Topology dual_plane(int endpoints, double cable_m);  // planes(endpoints, 2, cable_m)
+  // Two sites (a, b), each a non-blocking leaf-spine of `endpoints` (e0... in site a, then site
+  // b's), whose spines go straight into OTN lines to their peers in the other site: cross-site
+  // capacity 1/`oversubscription` of a site's endpoints', in whole lines spread evenly over the
+  // spines, `km` long; the spines' buffers `spine_buffer_mib`.
+  struct Sites {
+    int endpoints = 16, leaves = 4, spines = 2;
+    double oversubscription = 8, km = 300, spine_buffer_mib = 8192, cable_m = 2, spine_cable_m = 10;
+    otn::LineParams otn;
+  };
+  static Topology two_sites(const Sites& s);
   // Every endpoint on `planes` independent single-switch planes (plane0, plane1...), one port each.
   static Topology planes(int endpoints, int planes, double cable_m);
 

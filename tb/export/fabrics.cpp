@@ -25,8 +25,10 @@ Config config_of(const nlohmann::json& config) {
 lingyun::Topology topology_of(const nlohmann::json& fabric) {
   lingyun::Topology t;
   t.name = fabric.at("topology").get<std::string>();
-  for (const auto& n : fabric.at("nodes"))
+  for (const auto& n : fabric.at("nodes")) {
     t.nodes.push_back({n.at("name").get<std::string>(), n.at("switch").get<bool>(), n.at("ports").get<int>()});
+    t.nodes.back().buffer_mib = n.value("buffer_mib", 0.0);
+  }
   for (const auto& l : fabric.at("links")) {
     lingyun::Topology::Link link;
     link.a = l.at("a").get<int>();

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -90,6 +91,11 @@ class Testbench {
   // Once every piece of traffic has been offered (or received): what the run still waits for
   // ("the last 3 of 1000 packets", "replays in flight"); "" while traffic is still being offered.
   virtual std::string waiting_for() const { return ""; }
+  // A testbench whose traffic pauses by design (a compute phase, data in flight over a line
+  // longer than sim.watchdog_us) says until when it waits: the watchdog counts from then, not
+  // from the last data delivered, and a line longer than the watchdog is no reason to refuse the
+  // run. Asked after every slice; nothing (the default): it never pauses.
+  virtual std::optional<Time> quiet_until() const { return std::nullopt; }
   virtual void end_warmup() {}
   // End-of-run scoreboard checks; throws CheckFailure.
   virtual void check() const = 0;

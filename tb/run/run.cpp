@@ -222,7 +222,7 @@ RunResult simulate(const RunOptions& options, Debris& debris) {
     throw ConfigError(fmt::format("{} needs at least {} of simulated time, beyond sim.max_time_us = {}: raise "
                                   "sim.max_time_us or ask for less",
                                   work.because, format_time(work.at_least), to_us(sim.max_time)));
-  if (ctx.reach.one_way >= sim.watchdog)
+  if (ctx.reach.one_way >= sim.watchdog && !tb->quiet_until())
     throw ConfigError(fmt::format("sim.watchdog_us = {}: a frame takes {} one way on {}, so the watchdog would fail the "
                                   "run before one could arrive; allowed: above {:.3f}",
                                   to_us(sim.watchdog), format_time(ctx.reach.one_way), ctx.reach.because,
@@ -271,7 +271,7 @@ RunResult simulate(const RunOptions& options, Debris& debris) {
     if (tb->progress() != last_progress) {
       last_progress = tb->progress();
       last_move = sim_now();
-    } else if (sim_now() - last_move >= sim.watchdog) {
+    } else if (sim_now() - std::min(sim_now(), std::max(last_move, tb->quiet_until().value_or(0))) >= sim.watchdog) {
       const std::string stall = tb->stall();
       failure = fmt::format("{}: no data delivered from {} to {} (sim.watchdog_us = {})",
                             stall.empty() ? "watchdog" : stall, format_time(last_move),

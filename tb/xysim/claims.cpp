@@ -415,7 +415,8 @@ const std::vector<Claim> kClaims = {
     {"C10",
      "Scale-Across: 300 km, 8:1 cross-PoD oversubscription, 8 GB spine buffer, IPCN → < 0.13 % training impact "
      "at 1024 GPUs",
-     {}, "no OTN framer, long-haul links, IPCN or training traffic yet", nullptr, ""},
+     {}, "not yet at 1024 GPUs: across-300km runs the cycle-level model at 16 (docs/otn.md); the fast model that "
+         "would run 1024 does not exist yet", nullptr, ""},
     {"C11", "PCIe switch up-link (64 GB/s) starves TP/MoE; NVLink ≈ 900 GB/s",
      {{"pcie", "all-to-all per GPU, PCIe switch", "olink-alltoall", "/summary/pcie-switch/bandwidth_per_gpu_GBps",
        " GB/s", ".2f"},

@@ -756,6 +756,33 @@ PY
     # The NIC's default retransmit timeout (131 us) is far below the 2.94 ms round trip: a named outcome.
     expect_failed_run "ended in retry exceeded" run nic-alltoall --set topology="$work/t.yaml" --set alltoall.endpoints=2 \
       --set alltoall.message_kib=64 --set sim.watchdog_us=10000 ;;
+  across_300km)
+    # A small across-300km: 4 GPUs a site on one leaf and one spine, one 800G line across (4:1),
+    # 512 KiB of gradient (128 KiB shards), 100 us of compute, 2 steps. Checked from first
+    # principles: a step across has the exchange's 300 km of fibre one way more than in one site
+    # (1470 us at 4.9 us/km) and little else; every byte arrived once (the run passes); with ECN
+    # off the only CNPs are the switches' (IPCN), with IPCN off there are none of those.
+    "$xysim" run across-300km --set across.gpus_per_site=4 --set across.leaves=1 --set across.oversubscription=4 \
+      --set across.gradient_mib=0.5 --set across.compute_us=100 --out "$work/r" --quiet >/dev/null || fail "run: exit $?"
+    python3 - "$work/r/results.json" <<'PY' || fail "figures"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+fibre = 300 * 4.9
+for cc in ("ecn", "ipcn"):
+    one, two = s[f"single_{cc}"], s[f"across_{cc}"]
+    gap = two["mean_iteration_us"] - one["mean_iteration_us"]
+    assert fibre - 10 <= gap <= fibre + 100, (cc, gap)
+    assert abs(s[f"slowdown_pct_{cc}"] - 100 * (two["mean_iteration_us"] / one["mean_iteration_us"] - 1)) < 1e-9, cc
+    for d in (one, two):
+        assert d["drops"] == 0 and 100 <= min(d["iteration_us"]), d
+        assert 0 < d["spine_buffer_peak_bytes"] <= 8 * 2**30, d
+for d in ("single_ipcn", "across_ipcn"):
+    assert s[d]["ipcn_notices"] == s[d]["cnps_received"] > 0, s[d]
+for d in ("single_ecn", "across_ecn"):
+    assert s[d]["ipcn_notices"] == 0, s[d]
+print(f"ok: a step {s['across_ecn']['mean_iteration_us']:.0f} us across against {s['single_ecn']['mean_iteration_us']:.0f} us in one site")
+PY
+    ;;
   nic_failover)
     # Two pairs over two planes, 2 QPs each of one 4 MiB WRITE, QP j on plane j; plane 0 fails at
     # 10 us where e0 (or e1) meets it, or all of it. Checked against the line: 800 Gb/s is 100 GB/s.

@@ -68,7 +68,9 @@ SHORT = {
     "nic-spray": {"spray.messages": 2, "spray.message_kib": 64},
     "nic-balance": {"balance.message_kib": 2048},
     "nic-failover": {},
-    "nic-alltoall": {"alltoall.message_kib": 128},
+    "nic-alltoall": {"alltoall.endpoints": 8, "alltoall.message_kib": 128},
+    "across-300km": {"across.gpus_per_site": 2, "across.leaves": 1, "across.oversubscription": 2,
+                     "across.gradient_mib": 0.25, "across.compute_us": 20, "across.iterations": 1},
     "nic-psn-wrap": {"wrap.wraps": 1, "wrap.lead": 20000, "wrap.loss": 1e-3},
 }
 
@@ -120,6 +122,8 @@ VALUE = [
     # retry at all fails a QP at its first timeout.
     ("nic-*", "nic.dcqcn.min_rate_mbps", 200000),
     ("nic-*", "nic.timeout_exp", 0),
+    ("across-300km", "nic.timeout_exp", 8),  # 1 ms: below the 2.94 ms round trip
+    ("across-300km", "nic.dcqcn.min_rate_mbps", 200000),
     ("nic-*", "nic.retry_count", 0),
     ("nic-incast", "nic.reorder.window", 64),
     # nic-spray: a window that spraying overruns; a hole timeout shorter than the paths' spread.
@@ -136,7 +140,35 @@ VALUE = [
 # backs it: what lingyun-incast's shared-buffer keys need to act.
 PFC_128K = {"pfc.buffer_bytes": 131072, "pfc.headroom_bytes": 81920, "pfc.xoff_bytes": 49152, "pfc.xon_bytes": 32768}
 
+# across-300km: 4 GPUs a site at 4:1 and 2 MiB of gradient, where its short run's 2 GPUs a
+# site barely meet: queues at the leaves and at the line across.
+ACROSS_BIG = {"across.gpus_per_site": 4, "across.oversubscription": 4, "across.gradient_mib": 2}
+
 PAIRING = [
+    # across-300km first: its ECN is fixed by its designs, its links lossy by default.
+    ("across-300km", "switch.arbiter", ACROSS_BIG),
+    ("across-300km", "switch.iterations", ACROSS_BIG),
+    ("across-300km", "switch.dt_alpha", {**ACROSS_BIG, "switch.buffer_mib": 0.1}),
+    ("across-300km", "switch.when_full", {**ACROSS_BIG, "switch.buffer_mib": 0.05}),
+    ("across-300km", "switch.ecn.kmin_bytes", ACROSS_BIG),
+    ("across-300km", "switch.ecn.*", {**ACROSS_BIG, "switch.ecn.kmin_bytes": 0}),
+    ("across-300km", "ipcn.*", ACROSS_BIG),
+    ("across-300km", "port.rs272.*", {"port.fec": "rs272"}),
+    ("across-300km", "port.none.*", {"port.fec": "none"}),
+    ("across-300km", "port.codec", {"across.km": 1}),
+    ("across-300km", "cbfc.*", {**ACROSS_BIG, "port.fc": "cbfc"}),
+    ("across-300km", "llr.ack_timer_ns", {"llr.ack_every": 64}),
+    ("across-300km", "llr.*", {"across.compute_us": 0, "port.link_down_at_us": 2, "port.link_down_us": 30,
+                               "sim.watchdog_us": 50}),
+    ("across-300km", "nic.pcie.*", {"nic.host": "pcie"}),
+    ("across-300km", "nic.rx_buffer_kib", {**ACROSS_BIG, "nic.host": "pcie", "nic.pcie.lanes": 4}),
+    ("across-300km", "nic.retry_count", {"nic.timeout_exp": 6}),  # 262 us: timeouts before the ACK's round trip
+    ("across-300km", "nic.dcqcn.rhai_mbps", {**ACROSS_BIG, "switch.ecn.kmin_bytes": 0, "switch.ecn.kmax_bytes": 20000,
+                                             "nic.dcqcn.rate_on_first_cnp": 0.01, "nic.dcqcn.fast_recovery_steps": 1,
+                                             "nic.dcqcn.increase_period_us": 2, "nic.dcqcn.byte_counter": 20000}),
+    ("across-300km", "nic.dcqcn.*", {**ACROSS_BIG, "switch.ecn.kmin_bytes": 0, "switch.ecn.kmax_bytes": 20000,
+                                     "nic.dcqcn.alpha_period_us": 5, "nic.dcqcn.increase_period_us": 5,
+                                     "nic.dcqcn.cnp_interval_us": 5, "nic.dcqcn.byte_counter": 100000}),
     # A FEC's own latencies with that FEC.
     ("phy-loopback", "phy.rs272.*", {"phy.fec": "rs272"}),
     ("phy-loopback", "phy.none.*", {"phy.fec": "none"}),
@@ -177,6 +209,7 @@ PAIRING = [
     ("nic-alltoall", "nic.encc.min_rate_mbps", {"alltoall.message_kib": 512, "nic.encc.eta": 0.05}),
     ("nic-alltoall", "nic.encc.*", {"alltoall.message_kib": 512}),
     ("nic-alltoall", "nic.reorder.*", {"nic.entropy": "packet"}),
+    ("nic-alltoall", "nic.retry_count", {"nic.timeout_exp": 0}),
     ("nic-alltoall", "nic.iglb.*", {"nic.entropy": "iglb"}),
     ("nic-alltoall", "llr.window", {"alltoall.message_kib": 16}),
     ("nic-balance", "nic.retransmit", {"nic.reorder.window": 8}),

@@ -198,6 +198,11 @@ TEST(LingyunFabric, AnOtnLineJoinsTwoSitesWithoutLlrOrFlowControlUnlessItSetsThe
   EXPECT_EQ(l.fixed_latency(), from_ns(300 * 4900) + 2 * otn::frame_period());
   EXPECT_EQ(f->description()["links"][2]["otn"]["wavelengths"], 8);
   EXPECT_THROW(l.phy(0), std::logic_error);
+  Built deep("switches:\n  a: {ports: 2, buffer_mib: 8192}\n  b: {ports: 2}\nendpoints: 2\nlinks:\n"
+             "  - {a: e0, b: a}\n  - {a: e1, b: b}\n  - {a: a, b: b}\n");
+  const auto fd = deep.build();
+  EXPECT_EQ(fd->switches()[0]->params().buffer_cells, 8192ull * 1024 * 1024 / 256);  // its own buffer
+  EXPECT_EQ(fd->switches()[1]->params().buffer_cells, 64ull * 1024 * 1024 / 256);    // switch.buffer_mib
   Built cbfc(sites + "fc: cbfc, otn: {}}\n");
   const std::string m = testing::config_error_of([&] { cbfc.build(); });
   EXPECT_EQ(m.rfind(cbfc.topology.name + ":8: link a - b: CBFC over 300000 m needs", 0), 0u) << m;

@@ -156,15 +156,17 @@ TEST_F(TopologyFile, EveryRefusalOfTheFileNamesItsPlace) {
       {"switches: [sw0]\n" + eps + "links: []\n", "FILE:1: switches = a list: allowed a map name -> {ports: N}"},
       // Nothing has no line of its own in yaml-cpp (its mark is the next line's).
       {"switches:\n" + eps + "links: []\n", "FILE: switches = nothing: allowed a map name -> {ports: N}"},
-      {"switches:\n  sw0: {ports: 2, radix: 2}\n", "FILE:2: unknown key 'radix': allowed are ports"},
+      {"switches:\n  sw0: {ports: 2, radix: 2}\n", "FILE:2: unknown key 'radix': allowed are ports, buffer_mib"},
       {"switches:\n  sw0: {ports: 0}\n", "FILE:2: switch sw0 ports = 0: allowed 1..1024"},
       {"switches:\n  sw0: {ports: 1025}\n", "FILE:2: switch sw0 ports = 1025: allowed 1..1024"},
       // A value of the wrong type or shape: its key, the value as written and what is allowed,
       // never yaml-cpp's own "bad conversion" or "invalid node" (at line 0).
       {"switches:\n  sw0: {ports: many}\n", "FILE:2: switch sw0 ports = many: allowed 1..1024"},
       {"switches:\n  sw0: {ports: 99999999999}\n", "FILE:2: switch sw0 ports = 99999999999: allowed 1..1024"},
+      {"switches:\n  sw0: {ports: 4, buffer_mib: 0}\n", "FILE:2: switch sw0 buffer_mib = 0: allowed 0.01..1e6"},
+      {"switches:\n  sw0: {ports: 4, buffer_mib: deep}\n", "FILE:2: switch sw0 buffer_mib = deep: allowed 0.01..1e6"},
       {"switches:\n  sw0: {ports: [4]}\n", "FILE:2: switch sw0 ports = a list: allowed 1..1024"},
-      {"switches:\n  sw0: 4\n", "FILE:2: switch sw0 = 4: allowed a map of ports"},
+      {"switches:\n  sw0: 4\n", "FILE:2: switch sw0 = 4: allowed a map of ports, buffer_mib"},
       {"switches:\n  [a, b]: {ports: 4}\n", "FILE:2: a switch's name = a list: allowed a name"},
       {"? [a]\n: 1\n", "FILE:1: a key of the topology = a list: allowed a name"},
       {sw + "endpoints: {e0: 1, e1: 2}\n", "FILE:3: endpoints = a map: allowed a count 2..65536 or a list of names"},
@@ -311,6 +313,39 @@ TEST(TopologyPreset, SingleLeafSpineAndDualPlaneHaveTheirNodesAndLinks) {
   EXPECT_EQ(dual.switches().size(), 2u);
   EXPECT_EQ(dual.links.size(), 8u);
   for (int e : dual.endpoints()) EXPECT_EQ(dual.nodes[e].ports, 2);
+}
+
+// Two sites of 8 GPUs on 2 leaves and 2 spines each, 8:1 across: one cross-site line (8 GPUs / 8)
+// is not a multiple of 2 spines, refused; with one spine per site: each leaf 4 down and 4 up, the
+// spine 8 down and the line, whose far end is the other site's spine, 300 km of OTN.
+TEST(TopologyPreset, TwoSitesJoinTheirSpinesByOtnLinesOfTheRatio) {
+  Topology::Sites s;
+  s.endpoints = 8;
+  s.leaves = 2;
+  s.spines = 2;
+  const std::string m = testing::config_error_of([&] { Topology::two_sites(s); });
+  EXPECT_EQ(m, "two-sites: 8 endpoints a site at 8:1 across need 1 cross-site lines; allowed: a whole multiple of "
+               "the 2 spines") << m;
+  s.spines = 1;
+  const Topology t = Topology::two_sites(s);
+  t.validate();
+  ASSERT_EQ(t.switches().size(), 6u);
+  EXPECT_EQ(t.endpoints().size(), 16u);
+  EXPECT_EQ(t.links.size(), 2 * (8u + 8u) + 1u);
+  for (int n : t.switches()) {
+    const auto& node = t.nodes[static_cast<std::size_t>(n)];
+    const bool spine = node.name.find("spine") != std::string::npos;
+    EXPECT_EQ(node.ports, spine ? 9 : 8) << node.name;
+    EXPECT_EQ(node.buffer_mib, spine ? 8192 : 0) << node.name;
+  }
+  const auto& line = t.links.back();
+  EXPECT_EQ(t.nodes[static_cast<std::size_t>(line.a)].name, "a.spine0");
+  EXPECT_EQ(t.nodes[static_cast<std::size_t>(line.b)].name, "b.spine0");
+  EXPECT_EQ(line.cable_m, 300000);
+  ASSERT_TRUE(line.otn);
+  EXPECT_EQ(line.llr, false);
+  EXPECT_EQ(t.bisection_links(), 1);  // a site against the other: the line
+  EXPECT_EQ(t.nodes[static_cast<std::size_t>(t.endpoints()[8])].name, "e8");  // site b's first
 }
 
 TEST(TopologyPreset, ALeafSpineThatDoesNotDivideIsRefusedNamingTheKey) {

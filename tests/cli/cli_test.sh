@@ -776,6 +776,11 @@ for cc in ("ecn", "ipcn"):
     for d in (one, two):
         assert d["drops"] == 0 and 100 <= min(d["iteration_us"]), d
         assert 0 < d["spine_buffer_peak_bytes"] <= 8 * 2**30, d
+    # The exchange across: the fibre, then 4 shards of 128 KiB one after another on the 800G line
+    # (100 B a ns), and a few microseconds of OTN mapping and hops; in one site, a shard's time.
+    shards = 4 * 128 * 1024 / 100e3
+    assert fibre + shards <= two["phase_us"]["exchange"] <= fibre + shards + 20, (cc, two["phase_us"])
+    assert 128 * 1024 / 100e3 <= one["phase_us"]["exchange"] <= 20, (cc, one["phase_us"])
 for d in ("single_ipcn", "across_ipcn"):
     assert s[d]["ipcn_notices"] == s[d]["cnps_received"] > 0, s[d]
 for d in ("single_ecn", "across_ecn"):

@@ -11,6 +11,7 @@
 // iteration times, the slowdown across against one site, the spines' buffer peaks, and every
 // byte exactly once at its address.
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <memory>
 
@@ -67,6 +68,10 @@ class Collective final : public Core {
     return out;
   }
   const std::vector<Time>& done(int g) const { return state_[static_cast<std::size_t>(g)].done; }
+  // A phase's mean time, from a GPU's posting its WRITEs to its having what the phase brings it.
+  double phase_us(int phase) const {
+    return phase_count_[phase] ? to_us(phase_sum_[phase]) / static_cast<double>(phase_count_[phase]) : 0;
+  }
   // The testbench's pause: a GPU computing, or the other site's shard in flight and its ACK on
   // the way back (the run ends with the last of them).
   Time quiet_until(Time flight) const {
@@ -94,6 +99,7 @@ class Collective final : public Core {
     Time compute_until = 0;
     std::vector<std::array<int, kPhases>> received;  // per iteration and phase: WRITEs arrived
     std::vector<Time> done;                           // per iteration: its all-gather complete
+    Time began = 0;                                   // its phase, posted
   };
   int site(int g) const { return g / s_.per_site; }
   bool same_site(int a, int b) const { return site(a) == site(b); }
@@ -127,6 +133,7 @@ class Collective final : public Core {
   void post(int g, int phase, Time now_t) {
     Gpu& x = state_[static_cast<std::size_t>(g)];
     x.phase = phase;
+    x.began = now_t;
     if (phase == kExchange) {
       write(g, peer(g), x.iteration, phase);
       last_exchange_ = now_t;
@@ -146,6 +153,8 @@ class Collective final : public Core {
         continue;
       }
       if (x.received[static_cast<std::size_t>(x.iteration)][x.phase] < needed(x.phase)) return;
+      phase_sum_[x.phase] += now_t - x.began;
+      ++phase_count_[x.phase];
       if (x.phase != kAllGather) {
         post(g, x.phase + 1, now_t);
         continue;
@@ -165,6 +174,8 @@ class Collective final : public Core {
   int gpus_;
   std::vector<Gpu> state_;
   Time last_exchange_ = 0;
+  std::array<Time, kPhases> phase_sum_{};
+  std::array<std::uint64_t, kPhases> phase_count_{};
 };
 
 class Across300km : public NicTestbench {
@@ -275,6 +286,10 @@ class Across300km : public NicTestbench {
       for (int g = 0; g < 2 * shape_.per_site; ++g) cnps += r.rig->nics[static_cast<std::size_t>(g)]->cnps_received();
       s[r.design->name] = {{"iteration_us", iteration_us},
                            {"mean_iteration_us", to_us(last - start_) / shape_.iterations},
+                           {"phase_us",
+                            {{"reduce_scatter", r.collective->phase_us(kReduceScatter)},
+                             {"exchange", r.collective->phase_us(kExchange)},
+                             {"all_gather", r.collective->phase_us(kAllGather)}}},
                            {"spine_buffer_peak_bytes", spine_peak},
                            {"drops", r.rig->drops()},
                            {"ipcn_notices", notices},
@@ -293,12 +308,14 @@ class Across300km : public NicTestbench {
                                   s["topology"].get<std::string>(), 2 * shape_.per_site,
                                   format_bytes(static_cast<std::uint64_t>(shape_.shard) * shape_.per_site),
                                   shape_.shard, to_us(shape_.compute), shape_.iterations);
-    out += fmt::format("  {:<12} {:>12} {:>16} {:>7} {:>9} {:>8}\n", "design", "step us", "spine peak MiB", "drops",
-                       "notices", "CNPs");
+    out += fmt::format("  {:<12} {:>9} {:>8} {:>9} {:>8} {:>15} {:>6} {:>8} {:>6}\n", "design", "step us", "RS us",
+                       "cross us", "AG us", "spine peak MiB", "drops", "notices", "CNPs");
     for (const Run& r : runs_) {
       const auto& row = s[r.design->name];
-      out += fmt::format("  {:<12} {:>12.1f} {:>16.1f} {:>7} {:>9} {:>8}\n", r.design->name,
-                         row["mean_iteration_us"].get<double>(),
+      const auto& phase = row["phase_us"];
+      out += fmt::format("  {:<12} {:>9.1f} {:>8.1f} {:>9.1f} {:>8.1f} {:>15.1f} {:>6} {:>8} {:>6}\n", r.design->name,
+                         row["mean_iteration_us"].get<double>(), phase["reduce_scatter"].get<double>(),
+                         phase["exchange"].get<double>(), phase["all_gather"].get<double>(),
                          row["spine_buffer_peak_bytes"].get<std::uint64_t>() / 1048576.0, row["drops"].get<std::uint64_t>(),
                          row["ipcn_notices"].get<std::uint64_t>(), row["cnps_received"].get<std::uint64_t>());
     }

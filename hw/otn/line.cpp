@@ -369,6 +369,7 @@ void Line::eval() {
   if (now_t >= free_at_ && in_.can_pop()) {
     Packet* p = in_.pop();
     if (stages_.first != kNoStage) p->advance(stages_.first, now_t);
+    last_taken_ = now_t;
     const std::uint64_t blocks = phy::blocks_for_frame(p->size_now());
     const auto slot = static_cast<std::uint64_t>(std::ceil(static_cast<double>(now_t) / block_fs_));
     const std::uint64_t first = std::max(next_block_, slot * n);

@@ -72,6 +72,7 @@ class Line final : public Core {
   };
   const Counts& counts() const { return counts_; }
   const LatencyHistogram& latency() const { return latency_; }  // frame taken to frame out
+  Time last_taken() const { return last_taken_; }  // when the newest frame was taken (0: none yet)
   // The Cm of OTU4 frame k (0 for frame 0): the same on every channel.
   int cm(std::uint64_t k);
 
@@ -112,6 +113,7 @@ class Line final : public Core {
   Counts counts_;
   LatencyHistogram& latency_;
   std::pair<Stage, Stage> stages_{kNoStage, kNoStage};
+  Time last_taken_ = 0;
 };
 
 }  // namespace xy::otn

@@ -19,7 +19,8 @@
 //
 // Cycle contract: none yet; frames, not cycles. The framer makes a frame at a call, the
 // deframer takes bytes as they come; time is in frames of frame_period() (the line rate
-// 255/227 x 99.5328 Gb/s). Not here (issue 26): TCMs, GCC contents, IAE/BIAE, the shell on a clock.
+// 255/227 x 99.5328 Gb/s); on a clock, the frames a port sends are carried by hw/otn/line.hpp. Not
+// modelled: TCMs, GCC contents, IAE/BIAE.
 #pragma once
 #include <array>
 #include <cstddef>

@@ -458,13 +458,16 @@ struct Switch::Impl {
           e.packet->ecn_ce = true;
           ecn_marked.add();
         }
-        if (ipcn.on && !e.notice) predict(o, e);
+
         backlog[o] -= e.bytes;
         e.tx_at = std::max(now + lead, line_free[o]);
         stamp(*e.packet, o, e.tx_at);
         tx_bytes[o] += e.bytes;
         line_free[o] = e.tx_at + e.beats;
+        const bool notice = e.notice;
         pool.push(pending_tx[o], id);
+        // Last: a notice IPCN makes adds to the pool, which may move its entries (`e` among them).
+        if (ipcn.on && !notice) predict(o, *pool[id].packet, pool[id].in);
       }
     }
     while (!pending_tx[o].empty() && pool.front(pending_tx[o]).tx_at <= now) {
@@ -557,7 +560,7 @@ struct Switch::Impl {
   }
   // IPCN (IpcnParams): the port's backlog `horizon` ahead, from its slope over the last window;
   // above the threshold the packet's source is notified, once a flow per interval.
-  void predict(int o, const Entry& e) {
+  void predict(int o, Packet& data, int in) {
     const Cycle now = clock.now();
     Slope& w = slopes[o];
     if (now >= w.since + ipcn.window) {
@@ -566,21 +569,21 @@ struct Switch::Impl {
       w.backlog = backlog[o];
     }
     const double ahead = static_cast<double>(backlog[o]) + w.per_cycle * static_cast<double>(ipcn.horizon);
-    if (ahead <= static_cast<double>(ipcn.threshold_bytes) || e.packet->control) return;
-    const std::uint64_t flow = (std::uint64_t{e.packet->src} << 40) ^ (std::uint64_t{e.packet->dst} << 16) ^ e.packet->entropy;
+    if (ahead <= static_cast<double>(ipcn.threshold_bytes) || data.control) return;
+    const std::uint64_t flow = (std::uint64_t{data.src} << 40) ^ (std::uint64_t{data.dst} << 16) ^ data.entropy;
     auto [last, fresh] = notified.try_emplace(flow, now);
     if (!fresh && now < last->second + ipcn.interval) return;
     last->second = now;
-    Packet* n = notice ? notice(*e.packet) : nullptr;
+    Packet* n = notice ? notice(data) : nullptr;
     if (!n) return;
     // In by the port the data came in on, from the next cycle, as if it had arrived there.
     ipcn_notices->add();
     n->injected = clock.time_of(now + 1);
-    EntryId id = pool.add({n, e.in, -1, n->bytes, n->vc, static_cast<std::uint32_t>((n->bytes + p.cell_bytes - 1) / p.cell_bytes),
+    EntryId id = pool.add({n, in, -1, n->bytes, n->vc, static_cast<std::uint32_t>((n->bytes + p.cell_bytes - 1) / p.cell_bytes),
                            beats_of(n->bytes), now + 1, 0});
     pool[id].notice = true;
-    pool.push(pipelines[e.in], id);
-    ingress[e.in]->wake_at(now + 1 + pipeline_cycles());
+    pool.push(pipelines[in], id);
+    ingress[in]->wake_at(now + 1 + pipeline_cycles());
   }
   bool mark(std::uint64_t queued) {
     if (queued < p.ecn.kmin) return false;

@@ -123,6 +123,7 @@ VALUE = [
     ("nic-*", "nic.dcqcn.min_rate_mbps", 200000),
     ("nic-*", "nic.timeout_exp", 0),
     ("across-300km", "nic.timeout_exp", 8),  # 1 ms: below the 2.94 ms round trip
+    ("across-300km", "across.iterations", 2),
     ("across-300km", "nic.dcqcn.min_rate_mbps", 200000),
     ("nic-*", "nic.retry_count", 0),
     ("nic-incast", "nic.reorder.window", 64),

@@ -151,13 +151,13 @@ struct Notices {
   std::vector<Cycle> at[2];  // the cycles notices reached ports 0 and 1
   std::uint64_t sent = 0;
 };
-Notices run_ipcn(bool both, std::uint64_t threshold) {
+Notices run_ipcn(bool both, std::uint64_t threshold, const char* interval_ns = "2000") {
   Config c;
   sw::SwitchParams p = sw::SwitchParams::declare(c, "switch");
   p.ports = 3;
   c.set("ipcn.window_ns", "100");
   c.set("ipcn.horizon_ns", "1000");
-  c.set("ipcn.interval_ns", "2000");
+  c.set("ipcn.interval_ns", interval_ns);
   c.set("ipcn.threshold_bytes", std::to_string(threshold));
   const sw::IpcnParams ipcn = sw::IpcnParams::declare(c, "ipcn", p.period());
   ClockDomain domain("switch", p.period());
@@ -220,6 +220,18 @@ TEST(SwitchIpcn, ASourceHearsWithinMicrosecondsOfGrowthAndOnceAnIntervalAfter) {
   }
   EXPECT_EQ(n.sent, n.at[0].size() + n.at[1].size());
   EXPECT_GE(n.at[0].size(), 8u);  // 20 us at one an interval, the first within 2 us
+}
+
+// A notice for every packet (an interval of 1 ns) while the backlog, and with it the switch's pool
+// of packets, grows: each notice is added to the pool as the packet it follows is scheduled, and
+// that packet must leave as scheduled (it was left pointing into a moved pool, then pushed twice
+// in one cycle). Every data packet sent gets one.
+TEST(SwitchIpcn, ANoticeForEveryPacketLeavesThePacketsItFollowsAsScheduled) {
+  const Notices n = run_ipcn(true, 1024, "1");
+  EXPECT_GT(n.sent, 1000u);
+  const std::size_t back = n.at[0].size() + n.at[1].size();
+  EXPECT_LE(back, n.sent);
+  EXPECT_LE(n.sent - back, 64u);  // on their way when the run stops: a switch's latency of them
 }
 
 // (One simulation a test: SystemC elaborates once a process.)

@@ -124,12 +124,16 @@ void Line::schedule(std::uint64_t k) {
   while (base_ + cm_.size() <= k) {
     // Frame n's Cm is decided at the start of frame n - 1 from the bytes arrived by then.
     const std::uint64_t n = base_ + cm_.size();
-    const auto arrived = static_cast<std::uint64_t>(
-        std::floor(static_cast<long double>(n - 1) * frame_fs_ * static_cast<long double>(bytes_per_fs_)));
+    const std::uint64_t arrived = arrived_by(n - 1);
     const std::uint64_t before = before_.back() + std::uint64_t{kGmpWordBytes} * static_cast<std::uint64_t>(cm_.back());
     before_.push_back(before);
     cm_.push_back(static_cast<int>(std::min<std::uint64_t>(kGmpWords, (arrived - before) / kGmpWordBytes)));
   }
+}
+
+std::uint64_t Line::arrived_by(std::uint64_t k) const {
+  return static_cast<std::uint64_t>(
+      std::floor(static_cast<long double>(k) * frame_fs_ * static_cast<long double>(bytes_per_fs_)));
 }
 
 int Line::cm(std::uint64_t k) {
@@ -220,8 +224,7 @@ void Line::settle(std::uint64_t k, int channel) {
   if (exact_) {
     Exact::Channel& x = exact_->channels[ch];
     // The client stream's bytes arrived by the frame's start, made from the frames in their slots.
-    const auto arrived = static_cast<std::uint64_t>(
-        std::floor(static_cast<long double>(k) * frame_fs_ * static_cast<long double>(bytes_per_fs_)));
+    const std::uint64_t arrived = arrived_by(k);
     const auto n = static_cast<std::uint64_t>(p_.channels);
     while (x.base + x.stream.size() < arrived) {
       const std::uint64_t g = x.blocks * n + ch;
@@ -334,9 +337,8 @@ void Line::settle(std::uint64_t k, int channel) {
                            static_cast<std::uint8_t>(error[static_cast<std::size_t>(s)])});
     }
   }
-  const auto sum_cnd = static_cast<int>(
-      static_cast<std::uint64_t>(std::floor(static_cast<long double>(k) * frame_fs_ * static_cast<long double>(bytes_per_fs_))) -
-      end - std::uint64_t{kGmpWordBytes} * static_cast<std::uint64_t>(cm_[k + 1 - base_]));
+  const auto sum_cnd =
+      static_cast<int>(arrived_by(k) - end - std::uint64_t{kGmpWordBytes} * static_cast<std::uint64_t>(cm_[k + 1 - base_]));
   JcBytes jc = announce(cm_k, cm_[k + 1 - base_], sum_cnd);
   for (const Wrong& w : wrong) {
     const int row = static_cast<int>(w.at / kColumns), column = static_cast<int>(w.at % kColumns) + 1;

@@ -85,6 +85,7 @@ class Line final : public Core {
   struct Exact;
   // Extends the GMP schedule through frame k: Cm(k) and the bytes a channel carried before it.
   void schedule(std::uint64_t k);
+  std::uint64_t arrived_by(std::uint64_t k) const;  // a channel's client bytes by the start of frame k
   std::uint64_t bytes_before(std::uint64_t k);
   // The OTU4 frame and row holding byte `at` of a channel's client stream.
   std::pair<std::uint64_t, int> where(std::uint64_t at);

@@ -51,7 +51,9 @@ void Mac::to_line(Packet* w) {
 }
 
 bool Mac::transmit() {
-  if (!to_line_.can_push()) return false;
+  llr_full_ = false;
+  waiting_for_line_ = !to_line_.can_push();  // out of credits: the line wakes this MAC when one is back
+  if (waiting_for_line_) return false;
   std::optional<LlrControl> control = config_.llr ? rx_->poll(now()) : std::nullopt;
   if (!control && config_.llr) control = tx_->poll_control();
   if (control) {
@@ -81,7 +83,8 @@ bool Mac::transmit() {
     to_line(pool_.lend(replay->first));
     return true;
   }
-  if (from_core_.can_pop() && tx_->can_accept(from_core_.peek()->bytes)) {
+  llr_full_ = from_core_.can_pop() && !tx_->can_accept(from_core_.peek()->bytes);  // an ACK wakes it
+  if (from_core_.can_pop() && !llr_full_) {
     Packet* frame = from_core_.pop();
     frame->advance(stages_.tx, clock().time_of(now()));
     const std::uint32_t seq = config_.llr ? tx_->accept(frame, now()) : 0;  // LLR keeps it until ACKed
@@ -166,8 +169,10 @@ void Mac::commit() {
     wake_at(at);
     timer_wake_ = at;
   }
-  const bool more = tx_->state() == LlrTxState::kReplay || from_core_.ready_by(now() + 1) ||
-                    (fc_from_core_ && fc_from_core_->ready_by(now() + 1)) || (held_cc_ && cc_may_go());
+  const bool more = !waiting_for_line_ && (tx_->state() == LlrTxState::kReplay ||
+                                           (from_core_.ready_by(now() + 1) && !llr_full_) ||
+                                           (fc_from_core_ && fc_from_core_->ready_by(now() + 1)) ||
+                                           (held_cc_ && cc_may_go()));
   set_busy(llr_control_sent_ || !deliver_.empty() || !fc_inbox_.empty() || more);
 }
 

@@ -97,6 +97,8 @@ class Mac : public Core {
   std::uint64_t accepted_ = 0;        // data frames taken from the core
   Cycle timer_wake_ = 0;              // the LLR timers' wake-up pending, if after now
   bool llr_control_sent_ = false;     // this cycle
+  bool waiting_for_line_ = false;     // this cycle: no credit for the line
+  bool llr_full_ = false;             // this cycle: a frame from the core that LLR has no room for
   std::deque<FcMessage> fc_inbox_;    // received messages for the core
   std::vector<std::uint8_t> scratch_, captured_;
   PcapWriter* pcap_ = nullptr;

@@ -66,10 +66,13 @@ void Clock::list_woken(std::size_t slot) {
 void Clock::tick_runs(Clock& clock) {
   Core* const* const first = clock.active_.data();
   Core* const* p = first;
-  for (const Run& run : clock.runs_) {
-    run.kind->eval(p, p + run.size);
-    p += run.size;
-  }
+  if (kReverseEval)
+    eval_run<Core>(first, first + clock.active_.size());
+  else
+    for (const Run& run : clock.runs_) {
+      run.kind->eval(p, p + run.size);
+      p += run.size;
+    }
   p = first;
   for (const Run& run : clock.runs_) {
     run.kind->commit(p, p + run.size);

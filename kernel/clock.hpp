@@ -13,8 +13,13 @@
 // eval/commit directly (inlined where visible) instead of a virtual call each; and the list is
 // compacted only in steps where a core may have left it (it was woken while idle, or some core
 // stopped being busy). The order of ticks is the order of the due list either way.
+//
+// Results must not depend on that order. With XY_REVERSE_EVAL=1 in the environment every step
+// evaluates its due cores last to first (commits keep their order): `tests/golden/check --reversed`
+// runs the golden set so and names the runs whose results move.
 #pragma once
 #include <array>
+#include <cstdlib>
 #include <cstdint>
 #include <functional>
 #include <queue>
@@ -178,8 +183,16 @@ class Clock {
     Core* core;
     bool operator>(const Far& o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };
+  static inline const bool kReverseEval = [] {
+    const char* v = std::getenv("XY_REVERSE_EVAL");
+    return v && *v && *v != '0';
+  }();
   template <class T>
   static void eval_run(Core* const* p, Core* const* last) {
+    if (kReverseEval) {
+      while (last != p) (*--last)->eval();
+      return;
+    }
     for (; p != last; ++p) {
       if constexpr (std::is_same_v<T, Core>)
         (*p)->eval();  // a core of unknown type: the virtual call

@@ -1,5 +1,6 @@
 #include "kernel/clock.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -15,6 +16,40 @@ void Clock::attach(Core& core, const CoreKind* kind) {
   core.clock_ = this;
   core.kind_ = kind;
   cores_.push_back(&core);
+  ranked_ = false;
+}
+
+// The order of ticks: by kind, kinds in the order they were first attached, then by attaching.
+// Run before the first step, and again if a core was attached since.
+void Clock::rank() {
+  std::vector<Core*> listed;
+  for (std::uint32_t r = 0; r < by_rank_.size(); ++r)
+    if (listed_[r / 64] >> (r % 64) & 1) listed.push_back(by_rank_[r]);
+  std::vector<const CoreKind*> kinds;
+  for (Core* core : cores_)
+    if (std::find(kinds.begin(), kinds.end(), core->kind_) == kinds.end()) kinds.push_back(core->kind_);
+  by_rank_.clear();
+  for (const CoreKind* kind : kinds)
+    for (Core* core : cores_)
+      if (core->kind_ == kind) {
+        core->rank_ = static_cast<std::uint32_t>(by_rank_.size());
+        by_rank_.push_back(core);
+      }
+  by_rank_.resize((by_rank_.size() + 63) / 64 * 64, nullptr);  // whole words
+  listed_.assign(by_rank_.size() / 64, 0);
+  segments_.clear();
+  segments_in_word_.assign(listed_.size(), 0);
+  for (std::size_t r = 0; r < cores_.size(); ++r) {
+    const std::uint64_t bit = std::uint64_t{1} << (r % 64);
+    if (r % 64 == 0 || by_rank_[r]->kind_ != segments_.back().kind) {
+      segments_.push_back({by_rank_[r]->kind_, 0});
+      ++segments_in_word_[r / 64];
+    }
+    segments_.back().mask |= bit;
+  }
+  listed_count_ = 0;
+  for (Core* core : listed) list(*core);
+  ranked_ = true;
 }
 
 void Clock::wake_in_past(const Core& core, Cycle at) const {
@@ -49,88 +84,42 @@ Cycle Clock::first_wake() const {
 // Lists the cores of the bucket of `slot` (this cycle's), then the far wake-ups due now.
 void Clock::list_woken(std::size_t slot) {
   std::vector<Core*>& bucket = wheel_[slot];
-  if (!bucket.empty()) {
-    near_count_ -= bucket.size();
-    for (Core* core : bucket) core->queued_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
-    list_due(bucket);
-    occupied_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
+  near_count_ -= bucket.size();
+  for (Core* core : bucket) {
+    core->queued_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
+    list(*core);
   }
-  if (!far_.empty() && far_.top().at == now_) {
-    std::vector<Core*>& woken = wheel_[slot];  // empty again: reused
-    for (; !far_.empty() && far_.top().at == now_; far_.pop()) woken.push_back(far_.top().core);
-    list_due(woken);
-  }
+  bucket.clear();
+  occupied_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
+  for (; !far_.empty() && far_.top().at == now_; far_.pop()) list(*far_.top().core);
 }
 
-// All evals, then all commits, one loop per run of cores of one kind.
-void Clock::tick_runs(Clock& clock) {
-  Core* const* const first = clock.active_.data();
-  Core* const* p = first;
-  if (kReverseEval)
-    eval_run<Core>(first, first + clock.active_.size());
-  else
-    for (const Run& run : clock.runs_) {
-      run.kind->eval(p, p + run.size);
-      p += run.size;
-    }
-  p = first;
-  for (const Run& run : clock.runs_) {
-    run.kind->commit(p, p + run.size);
-    p += run.size;
+const Clock::Segment* Clock::busy_alone(std::size_t& word) const {
+  if (!listed_count_ || !after_step_.empty() || kReverseEval) return nullptr;
+  const Segment* segment = segments_.data();
+  const Segment* found = nullptr;
+  for (std::size_t w = 0; w < listed_.size(); segment += segments_in_word_[w++]) {
+    if (!listed_[w]) continue;
+    if (found) return nullptr;  // a second word
+    for (const Segment* s = segment; s != segment + segments_in_word_[w]; ++s)
+      if (listed_[w] & s->mask) {
+        if (found || (listed_[w] & ~s->mask)) return nullptr;
+        found = s;
+      }
+    word = w;
   }
+  return found;
+}
+
+// Every due core's eval, last to first (XY_REVERSE_EVAL).
+void Clock::eval_in_reverse() {
+  for (std::size_t w = listed_.size(); w-- > 0;)
+    for (std::uint64_t bits = listed_[w]; bits; bits &= ~(std::uint64_t{1} << (63 - __builtin_clzll(bits))))
+      by_rank_[w * 64 + static_cast<std::size_t>(63 - __builtin_clzll(bits))]->eval();
 }
 
 void Clock::call_after_step() {
   for (auto& f : after_step_) f(time_of(now_));
-}
-
-// Appends the woken cores that are not listed yet to the due list, in order, extending its
-// runs, and empties `woken`.
-void Clock::list_due(std::vector<Core*>& woken) {
-  bool idle = false;
-  Run run = runs_.empty() ? Run{nullptr, 0} : runs_.back();  // the last run, grown here
-  if (!runs_.empty()) runs_.pop_back();
-  for (Core* core : woken) {
-    if (core->listed_) continue;  // due already: busy, or woken twice
-    core->listed_ = true;
-    idle |= !core->busy_;
-    active_.push_back(core);
-    if (core->kind_ != run.kind) {
-      if (run.size) runs_.push_back(run);
-      run = {core->kind_, 0};
-    }
-    ++run.size;
-  }
-  if (run.size) runs_.push_back(run);
-  runs_changed();
-  woken.clear();
-  if (idle) may_leave_ = true;
-}
-
-// Keeps the cores that stay busy, in order, as the next cycle's due list, and its runs.
-void Clock::drop_idle() {
-  may_leave_ = false;
-  Core** const list = active_.data();
-  std::size_t kept = 0;
-  Run run{nullptr, 0};
-  std::size_t runs = 0;  // runs_ rewritten in place: the kept cores form no more runs than all
-  for (std::size_t i = 0, end = active_.size(); i < end; ++i) {
-    Core* core = list[i];
-    if (!core->busy_) {
-      core->listed_ = false;
-      continue;
-    }
-    list[kept++] = core;
-    if (core->kind_ != run.kind) {
-      if (run.size) runs_[runs++] = run;
-      run = {core->kind_, 0};
-    }
-    ++run.size;
-  }
-  if (run.size) runs_[runs++] = run;
-  active_.resize(kept);
-  runs_.resize(runs);
-  runs_changed();
 }
 
 void Clock::forget_wakeups() {
@@ -139,8 +128,8 @@ void Clock::forget_wakeups() {
   occupied_ = {};
   near_count_ = 0;
   decltype(far_)().swap(far_);
-  std::vector<Core*>().swap(active_);
-  std::vector<Run>().swap(runs_);
+  listed_.assign(listed_.size(), 0);
+  listed_count_ = 0;
 }
 
 }  // namespace xy

@@ -7,12 +7,13 @@
 // every cycle until I say otherwise). Idle cycles cost nothing; the SystemC shell
 // (ClockDomain) jumps over them.
 //
-// A busy core costs about what it would in a plain loop over all cores: a core stands at most
-// once in the due list (duplicates are dropped as wake-ups join it, not in the tick loop);
-// consecutive due cores of one concrete type are ticked by one loop that calls that type's
-// eval/commit directly (inlined where visible) instead of a virtual call each; and the list is
-// compacted only in steps where a core may have left it (it was woken while idle, or some core
-// stopped being busy). The order of ticks is the order of the due list either way.
+// The cores due in a step are ticked in one fixed order, whatever woke them and when: by kind
+// (in the order each kind was first attached), then in the order of attaching. So how a core is
+// woken (the wheel or the far heap, once or twice) never changes a result, and consecutive due
+// cores of one concrete type form one run, ticked by one loop that calls that type's
+// eval/commit directly (inlined where visible) instead of a virtual call each. A core stands at
+// most once in the due list (a bitmap by that order); the list is rebuilt from the bitmap only
+// in steps where a core joined it, and compacted only where one may have left it.
 //
 // Results must not depend on that order. With XY_REVERSE_EVAL=1 in the environment every step
 // evaluates its due cores last to first (commits keep their order): `tests/golden/check --reversed`
@@ -35,15 +36,16 @@ namespace xy {
 class Clock;
 class Core;
 
-// How a clock ticks cores of one concrete type: eval and commit are each one loop over a run of
-// consecutive due cores of that kind; tick is both phases over a clock's whole due list when that
-// list is one run of this kind (the step then makes a single call).
+// Wake-ups fewer than this many cycles ahead go to a bucket per cycle; later ones to a heap.
+inline constexpr Cycle kWakeWheel = 1024;
+
+// How a clock ticks cores of one concrete type: eval and commit are each one loop over due cores
+// of that kind, `bits` of the due list's word `word`, calling T's directly.
 struct CoreKind {
-  void (*eval)(Core* const* first, Core* const* last);
-  void (*commit)(Core* const* first, Core* const* last);
-  void (*tick)(Clock& clock);
-  // Steps cycle after cycle while the due list is this kind's busy cores alone (see Clock::run).
-  void (*run_busy)(Clock& clock, Cycle last);
+  void (*eval)(Clock& clock, std::size_t word, std::uint64_t bits);
+  void (*commit)(Clock& clock, std::size_t word, std::uint64_t bits);
+  // Steps cycle after cycle while these busy cores are the whole due list (see Clock::run).
+  void (*run_busy)(Clock& clock, Cycle last, std::size_t word, std::uint64_t bits);
 };
 
 class Core {
@@ -57,9 +59,8 @@ class Core {
   virtual void commit() {}
 
   // While busy, the core is ticked every cycle without being woken. Whether it stays due is
-  // read after the step's last commit. A flag, not a virtual query: turning it off tells the
-  // clock that its due list needs compacting, which otherwise it skips.
-  void set_busy(bool busy);
+  // read after its commit (a core says so for itself, in its eval or commit).
+  void set_busy(bool busy) { busy_ = busy; }
   bool busy() const { return busy_; }
 
   const std::string& name() const { return name_; }
@@ -74,11 +75,11 @@ class Core {
   Clock* clock_ = nullptr;
   const CoreKind* kind_ = nullptr;
   bool busy_ = false;
-  bool listed_ = false;          // in the clock's due list (busy, or due this step)
+  std::uint32_t rank_ = 0;       // its place in the order of ticks, and its bit in the due list
   Cycle last_wake_ = ~Cycle{0};  // the last cycle a wake-up was queued for
   // The wheel's buckets this core is queued in (a bucket holds one cycle's wake-ups): a core
   // re-arming its next cycle on every tick, woken in between for others, is queued once.
-  std::array<std::uint64_t, 4> queued_{};
+  std::array<std::uint64_t, kWakeWheel / 64> queued_{};
   // The last far wake-up queued. A core re-arming a far timer on every tick (a CBFC update timer)
   // would otherwise push the same entry again each time, and its duplicates are never first.
   Cycle last_far_wake_ = ~Cycle{0};
@@ -127,42 +128,44 @@ class Clock {
     if (!stepping_ && on_wake_) on_wake_(at);  // after a step the shell re-arms anyway
   }
 
-  bool has_work() const { return !active_.empty() || near_count_ || !far_.empty(); }
+  bool has_work() const { return listed_count_ || near_count_ || !far_.empty(); }
   // Forgets every wake-up and busy core, and the memory they held: for a clock that never steps
   // again (ClockDomain::halt).
   void forget_wakeups();
   // Valid when has_work(). Busy cores are due every cycle; the wake-ups are searched otherwise.
-  Cycle next_due() const { return active_.empty() ? first_wake() : now_ + 1; }
+  Cycle next_due() const { return listed_count_ ? now_ + 1 : first_wake(); }
   // Advances to cycle `due` (== next_due()) and ticks every due core: all evals, then all commits.
-  // Inline, its rare parts out of line: a step of a few busy cores of one kind and no wake-up
-  // due (a pipeline ticked every cycle) costs little more than their eval and commit.
+  // Inline, its rare parts out of line: a step of a few busy cores and no wake-up due (a
+  // pipeline ticked every cycle) costs little more than their eval and commit.
   void step(Cycle due) {
     now_ = due;
     started_ = true;
-    // active_ still holds the cores that stayed busy after the previous step (due now); add this
-    // cycle's bucket and the far wake-ups due now.
+    if (!ranked_) rank();
+    // The due list still holds the cores that stayed busy after the previous step (due now); add
+    // this cycle's bucket and the far wake-ups due now.
     if (wake_due(due)) list_woken(due % kWheel);
-    // Wake-ups during the step go to the wheel, never to active_.
+    core_ticks_ += listed_count_;
+    // Wake-ups during the step go to the wheel, never to the due list.
     stepping_ = true;
-    tick_(*this);
-    core_ticks_ += active_.size();
-    if (may_leave_) drop_idle();
+    if (kReverseEval)
+      eval_in_reverse();
+    else
+      tick(&CoreKind::eval);
+    tick(&CoreKind::commit);
     stepping_ = false;
     ++steps_;
     if (!after_step_.empty()) call_after_step();
   }
   void step() { step(next_due()); }
   // Steps every cycle with work up to cycle `last`: the same ticks as step() after step(), but a
-  // stretch in which only busy cores of one kind are due, with no hook after the steps, runs in
-  // one loop for that kind (a pipeline run on its own, e.g. against its RTL twin).
+  // stretch in which only busy cores of one kind (within a word of the due list) are due, with no
+  // hook after the steps, runs in one loop for that kind (a pipeline run on its own, e.g. against
+  // its RTL twin).
   void run(Cycle last = ~Cycle{0}) {
-    while (has_work()) {
-      const Cycle due = next_due();
-      if (due > last) return;
-      if (!active_.empty() && runs_.size() == 1 && after_step_.empty() && !wake_due(due))
-        runs_.front().kind->run_busy(*this, last);
-      else
-        step(due);
+    while (has_work() && next_due() <= last) {
+      step(next_due());
+      std::size_t word = 0;
+      if (const Segment* alone = busy_alone(word)) alone->kind->run_busy(*this, last, word, listed_[word]);
     }
   }
 
@@ -176,7 +179,7 @@ class Clock {
   std::uint64_t core_ticks() const { return core_ticks_; }
 
  private:
-  static constexpr Cycle kWheel = 256;  // near wake-ups go to a bucket per cycle (Core::queued_'s bits)
+  static constexpr Cycle kWheel = kWakeWheel;
   struct Far {
     Cycle at;
     std::uint64_t seq;
@@ -187,54 +190,53 @@ class Clock {
     const char* v = std::getenv("XY_REVERSE_EVAL");
     return v && *v && *v != '0';
   }();
-  template <class T>
-  static void eval_run(Core* const* p, Core* const* last) {
-    if (kReverseEval) {
-      while (last != p) (*--last)->eval();
-      return;
+  // One phase over the due list: each word's due cores kind by kind.
+  void tick(void (*CoreKind::*phase)(Clock&, std::size_t, std::uint64_t)) {
+    const Segment* segment = segments_.data();
+    for (std::size_t w = 0, words = listed_.size(); w < words; ++w) {
+      const std::uint64_t due = listed_[w];
+      for (const Segment* end = segment + segments_in_word_[w]; segment != end; ++segment)
+        if (const std::uint64_t bits = due & segment->mask) (segment->kind->*phase)(*this, w, bits);
     }
-    for (; p != last; ++p) {
+  }
+  template <class T>
+  static void eval_kind(Clock& clock, std::size_t word, std::uint64_t bits) {
+    for (Core* const* cores = clock.by_rank_.data() + word * 64; bits; bits &= bits - 1) {
+      Core* core = cores[__builtin_ctzll(bits)];
       if constexpr (std::is_same_v<T, Core>)
-        (*p)->eval();  // a core of unknown type: the virtual call
+        core->eval();  // a core of unknown type: the virtual call
       else
-        static_cast<T*>(*p)->T::eval();
+        static_cast<T*>(core)->T::eval();
     }
   }
+  // Commits, and lets go of the cores that are not busy after their commit.
   template <class T>
-  static void commit_run(Core* const* p, Core* const* last) {
-    for (; p != last; ++p) {
+  static void commit_kind(Clock& clock, std::size_t word, std::uint64_t bits) {
+    for (Core* const* cores = clock.by_rank_.data() + word * 64; bits; bits &= bits - 1) {
+      const int bit = __builtin_ctzll(bits);
+      Core* core = cores[bit];
       if constexpr (std::is_same_v<T, Core>)
-        (*p)->commit();
+        core->commit();
       else
-        static_cast<T*>(*p)->T::commit();
+        static_cast<T*>(core)->T::commit();
+      if (!core->busy_) {
+        clock.listed_[word] &= ~(std::uint64_t{1} << bit);
+        --clock.listed_count_;
+      }
     }
   }
   template <class T>
-  static void tick_one_run(Clock& clock) {
-    Core* const* const first = clock.active_.data();
-    Core* const* const last = first + clock.active_.size();
-    eval_run<T>(first, last);
-    commit_run<T>(first, last);
-  }
-  // Busy cores of kind T alone, cycle after cycle through `last`, until a wake-up is due or one
-  // of them stops being busy: step()'s work for that case, with nothing looked up again.
-  template <class T>
-  static void run_busy(Clock& clock, Cycle last) {
-    clock.started_ = clock.stepping_ = true;
-    const std::size_t n = clock.active_.size();
-    Cycle due = clock.now_ + 1;
-    do {
+  static void run_busy(Clock& clock, Cycle last, std::size_t word, std::uint64_t bits) {
+    clock.stepping_ = true;
+    const auto n = static_cast<std::uint64_t>(__builtin_popcountll(bits));
+    for (Cycle due = clock.now_ + 1; due <= last && !clock.wake_due(due); ++due) {
       clock.now_ = due;
-      Core* const* const first = clock.active_.data();
-      eval_run<T>(first, first + n);
-      commit_run<T>(first, first + n);
+      eval_kind<T>(clock, word, bits);
+      commit_kind<T>(clock, word, bits);
       clock.core_ticks_ += n;
       ++clock.steps_;
-      if (clock.may_leave_) {
-        clock.drop_idle();
-        break;
-      }
-    } while (++due <= last && !clock.wake_due(due));
+      if (clock.listed_[word] != bits) break;  // one stopped being busy
+    }
     clock.stepping_ = false;
   }
   // Is a wake-up queued for cycle `due` (its wheel slot, or the far heap's first)?
@@ -243,22 +245,28 @@ class Clock {
     return (occupied_[slot / 64] >> (slot % 64) & 1) || (!far_.empty() && far_.top().at == due);
   }
   template <class T>
-  static inline const CoreKind kKind{&eval_run<T>, &commit_run<T>, &tick_one_run<T>, &run_busy<T>};
+  static inline const CoreKind kKind{&eval_kind<T>, &commit_kind<T>, &run_busy<T>};
 
-  // A stretch of the due list whose cores are of one kind.
-  struct Run {
+  // The cores of one kind within a word of the due list.
+  struct Segment {
     const CoreKind* kind;
-    std::size_t size;
+    std::uint64_t mask;
   };
   void attach(Core& core, const CoreKind* kind);
+  void rank();
   Cycle first_wake() const;
+  void list(Core& core) {
+    std::uint64_t& word = listed_[core.rank_ / 64];
+    const std::uint64_t bit = std::uint64_t{1} << (core.rank_ % 64);
+    listed_count_ += !(word & bit);
+    word |= bit;
+  }
   void list_woken(std::size_t slot);
-  void list_due(std::vector<Core*>& woken);
-  static void tick_runs(Clock& clock);
-  // After runs_ changed: how the next steps tick the due list.
-  void runs_changed() { tick_ = runs_.size() == 1 ? runs_.front().kind->tick : &tick_runs; }
+  // The segment holding every listed core, and its word, if one does and nothing else may
+  // change a step (no after-step hook, no reversed evaluation); else null.
+  const Segment* busy_alone(std::size_t& word) const;
+  void eval_in_reverse();
   void call_after_step();
-  void drop_idle();
   int first_bucket_from(Cycle from) const;  // cycle offset of first non-empty bucket or -1
   [[noreturn]] void wake_in_past(const Core& core, Cycle at) const;
 
@@ -271,20 +279,20 @@ class Clock {
   std::size_t near_count_ = 0;
   std::priority_queue<Far, std::vector<Far>, std::greater<Far>> far_;
   std::uint64_t far_seq_ = 0;
-  std::vector<Core*> active_;  // during a step: the due cores; between steps: the busy ones
-  std::vector<Run> runs_;      // active_ cut into runs of one kind
-  void (*tick_)(Clock&) = &tick_runs;  // ticks active_: its one run's kind, or run by run
-  bool may_leave_ = false;     // some listed core may no longer be busy: compact the list
+  // The due list: a bit per core by rank. During a step the due cores; between steps the busy
+  // ones, which stay due without being woken.
+  std::vector<std::uint64_t> listed_;
+  std::size_t listed_count_ = 0;
+  std::vector<Core*> by_rank_;
+  std::vector<Segment> segments_;           // word by word, in rank order
+  std::vector<std::uint8_t> segments_in_word_;
+  bool ranked_ = false;  // no core attached since rank()
   std::vector<Core*> cores_;
   std::function<void(Cycle)> on_wake_;
   std::vector<std::function<void(Time)>> after_step_;
   std::uint64_t steps_ = 0, core_ticks_ = 0;
 };
 
-inline void Core::set_busy(bool busy) {
-  if (busy_ && !busy && listed_) clock_->may_leave_ = true;
-  busy_ = busy;
-}
 inline Cycle Core::now() const { return clock_->now(); }
 inline void Core::wake_at(Cycle at) { clock_->wake(*this, at); }
 inline void Core::wake_next() { clock_->wake(*this, clock_->now() + 1); }

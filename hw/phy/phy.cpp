@@ -136,7 +136,7 @@ struct PhyLink::Impl {
     void eval() override { link.tx_eval(); }
     void commit() override { link.tx_commit(); }
   };
-  // --- RX: decode a group D cycles after it is complete, deliver frames one per cycle ---
+  // --- RX: a group decoded D cycles after it is complete; its frames out one per cycle ---
   struct Rx : Core {
     Impl& link;
     explicit Rx(Impl& l, std::string name) : Core(std::move(name)), link(l) {}
@@ -206,7 +206,6 @@ struct PhyLink::Impl {
   const RxWord* kept_word(std::uint64_t index) const;
   bool rx_in_sync = true;  // the descrambler has seen exactly the bits the scrambler made
   std::deque<FrameRecord> frames;    // taken in by the TX, not yet delivered
-  std::deque<std::pair<Cycle, CodewordGroup*>> decoding;
   std::deque<Packet*> rx_out;
   std::vector<std::uint8_t> bits;    // one codeword's message bits
   std::vector<std::uint8_t> frame_bytes;
@@ -230,7 +229,8 @@ PhyLink::Impl::Impl(const std::string& name_, const PhyParams& params, Clock& cl
       no_fec(p.fec == "none"), clock(clock_),
       codec(shared_codec(p.fec)),  // `none` never calls the codec
       in(in_), out(out_), pool(pool_),
-      line(name + ".line", clock, ChannelSpec{p.to_rx_cycles() + p.group_cycles(), 0, 1, 2}),
+      line(name + ".line", clock,
+           ChannelSpec{p.to_rx_cycles() + p.group_cycles() + p.decoder_cycles() + p.mac_pcs_rx, 0, 1, 2}),
       tx(*this, name + ".tx"), rx(*this, name + ".rx"),
       codewords(stats.counter(name + ".fec.codewords", "codewords", "codewords received")),
       lost_codewords(stats.counter(name + ".lost_codewords", "codewords", "codewords sent while the link was down")),
@@ -577,14 +577,11 @@ void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
 
 void PhyLink::Impl::rx_eval() {
   const Cycle now = clock.now();
+  // The line delivers a group once decoded and through the PCS/MAC pipeline: one wake-up, not one
+  // when its last bit is in and another when it is decoded.
   while (line.can_pop()) {
     CodewordGroup* g = line.pop();
-    g->arrived = now;
-    decoding.emplace_back(now + decoder_cycles + p.mac_pcs_rx, g);
-  }
-  while (!decoding.empty() && decoding.front().first <= now) {
-    CodewordGroup* g = decoding.front().second;
-    decoding.pop_front();
+    g->arrived = now - decoder_cycles - p.mac_pcs_rx;
     decode(*g);
     deliver_frames(g->sent, g->arrived);
     last_fec_latency = now - p.mac_pcs_rx - (g->sent + to_rx_cycles);
@@ -602,7 +599,6 @@ void PhyLink::Impl::rx_eval() {
 }
 
 void PhyLink::Impl::rx_commit() {
-  if (!decoding.empty()) rx.wake_at(std::max(decoding.front().first, clock.now() + 1));
   rx.set_busy(!rx_out.empty());
 }
 

@@ -11,9 +11,9 @@
 // (in the order each kind was first attached), then in the order of attaching. So how a core is
 // woken (the wheel or the far heap, once or twice) never changes a result, and consecutive due
 // cores of one concrete type form one run, ticked by one loop that calls that type's
-// eval/commit directly (inlined where visible) instead of a virtual call each. A core stands at
-// most once in the due list (a bitmap by that order); the list is rebuilt from the bitmap only
-// in steps where a core joined it, and compacted only where one may have left it.
+// eval/commit directly (inlined where visible) instead of a virtual call each. The due list is
+// a bitmap by that order: a woken core sets its bit (a core due twice is one bit), busy cores
+// keep theirs, and the commit loop clears the bit of a core that is no longer busy.
 //
 // Results must not depend on that order. With XY_REVERSE_EVAL=1 in the environment every step
 // evaluates its due cores last to first (commits keep their order): `tests/golden/check --reversed`

@@ -55,29 +55,52 @@ void PortFc::on_send(const Packet& p) {
   ++frames_sent_;
 }
 
+// The cores around the port call these in their own eval or commit; each takes effect at this
+// port's next cycle (apply_registered), whatever order the cores of their cycle run in.
 void PortFc::on_arrive(const Packet& p) {
-  ++frames_arrived_;
-  if (mode_ == FcMode::kCbfc) {
-    if (const std::uint32_t beyond = cbfc_rx_.on_receive(p.vc, p.bytes))
-      overflow_.record(beyond, "credits", [&] { return cbfc_overflow(name(), cbfc_rx_, p.vc, p.bytes, beyond, now()); });
-  } else if (mode_ == FcMode::kPfc) {
-    if (const std::uint32_t beyond = pfc_rx_.on_receive(p.vc, p.bytes))
-      overflow_.record(beyond, "B", [&] { return pfc_overflow(name(), pfc_rx_, p.vc, p.bytes, beyond, now()); });
-  }
+  registered_.push_back({now(), Registered::kArrive, p.vc, p.bytes});
   wake_next();  // a threshold or an update may be due
 }
 
 void PortFc::on_admit(std::uint32_t bytes, std::uint8_t vc) {
   if (mode_ == FcMode::kCbfc && options_.release == CreditRelease::kAdmission) {
-    cbfc_rx_.on_drain(vc, bytes);
+    registered_.push_back({now(), Registered::kDrain, vc, bytes});
     wake_next();
   }
 }
 
 void PortFc::on_depart(std::uint32_t bytes, std::uint8_t vc) {
-  if (mode_ == FcMode::kCbfc && options_.release == CreditRelease::kDeparture) cbfc_rx_.on_drain(vc, bytes);
-  if (mode_ == FcMode::kPfc) pfc_rx_.on_drain(vc, bytes);
+  if ((mode_ == FcMode::kCbfc && options_.release == CreditRelease::kDeparture) || mode_ == FcMode::kPfc)
+    registered_.push_back({now(), Registered::kDrain, vc, bytes});
   wake_next();
+}
+
+void PortFc::apply_registered() {
+  for (; !registered_.empty() && registered_.front().at < now(); registered_.pop_front()) {
+    const Registered& r = registered_.front();
+    if (r.kind == Registered::kDrain) {
+      if (mode_ == FcMode::kCbfc) cbfc_rx_.on_drain(r.vc, r.bytes);
+      else pfc_rx_.on_drain(r.vc, r.bytes);
+      continue;
+    }
+    ++frames_arrived_;
+    if (mode_ == FcMode::kCbfc) {
+      if (const std::uint32_t beyond = cbfc_rx_.on_receive(r.vc, r.bytes))
+        overflow_.record(beyond, "credits",
+                         [&] { return cbfc_overflow(name(), cbfc_rx_, r.vc, r.bytes, beyond, r.at); });
+    } else if (mode_ == FcMode::kPfc) {
+      if (const std::uint32_t beyond = pfc_rx_.on_receive(r.vc, r.bytes))
+        overflow_.record(beyond, "B", [&] { return pfc_overflow(name(), pfc_rx_, r.vc, r.bytes, beyond, r.at); });
+    }
+  }
+  // A CC_Update takes effect after every arrival of its cycle: the frames ahead of it on the
+  // line reached the core (which reports them to on_arrive) no later than it reached us.
+  while (cc_due()) {
+    const CreditUpdate& cc = *arrived_cc_.front().message.credit;
+    for (std::size_t vc = 0; vc < cc.counters.size() && vc < static_cast<std::size_t>(cbfc_rx_.config().vcs); ++vc)
+      cbfc_rx_.on_cc_update(static_cast<int>(vc), cc.counters[vc]);
+    arrived_cc_.pop_front();
+  }
 }
 
 std::uint64_t PortFc::held_cycles(int vc) const {
@@ -130,39 +153,21 @@ std::string PortFc::holding(int vc) const {
 }
 
 bool PortFc::cc_due() const {
-  return !arrived_cc_.empty() &&
-         (!options_.cc_may_overtake_frames || frames_arrived_ >= arrived_cc_.front().after_frames);
+  return !arrived_cc_.empty() && arrived_cc_.front().at < now() &&
+         (!options_.cc_may_overtake_frames || frames_arrived_ >= arrived_cc_.front().message.after_frames);
 }
 
+// Eval reads the state of the cycle before: what the cores around called in it, the messages the
+// line delivered in it. Messages that arrive now are taken in at commit, so that the feeder asking
+// can_send() in this cycle's eval sees none of them, whichever of the two runs first.
 void PortFc::eval() {
-  bool woke_upstream = false;
-  if (fifo_full_ && options_.to_mac->in_flight() < options_.fifo_frames) {
-    fifo_full_ = false;
-    woke_upstream = true;
-  }
-  while (in_.can_pop()) {
-    const FcMessage m = in_.pop();
-    if (m.credit && m.credit->kind == CreditUpdate::kCf) cbfc_tx_->on_cf_update(m.credit->vc, m.credit->counters[0]);
-    if (m.credit && m.credit->kind == CreditUpdate::kCc) {
-      arrived_cc_.push_back(m);
-      ++cc_arrived_;
+  apply_registered();
+  if (mode_ == FcMode::kCbfc && options_.receives)
+    while (auto cf = cbfc_rx_.poll(now())) {
+      cf_updates_->add();
+      outbox_.push_back({std::move(cf), std::nullopt});
     }
-    if (m.pause) pfc_tx_.on_pause(*m.pause, now());
-    woke_upstream = true;
-  }
-  if (woke_upstream && upstream_) upstream_->wake_next();
-  if (mode_ == FcMode::kCbfc) {
-    if (options_.receives)
-      while (auto cf = cbfc_rx_.poll(now())) {
-        cf_updates_->add();
-        outbox_.push_back({std::move(cf), std::nullopt});
-      }
-    if (options_.sends)
-      if (auto cc = cbfc_tx_->poll(now())) {
-        cc_updates_->add();
-        outbox_.push_back({std::move(cc), std::nullopt, frames_sent_});
-      }
-  } else if (mode_ == FcMode::kPfc && options_.receives) {
+  if (mode_ == FcMode::kPfc && options_.receives)
     while (auto pause = pfc_rx_.poll(now())) {
       if (pause->quanta[0] || pause->enable_vector > 1) xoffs_->add();
       for (std::size_t p = 0; p < xoffs_by_priority_.size(); ++p)
@@ -170,21 +175,36 @@ void PortFc::eval() {
       ++pause_frames_;
       outbox_.push_back({std::nullopt, pause});
     }
+  while (in_.can_pop()) arrived_.push_back(in_.pop());
+}
+
+// Commit takes in this cycle's messages, and the CC_Update the sending half is due, after every
+// frame the feeder sent in this cycle's eval.
+void PortFc::commit() {
+  bool heard = false;
+  if (fifo_full_ && options_.to_mac->in_flight() < options_.fifo_frames) {  // the feeder was refused in an eval
+    fifo_full_ = false;
+    heard = true;
   }
+  for (FcMessage& m : arrived_) {
+    if (m.credit && m.credit->kind == CreditUpdate::kCf) cbfc_tx_->on_cf_update(m.credit->vc, m.credit->counters[0]);
+    if (m.credit && m.credit->kind == CreditUpdate::kCc) {
+      arrived_cc_.push_back({now(), std::move(m)});
+      ++cc_arrived_;
+    }
+    if (m.pause) pfc_tx_.on_pause(*m.pause, now());
+    heard = true;
+  }
+  arrived_.clear();
+  if (heard && upstream_) upstream_->wake_next();  // a credit, a pause or room for it
+  if (mode_ == FcMode::kCbfc && options_.sends)
+    if (auto cc = cbfc_tx_->poll(now())) {
+      cc_updates_->add();
+      outbox_.push_back({std::move(cc), std::nullopt, frames_sent_});
+    }
   if (!outbox_.empty() && out_.can_push()) {
     out_.push(std::move(outbox_.front()));
     outbox_.pop_front();
-  }
-}
-
-void PortFc::commit() {
-  // A CC_Update takes effect after every arrival of its cycle: the frames ahead of it on the
-  // line reached the core (which reports them to on_arrive) no later than it reached us.
-  while (cc_due()) {
-    const CreditUpdate& cc = *arrived_cc_.front().credit;
-    for (std::size_t vc = 0; vc < cc.counters.size() && vc < static_cast<std::size_t>(cbfc_rx_.config().vcs); ++vc)
-      cbfc_rx_.on_cc_update(static_cast<int>(vc), cc.counters[vc]);
-    arrived_cc_.pop_front();
   }
   Cycle next = ~Cycle{0};
   if (mode_ == FcMode::kCbfc) {
@@ -198,6 +218,7 @@ void PortFc::commit() {
       if (pfc_tx_.paused(prio, now()) && upstream_) upstream_->wake_at(pfc_tx_.paused_until(prio));
   }
   if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
+  if (!registered_.empty() || !arrived_cc_.empty()) wake_next();
   set_busy(!outbox_.empty() || fifo_full_);
 }
 

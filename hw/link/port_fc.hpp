@@ -104,6 +104,7 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
 
  private:
   bool cc_due() const;
+  void apply_registered();
 
   FcMode mode_;
   PortFcOptions options_;
@@ -117,7 +118,20 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
   std::deque<FcMessage> outbox_;
   std::uint64_t frames_sent_ = 0, frames_arrived_ = 0, pause_frames_ = 0;
   std::array<std::uint64_t, 8> xoffs_by_priority_{};
-  std::deque<FcMessage> arrived_cc_;  // CC_Updates, applied in commit() once due
+  // What the cores around called, taken in at this port's next cycle.
+  struct Registered {
+    Cycle at;
+    enum Kind : std::uint8_t { kArrive, kDrain } kind;
+    std::uint8_t vc;
+    std::uint32_t bytes;
+  };
+  std::deque<Registered> registered_;
+  std::vector<FcMessage> arrived_;  // from the line this cycle, taken in at commit
+  struct ArrivedCc {
+    Cycle at;
+    FcMessage message;
+  };
+  std::deque<ArrivedCc> arrived_cc_;  // CC_Updates, applied from the cycle after they came, once due
   mutable bool fifo_full_ = false;       // the feeder was refused for want of room in the FIFO
   static constexpr Cycle kNotBlocked = ~Cycle{0};
   // Per VC: where the open hold began, and cycles of closed holds. Changed by can_send(), a

@@ -247,7 +247,7 @@ struct Switch::Impl {
 
   Impl(const std::string& name_, const SwitchParams& p_, Clock& clock_, Stats& stats,
        std::vector<Channel<Packet*>*> in_, std::vector<Channel<Packet*>*> out_, RouteFn route_, std::uint64_t seed)
-      : name(name_), p(p_), clock(clock_), ecn_rng(seed, name_ + ".ecn"), backlog(p_.ports, 0), tx_bytes(p_.ports, 0),
+      : name(name_), p(p_), clock(clock_), backlog(p_.ports, 0), tx_bytes(p_.ports, 0),
         deficit(p_.ports, std::vector<std::int64_t>(p_.vcs, 0)), dwrr_next(p_.ports, 0),
         turn_started(p_.ports, false), width(p.port_bytes_per_cycle()), in(std::move(in_)), out(std::move(out_)),
         route(std::move(route_)), fabric(*this), arbiter(p.ports, p.ports, p.iterations, p.arbiter),
@@ -277,6 +277,7 @@ struct Switch::Impl {
       clock.attach(*egress.back());
     }
     clock.attach(fabric);
+    for (int o = 0; o < p.ports; ++o) ecn_rngs.emplace_back(seed, fmt::format("{}.out{}.ecn", name, o));
     gates.assign(p.ports, nullptr);
     monitors.assign(p.ports, nullptr);
     ingress_waiting.assign(p.ports, false);
@@ -304,6 +305,11 @@ struct Switch::Impl {
                                           beats_of(pk->bytes), now, 0}));
       }
     }
+  }
+  // Admission, at commit: the admissions of a cycle go in port order (an admission arbiter's, the
+  // order of the ingress commits), after every eval of the cycle, so that no eval sees them.
+  void ingress_commit(int i) {
+    const Cycle now = clock.now();
     while (!pipelines[i].empty() && pool.front(pipelines[i]).head + pipeline_cycles() <= now) {
       Entry& head = pool.front(pipelines[i]);
       if (head.out < 0) head.out = route(*head.packet);
@@ -351,8 +357,6 @@ struct Switch::Impl {
       backlog[e.out] += e.bytes;
       fabric.wake_at(e.ready);
     }
-  }
-  void ingress_commit(int i) {
     if (!pipelines[i].empty())
       ingress[i]->wake_at(std::max(pool.front(pipelines[i]).head + pipeline_cycles(), clock.now() + 1));
     // Retry admission every cycle while held; once let go, take what waited on the link.
@@ -453,7 +457,7 @@ struct Switch::Impl {
         const EntryId id = pool.pop(egress_queue(o, vc));
         Entry& e = pool[id];
         if (gates[o]) gates[o]->on_send(*e.packet);
-        if (p.ecn.on && mark(backlog[o])) {
+        if (p.ecn.on && mark(o, backlog[o])) {
           e.packet->ecn_ce = true;
           ecn_marked.add();
         }
@@ -584,11 +588,11 @@ struct Switch::Impl {
     pool.push(pipelines[in], id);
     ingress[in]->wake_at(now + 1 + pipeline_cycles());
   }
-  bool mark(std::uint64_t queued) {
+  bool mark(int o, std::uint64_t queued) {
     if (queued < p.ecn.kmin) return false;
     if (queued >= p.ecn.kmax) return true;
     const double prob = p.ecn.pmax * static_cast<double>(queued - p.ecn.kmin) / static_cast<double>(p.ecn.kmax - p.ecn.kmin);
-    return ecn_rng.chance(prob);
+    return ecn_rngs[o].chance(prob);
   }
 
   std::uint64_t recount() const {
@@ -602,7 +606,7 @@ struct Switch::Impl {
   std::string name;
   SwitchParams p;
   Clock& clock;
-  Rng ecn_rng;
+  std::vector<Rng> ecn_rngs;  // per output: its draws do not depend on the other ports' evals
   IpcnParams ipcn;
   Switch::NoticeFn notice;
   struct Slope {

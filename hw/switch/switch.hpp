@@ -15,8 +15,8 @@
 //   first byte leaves `tx_mac` cycles later. The port then sends for ceil(B/W) cycles.
 // - The egress chooses among VCs by strict priority or deficit round robin (equal quanta), and
 //   with ECN on marks a packet CE as it is chosen, with probability 0 below kmin bytes of
-//   backlog for the port (VOQs and egress queues), rising linearly to pmax at kmax, and 1 above
-//   (RED, as DCQCN expects). A packet that collects telemetry (HPCC's INT, kernel/packet.hpp)
+//   backlog for the port (VOQs and egress queues, as of the cycle before), rising linearly to
+//   pmax at kmax, and 1 above (RED, as DCQCN expects; each port draws from its own stream). A packet that collects telemetry (HPCC's INT, kernel/packet.hpp)
 //   gets a record there too: the cycle it will start on the line, the bytes the port had
 //   started before it, and the port's backlog once it has left the queue.
 // - With flow control on a port, the egress only schedules a packet its gate allows (blocked
@@ -24,8 +24,8 @@
 // - Zero-load cut-through latency, first byte in to first byte out, is therefore
 //   rx_mac + parse + lookup + enqueue + arbiter + crossbar + egress + tx_mac exactly.
 // - Cells are taken at admission and returned when the packet has left the egress port (in the
-//   commit phase: an admission in the same cycle does not see them; admissions of one cycle are
-//   decided in port order, like an admission arbiter's). With `when_full = wait` a packet the
+//   commit phase: an admission in the same cycle does not see them). Admissions are decided in the
+//   ingress's commit phase, those of one cycle in port order, like an admission arbiter's. With `when_full = wait` a packet the
 //   buffer cannot admit holds its port until it can, and the port takes nothing more from its
 //   link meanwhile (a link with credits then stops its sender); otherwise a
 //   packet the buffer cannot admit is dropped and counted (reason "buffer"); with lossless

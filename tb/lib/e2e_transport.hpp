@@ -81,8 +81,9 @@ class E2eTransport : public Core, public link::EgressGate {
     });
   }
 
-  // The host may hand over a packet while fewer than two wait here.
-  bool can_send(const Packet&) const override { return from_host_.in_flight() < 2; }
+  // The host may hand over a packet while fewer than two wait here, counted as the cycle began
+  // (a packet taken in this cycle's eval still counts, whichever of the two runs first).
+  bool can_send(const Packet&) const override { return from_host_.in_flight() + (took_at_ == now()) < 2; }
   void on_send(const Packet&) override {}
 
   void eval() override {
@@ -180,6 +181,7 @@ class E2eTransport : public Core, public link::EgressGate {
       }
     if (from_host_.can_pop() && tx_[from_host_.peek()->dst]->can_accept(from_host_.peek()->bytes)) {
       Packet* p = from_host_.pop();
+      took_at_ = now();
       Packet* kept = pool_.copy(p);
       p->psn = kept->psn = tx_[p->dst]->accept(kept, now());
       send(p);
@@ -198,6 +200,7 @@ class E2eTransport : public Core, public link::EgressGate {
   std::vector<std::unique_ptr<link::LlrReceiver>> rx_;
   std::deque<Packet*> deliver_;
   Packet* waiting_ = nullptr;  // made, held back by the port's flow control
+  Cycle took_at_ = ~Cycle{0};  // the cycle it last took a packet from the host
   Cycle line_free_ = 0;
   Counter &resent_, &controls_, &duplicates_, &out_of_order_;
 };

@@ -281,6 +281,7 @@ struct Switch::Impl {
     gates.assign(p.ports, nullptr);
     monitors.assign(p.ports, nullptr);
     ingress_waiting.assign(p.ports, false);
+    notices_made.resize(p.ports);
   }
 
   Fifo& queue(int i, int o) { return voq[static_cast<std::size_t>(i) * p.ports + o]; }
@@ -486,6 +487,12 @@ struct Switch::Impl {
   }
   void egress_commit(int o) {
     const Cycle now = clock.now();
+    for (const EntryId id : notices_made[o]) {
+      const int in = pool[id].in;
+      pool.push(pipelines[in], id);
+      ingress[in]->wake_at(now + 1 + pipeline_cycles());
+    }
+    notices_made[o].clear();
     // Packets whose last byte has left give back their cells, in the commit phase so that no
     // admission of this cycle sees them (admissions within a cycle go in port order).
     while (!releasing[o].empty() && released_at(pool.front(releasing[o])) <= now) {
@@ -585,8 +592,7 @@ struct Switch::Impl {
     EntryId id = pool.add({n, in, -1, n->bytes, n->vc, static_cast<std::uint32_t>((n->bytes + p.cell_bytes - 1) / p.cell_bytes),
                            beats_of(n->bytes), now + 1, 0});
     pool[id].notice = true;
-    pool.push(pipelines[in], id);
-    ingress[in]->wake_at(now + 1 + pipeline_cycles());
+    notices_made[o].push_back(id);  // into the pipeline at commit, behind the frames that came in this cycle
   }
   bool mark(int o, std::uint64_t queued) {
     if (queued < p.ecn.kmin) return false;
@@ -615,6 +621,7 @@ struct Switch::Impl {
     double per_cycle = 0;  // bytes a cycle over the last window
   };
   std::vector<Slope> slopes;                           // per output (IPCN)
+  std::vector<std::vector<EntryId>> notices_made;      // per output: this cycle's, for the ingress pipelines
   std::unordered_map<std::uint64_t, Cycle> notified;  // per flow: its last notification
   // Per output: bytes waiting for it anywhere (VOQs of every input and its egress queues); in
   // a VOQ switch the backlog of an output sits mostly at the inputs.

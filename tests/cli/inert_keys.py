@@ -203,6 +203,13 @@ PAIRING = [
                                              "switch.ecn.kmax_bytes": 20000, "nic.dcqcn.rate_on_first_cnp": 0.01,
                                              "nic.dcqcn.fast_recovery_steps": 1, "nic.dcqcn.increase_period_us": 2,
                                              "nic.dcqcn.byte_counter": 20000}),
+    # Fast recovery and additive increase act once a cut far below the limit leaves room to climb.
+    ("nic-alltoall", "nic.dcqcn.fast_recovery_steps", {"alltoall.message_kib": 512, "switch.ecn.kmin_bytes": 0,
+                                                       "switch.ecn.kmax_bytes": 20000, "nic.dcqcn.rate_on_first_cnp": 0.01,
+                                                       "nic.dcqcn.increase_period_us": 2, "nic.dcqcn.byte_counter": 20000}),
+    ("nic-alltoall", "nic.dcqcn.rai_mbps", {"alltoall.message_kib": 512, "switch.ecn.kmin_bytes": 0,
+                                            "switch.ecn.kmax_bytes": 20000, "nic.dcqcn.rate_on_first_cnp": 0.01,
+                                            "nic.dcqcn.increase_period_us": 2, "nic.dcqcn.byte_counter": 20000}),
     ("nic-alltoall", "nic.dcqcn.*", {"alltoall.message_kib": 512, "switch.ecn.kmin_bytes": 0, "switch.ecn.kmax_bytes": 20000,
                                      "nic.dcqcn.alpha_period_us": 5, "nic.dcqcn.increase_period_us": 5,
                                      "nic.dcqcn.cnp_interval_us": 5, "nic.dcqcn.byte_counter": 100000}),
@@ -216,7 +223,11 @@ PAIRING = [
     ("nic-balance", "nic.retransmit", {"nic.reorder.window": 8}),
     ("nic-balance", "switch.dt_alpha", {"port.fc": "none", "switch.buffer_mib": 1}),
     ("nic-balance", "port.codec", {"balance.message_kib": 256}),
+    ("nic-spray", "port.codec", {"spray.message_kib": 16}),  # the exact codec decodes every codeword
     ("nic-balance", "llr.window", {"balance.message_kib": 256}),
+    # Hyper increase, after the first CNP cuts far below the limit.
+    ("nic-incast", "nic.dcqcn.rhai_mbps", {"nic.dcqcn.rate_on_first_cnp": 0.01, "nic.dcqcn.fast_recovery_steps": 1,
+                                           "nic.dcqcn.increase_period_us": 2, "nic.dcqcn.byte_counter": 20000}),
     # ENCC's floor is reached by 16 senders' first round trip, not by the short run's 8.
     ("nic-incast", "nic.encc.min_rate_mbps", {"incast.senders": 16}),
     # The NIC's own buffer fills behind a slow host, and holds only where no link flow control does.

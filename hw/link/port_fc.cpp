@@ -103,6 +103,15 @@ void PortFc::apply_registered() {
   }
 }
 
+CbfcReceiver PortFc::cbfc_receiver_with_calls() const {
+  CbfcReceiver rx = cbfc_rx_;
+  for (const Registered& r : registered_) {
+    if (r.kind == Registered::kDrain) rx.on_drain(r.vc, r.bytes);
+    else rx.on_receive(r.vc, r.bytes);
+  }
+  return rx;
+}
+
 std::uint64_t PortFc::held_cycles(int vc) const {
   if (vc < 0 || vc >= vcs()) return 0;
   return held_vc_[vc] + (blocked_since_[vc] == kNotBlocked ? 0 : hold_clip(now()) - hold_clip(blocked_since_[vc]));

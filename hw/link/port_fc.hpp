@@ -99,7 +99,9 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
   // twin) and .cbfc_rx, or PFC's .pfc_tx.prioN.paused and .pfc_rx.prioN.occupancy.
   void probe(Waves& waves) const;
   const CreditSender& cbfc_sender() const { return *cbfc_tx_; }  // the model or its twin
-  const CbfcReceiver& cbfc_receiver() const { return cbfc_rx_; }
+  // The receiving half as it stands with the calls of this cycle taken in (they are applied at
+  // the port's next cycle): what a snapshot, a stall's report, counts.
+  CbfcReceiver cbfc_receiver_with_calls() const;
   const PfcReceiver& pfc_receiver() const { return pfc_rx_; }
 
  private:

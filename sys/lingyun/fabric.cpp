@@ -339,7 +339,7 @@ std::string Fabric::credits_held() const {
         }
         const link::CreditSender& tx = fc.cbfc_sender();
         const link::PortFc& far = l->fc(1 - s);
-        const link::CbfcReceiver& rx = far.cbfc_receiver();
+        const link::CbfcReceiver rx = far.cbfc_receiver_with_calls();
         const std::uint32_t mask = tx.config().counter_mask();
         const std::uint32_t unreceived = (tx.consumed(vc) - rx.consumed(vc)) & mask;
         const std::uint32_t unreported = (rx.freed(vc) - tx.freed(vc)) & mask;

@@ -26,10 +26,10 @@ struct ChannelSpec {
 };
 
 template <class T>
-class Channel {
+class alignas(64) Channel {
  public:
   Channel(std::string name, Clock& src, Clock& dst, ChannelSpec spec)
-      : name_(std::move(name)), src_(src), dst_(dst), spec_(spec), credits_(spec.credits) {
+      : src_(&src), dst_(&dst), credits_(spec.credits), spec_(spec), name_(std::move(name)) {
     if (spec.latency < 1) throw std::invalid_argument(name_ + ": latency must be >= 1 cycle");
     if (spec.credits && spec.credit_latency < 1)
       throw std::invalid_argument(name_ + ": credit_latency must be >= 1 cycle");
@@ -44,7 +44,7 @@ class Channel {
 
   // --- source side, at src.now() ---
   bool can_push() {
-    if (pushed_at_ == src_.now()) return false;
+    if (pushed_at_ == src_->now()) return false;
     if (!spec_.credits) return true;
     collect_credits();
     if (credits_ > 0) return true;
@@ -53,10 +53,10 @@ class Channel {
   }
   void push(T item) {
     if (!can_push()) refuse("push without a free slot or credit");
-    pushed_at_ = src_.now();
+    pushed_at_ = src_->now();
     if (spec_.credits) --credits_;
-    const Cycle ready = crossing() ? dst_.first_edge_after(src_.time_of(src_.now())) + spec_.sync_stages - 1
-                                   : src_.now() + spec_.latency;
+    const Cycle ready = crossing() ? dst_->first_edge_after(src_->time_of(src_->now())) + spec_.sync_stages - 1
+                                   : src_->now() + spec_.latency;
     items_.push({ready, std::move(item)});
     ++pushed_;
     if (consumer_) consumer_->wake_at(ready);
@@ -64,14 +64,14 @@ class Channel {
   std::uint32_t credits_available() { collect_credits(); return credits_; }
 
   // --- destination side, at dst.now() ---
-  bool can_pop() const { return !items_.empty() && items_.front().ready <= dst_.now(); }
+  bool can_pop() const { return !items_.empty() && items_.front().ready <= dst_->now(); }
   const T& peek() const { return items_.front().item; }
   T pop() {
     if (!can_pop()) refuse("pop with nothing ready");
     ++popped_;
     if (spec_.credits) {
-      const Cycle back = crossing() ? src_.first_edge_after(dst_.time_of(dst_.now())) + spec_.sync_stages - 1
-                                    : dst_.now() + spec_.credit_latency;
+      const Cycle back = crossing() ? src_->first_edge_after(dst_->time_of(dst_->now())) + spec_.sync_stages - 1
+                                    : dst_->now() + spec_.credit_latency;
       returning_.push(back);
       if (producer_waits_) {
         producer_waits_ = false;
@@ -88,7 +88,7 @@ class Channel {
   std::uint64_t popped() const { return popped_; }
   const std::string& name() const { return name_; }
   const ChannelSpec& spec() const { return spec_; }
-  bool crossing() const { return &src_ != &dst_; }
+  bool crossing() const { return src_ != dst_; }
 
  private:
   struct Slot { Cycle ready; T item; };
@@ -103,23 +103,25 @@ class Channel {
     else producer_waits_ = true;
   }
   void collect_credits() {
-    while (!returning_.empty() && returning_.front() <= src_.now()) {
+    while (!returning_.empty() && returning_.front() <= src_->now()) {
       returning_.pop();
       ++credits_;
     }
   }
-  std::string name_;
-  Clock& src_;
-  Clock& dst_;
-  ChannelSpec spec_;
-  Core* producer_ = nullptr;
-  Core* consumer_ = nullptr;
+  // What can_pop(), can_push() and push() read is the first cache line: the ring of items, the
+  // clocks, the consumer, the last push. The rest is read when credits are on or rarely.
   Ring<Slot> items_;
-  Ring<Cycle> returning_;
+  Clock* src_;
+  Clock* dst_;
+  Core* consumer_ = nullptr;
+  Cycle pushed_at_ = ~Cycle{0};  // the source cycle of the last push (none yet: never a cycle)
   std::uint32_t credits_;
   bool producer_waits_ = false;  // for a credit, none on its way back
-  Cycle pushed_at_ = ~Cycle{0};  // the source cycle of the last push (none yet: never a cycle)
+  ChannelSpec spec_;
+  Ring<Cycle> returning_;
+  Core* producer_ = nullptr;
   std::uint64_t pushed_ = 0, popped_ = 0;
+  std::string name_;
 };
 
 }  // namespace xy

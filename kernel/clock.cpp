@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -15,8 +16,17 @@ void Clock::attach(Core& core, const CoreKind* kind) {
   if (core.clock_) throw std::logic_error(core.name() + " is already attached to a clock");
   core.clock_ = this;
   core.kind_ = kind;
+  core.index_ = static_cast<std::uint32_t>(cores_.size());
   cores_.push_back(&core);
   ranked_ = false;
+  if (cores_.size() > wheel_words_ * 64) {  // a word more per slot, the slots' bits kept
+    std::vector<std::uint64_t> wider(kWheel * (wheel_words_ + 1), 0);
+    for (std::size_t slot = 0; slot < kWheel; ++slot)
+      std::copy_n(wheel_.begin() + static_cast<std::ptrdiff_t>(slot * wheel_words_), wheel_words_,
+                  wider.begin() + static_cast<std::ptrdiff_t>(slot * (wheel_words_ + 1)));
+    wheel_.swap(wider);
+    ++wheel_words_;
+  }
 }
 
 // The order of ticks: by kind, kinds in the order they were first attached, then by attaching.
@@ -35,6 +45,8 @@ void Clock::rank() {
         core->rank_ = static_cast<std::uint32_t>(by_rank_.size());
         by_rank_.push_back(core);
       }
+  rank_of_.resize(cores_.size());
+  for (Core* core : cores_) rank_of_[core->index_] = core->rank_;
   by_rank_.resize((by_rank_.size() + 63) / 64 * 64, nullptr);  // whole words
   listed_.assign(by_rank_.size() / 64, 0);
   segments_.clear();
@@ -48,7 +60,7 @@ void Clock::rank() {
     segments_.back().mask |= bit;
   }
   listed_count_ = 0;
-  for (Core* core : listed) list(*core);
+  for (Core* core : listed) list(core->rank_);
   ranked_ = true;
 }
 
@@ -83,15 +95,15 @@ Cycle Clock::first_wake() const {
 
 // Lists the cores of the bucket of `slot` (this cycle's), then the far wake-ups due now.
 void Clock::list_woken(std::size_t slot) {
-  std::vector<Core*>& bucket = wheel_[slot];
-  near_count_ -= bucket.size();
-  for (Core* core : bucket) {
-    core->queued_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
-    list(*core);
+  std::uint64_t* bucket = wheel_.data() + slot * wheel_words_;
+  for (std::size_t w = 0; w < wheel_words_; ++w) {
+    for (std::uint64_t bits = std::exchange(bucket[w], 0); bits; bits &= bits - 1) {
+      list(rank_of_[w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits))]);
+      --near_count_;
+    }
   }
-  bucket.clear();
   occupied_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
-  for (; !far_.empty() && far_.top().at == now_; far_.pop()) list(*far_.top().core);
+  for (; !far_.empty() && far_.top().at == now_; far_.pop()) list(far_.top().core->rank_);
 }
 
 const Clock::Segment* Clock::busy_alone(std::size_t& word) const {
@@ -123,8 +135,7 @@ void Clock::call_after_step() {
 }
 
 void Clock::forget_wakeups() {
-  for (Core* core : cores_) core->queued_ = {};
-  for (auto& bucket : wheel_) std::vector<Core*>().swap(bucket);
+  std::fill(wheel_.begin(), wheel_.end(), 0);
   occupied_ = {};
   near_count_ = 0;
   decltype(far_)().swap(far_);

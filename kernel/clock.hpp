@@ -76,10 +76,8 @@ class Core {
   const CoreKind* kind_ = nullptr;
   bool busy_ = false;
   std::uint32_t rank_ = 0;       // its place in the order of ticks, and its bit in the due list
+  std::uint32_t index_ = 0;      // its place in the order of attaching, and its bit in a wheel slot
   Cycle last_wake_ = ~Cycle{0};  // the last cycle a wake-up was queued for
-  // The wheel's buckets this core is queued in (a bucket holds one cycle's wake-ups): a core
-  // re-arming its next cycle on every tick, woken in between for others, is queued once.
-  std::array<std::uint64_t, kWakeWheel / 64> queued_{};
   // The last far wake-up queued. A core re-arming a far timer on every tick (a CBFC update timer)
   // would otherwise push the same entry again each time, and its duplicates are never first.
   Cycle last_far_wake_ = ~Cycle{0};
@@ -115,12 +113,11 @@ class Clock {
     core.last_wake_ = at;
     if (at - now_ < kWheel) {
       const std::size_t slot = at % kWheel;
-      std::uint64_t& queued = core.queued_[slot / 64];
-      if (queued >> (slot % 64) & 1) return;
-      queued |= std::uint64_t{1} << (slot % 64);
-      wheel_[slot].push_back(&core);
+      std::uint64_t& word = wheel_[slot * wheel_words_ + core.index_ / 64];
+      const std::uint64_t bit = std::uint64_t{1} << (core.index_ % 64);
+      near_count_ += !(word & bit);
+      word |= bit;
       occupied_[slot / 64] |= std::uint64_t{1} << (slot % 64);
-      ++near_count_;
     } else if (core.last_far_wake_ != at) {
       core.last_far_wake_ = at;
       far_.push({at, far_seq_++, &core});
@@ -255,9 +252,9 @@ class Clock {
   void attach(Core& core, const CoreKind* kind);
   void rank();
   Cycle first_wake() const;
-  void list(Core& core) {
-    std::uint64_t& word = listed_[core.rank_ / 64];
-    const std::uint64_t bit = std::uint64_t{1} << (core.rank_ % 64);
+  void list(std::uint32_t rank) {
+    std::uint64_t& word = listed_[rank / 64];
+    const std::uint64_t bit = std::uint64_t{1} << (rank % 64);
     listed_count_ += !(word & bit);
     word |= bit;
   }
@@ -274,7 +271,10 @@ class Clock {
   Time period_;
   Cycle now_ = 0;
   bool started_ = false, stepping_ = false;
-  std::array<std::vector<Core*>, kWheel> wheel_;
+  // The wheel: a slot per cycle ahead, each a bitmap of the cores woken then by attaching index
+  // (a core woken twice for a cycle is one bit; waking touches no core but the one woken).
+  std::vector<std::uint64_t> wheel_;
+  std::size_t wheel_words_ = 0;  // per slot
   std::array<std::uint64_t, kWheel / 64> occupied_{};
   std::size_t near_count_ = 0;
   std::priority_queue<Far, std::vector<Far>, std::greater<Far>> far_;
@@ -284,6 +284,7 @@ class Clock {
   std::vector<std::uint64_t> listed_;
   std::size_t listed_count_ = 0;
   std::vector<Core*> by_rank_;
+  std::vector<std::uint32_t> rank_of_;  // by attaching index
   std::vector<Segment> segments_;           // word by word, in rank order
   std::vector<std::uint8_t> segments_in_word_;
   bool ranked_ = false;  // no core attached since rank()

@@ -103,25 +103,25 @@ nlohmann::json LatencyHistogram::to_json() const {
 Counter& Stats::counter(const std::string& path, const std::string& unit, const std::string& description) {
   if (counters_.count(path) || histograms_.count(path)) throw std::logic_error("stat registered twice: " + path);
   auto& e = counters_[path];
-  e = {unit, description, std::make_unique<Counter>()};
+  e = {unit, description, &counter_store_.emplace_back()};
   return *e.value;
 }
 
 LatencyHistogram& Stats::histogram(const std::string& path, Time period, const std::string& description) {
   if (counters_.count(path) || histograms_.count(path)) throw std::logic_error("stat registered twice: " + path);
   auto& e = histograms_[path];
-  e = {"cycles", description, std::make_unique<LatencyHistogram>(period)};
+  e = {"cycles", description, &histogram_store_.emplace_back(period)};
   return *e.value;
 }
 
 const Counter* Stats::find_counter(const std::string& path) const {
   auto it = counters_.find(path);
-  return it == counters_.end() ? nullptr : it->second.value.get();
+  return it == counters_.end() ? nullptr : it->second.value;
 }
 
 const LatencyHistogram* Stats::find_histogram(const std::string& path) const {
   auto it = histograms_.find(path);
-  return it == histograms_.end() ? nullptr : it->second.value.get();
+  return it == histograms_.end() ? nullptr : it->second.value;
 }
 
 void Stats::reset() {

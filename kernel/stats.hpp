@@ -3,9 +3,9 @@
 // percentiles are exact cycle counts.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <initializer_list>
 #include <map>
-#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -66,6 +66,11 @@ class LatencyHistogram {
 
 class Stats {
  public:
+  Stats() = default;
+  Stats(const Stats&) = delete;  // its entries point into its own stores
+  Stats& operator=(const Stats&) = delete;
+  Stats(Stats&&) = default;
+  Stats& operator=(Stats&&) = default;
   Counter& counter(const std::string& path, const std::string& unit, const std::string& description);
   LatencyHistogram& histogram(const std::string& path, Time period, const std::string& description);
   const Counter* find_counter(const std::string& path) const;
@@ -79,8 +84,12 @@ class Stats {
   template <class T>
   struct Entry {
     std::string unit, description;
-    std::unique_ptr<T> value;
+    T* value;
   };
+  // The counters side by side in the order registered: a block registers its own together, so
+  // the few it adds to per frame share a cache line or two rather than one each.
+  std::deque<Counter> counter_store_;
+  std::deque<LatencyHistogram> histogram_store_;
   std::map<std::string, Entry<Counter>> counters_;
   std::map<std::string, Entry<LatencyHistogram>> histograms_;
 };

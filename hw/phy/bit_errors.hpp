@@ -46,6 +46,13 @@ class BitErrorModel {
     else draw_events(bits, flips);
   }
   std::uint64_t position() const { return pos_; }  // bits drawn so far
+  // Bits from the position before the next event: a draw of up to this many flips nothing and
+  // only moves the position, as skip() does.
+  std::uint64_t quiet_bits() const {
+    const std::uint64_t event = std::min(next_error_, state_end_);
+    return event > ~std::uint64_t{0} / 4 ? ~std::uint64_t{0} / 2 : 2 * event - pos_;
+  }
+  void skip(std::uint64_t bits) { pos_ += bits; }  // at most quiet_bits()
   std::uint64_t flips_drawn() const { return flips_; }
 
  private:

@@ -183,11 +183,18 @@ struct PhyLink::Impl {
   Cycle next_send = 0;
   std::uint64_t groups_sent = 0;
   bool stopped = false;
+  bool stop_set = false;  // stop_after() was called
   std::uint64_t stop_failures = ~0ull, stop_codewords = ~0ull;
+  const std::uint64_t tx_room;  // blocks taken in ahead of the line: two groups' worth
   Stages stages;
   std::vector<std::unique_ptr<CodewordGroup>> group_store;
   std::vector<CodewordGroup*> free_groups;
   std::vector<std::uint64_t> lane_flips;
+  std::vector<std::uint64_t> lane_bits;  // a group's bits on each lane
+  std::uint64_t group_bits = 0;          // on all lanes
+  // Groups ahead in which no lane has an error or a change of state, and groups sent since the
+  // lanes' positions last moved (they move by those groups' bits before the next draw).
+  std::uint64_t quiet_groups = 0, skipped_groups = 0;
 
   // RX state
   Scrambler descrambler;        // exact codec
@@ -231,7 +238,7 @@ PhyLink::Impl::Impl(const std::string& name_, const PhyParams& params, Clock& cl
       in(in_), out(out_), pool(pool_),
       line(name + ".line", clock,
            ChannelSpec{p.to_rx_cycles() + p.group_cycles() + p.decoder_cycles() + p.mac_pcs_rx, 0, 1, 2}),
-      tx(*this, name + ".tx"), rx(*this, name + ".rx"),
+      tx(*this, name + ".tx"), rx(*this, name + ".rx"), tx_room(2ull * p.interleave * blocks_per_codeword),
       codewords(stats.counter(name + ".fec.codewords", "codewords", "codewords received")),
       lost_codewords(stats.counter(name + ".lost_codewords", "codewords", "codewords sent while the link was down")),
       corrected_codewords(stats.counter(name + ".fec.corrected_codewords", "codewords", "codewords with corrected symbols")),
@@ -252,7 +259,12 @@ PhyLink::Impl::Impl(const std::string& name_, const PhyParams& params, Clock& cl
       frames_bad(stats.counter(name + ".frames_bad", "frames", "frames delivered marked bad")),
       decoded(stats.counter(name + ".fec.decoded_codewords", "codewords", "codewords run through the decoder")),
       frame_latency(stats.histogram(name + ".frame_latency", clock.period(), "frame in at TX to frame out at RX")) {
-  for (int l = 0; l < p.lanes; ++l) lanes.emplace_back(p.errors, Rng(seed, fmt::format("{}.lane{}", stream, l)));
+  const std::uint64_t symbols = static_cast<std::uint64_t>(n) * p.interleave;
+  for (int l = 0; l < p.lanes; ++l) {
+    lanes.emplace_back(p.errors, Rng(seed, fmt::format("{}.lane{}", stream, l)));
+    lane_bits.push_back((symbols / p.lanes + (static_cast<std::uint64_t>(l) < symbols % p.lanes)) * kSymbolBits);
+    group_bits += lane_bits.back();
+  }
   clock.attach(tx);
   clock.attach(rx);
   line.connect(&tx, &rx);
@@ -263,8 +275,7 @@ PhyLink::Impl::Impl(const std::string& name_, const PhyParams& params, Clock& cl
 
 void PhyLink::Impl::tx_eval() {
   // Take in at most one frame per cycle while fewer than two groups of blocks wait.
-  const std::uint64_t room = 2ull * p.interleave * blocks_per_codeword;
-  if (in && in->can_pop() && tx_block_end - tx_block_base < room && clock.now() >= p.cdr_lock_cycles) {
+  if (in && in->can_pop() && tx_block_end - tx_block_base < tx_room && clock.now() >= p.cdr_lock_cycles) {
     Packet* f = in->pop();
     f->injected = clock.time_of(clock.now());
     f->advance(stages.serialize, f->injected);
@@ -273,7 +284,8 @@ void PhyLink::Impl::tx_eval() {
     frames.push_back({f, first, tx_block_end - 1});  // the trailing idle is not part of the frame
     frames_in.add();
   }
-  if (uncorrectable.value() + miscorrected.value() >= stop_failures || groups_sent * p.interleave >= stop_codewords)
+  if (stop_set && (uncorrectable.value() + miscorrected.value() >= stop_failures ||
+                   groups_sent * p.interleave >= stop_codewords))
     stopped = true;
   if (clock.now() == next_send && !stopped) {
     CodewordGroup* g = make_group();
@@ -288,8 +300,7 @@ void PhyLink::Impl::tx_eval() {
 
 void PhyLink::Impl::tx_commit() {
   if (!stopped) tx.wake_at(next_send);
-  const std::uint64_t room = 2ull * p.interleave * blocks_per_codeword;
-  tx.set_busy(in && in->ready_by(clock.now() + 1) && tx_block_end - tx_block_base < room);
+  tx.set_busy(in && in->ready_by(clock.now() + 1) && tx_block_end - tx_block_base < tx_room);
 }
 
 double PhyLink::memory_bytes(const PhyParams& p) {
@@ -318,17 +329,22 @@ CodewordGroup* PhyLink::Impl::make_group() {
     free_groups.pop_back();
   }
   g->index = groups_sent;
+  if (p.fast) {  // it makes a word's bits only if the channel leaves an error in them (decode)
+    if (!g->clean)
+      for (auto& w : g->words) w.flips.clear();
+    g->clean = true;
+    tx_block_base += static_cast<std::uint64_t>(blocks_per_codeword) * g->words.size();
+    tx_block_end = std::max(tx_block_end, tx_block_base);  // idles fill the gap
+    distribute_errors(*g);
+    return g;
+  }
   for (auto& w : g->words) {
     w.symbols_valid = false;
     w.flips.clear();
-    // The fast codec makes a word's bits only if the channel leaves an error in them (decode).
-    if (!p.fast) {
-      sent_blocks(tx_block_base, w.blocks);
-      w.message.assign(bits.size(), 0);  // zero: rs272's pad symbol (the "+1") stays zero
-    }
+    sent_blocks(tx_block_base, w.blocks);
+    w.message.assign(bits.size(), 0);  // zero: rs272's pad symbol (the "+1") stays zero
     tx_block_base += blocks_per_codeword;
     tx_block_end = std::max(tx_block_end, tx_block_base);  // idles fill the gap
-    if (p.fast) continue;
     for (int b = 0; b < blocks_per_codeword; b += 4) {
       const std::uint64_t at = static_cast<std::uint64_t>(b / 4) * 257;
       transcode(&w.blocks[b], w.message.data(), at);
@@ -336,6 +352,7 @@ CodewordGroup* PhyLink::Impl::make_group() {
     }
     make_symbols(w);
   }
+  g->clean = true;
   distribute_errors(*g);
   return g;
 }
@@ -364,23 +381,40 @@ std::pair<int, std::uint32_t> PhyLink::Impl::lane_symbol(int l, std::uint64_t q)
 }
 
 void PhyLink::Impl::distribute_errors(CodewordGroup& g) {
-  const std::uint64_t symbols = static_cast<std::uint64_t>(n) * p.interleave;
+  line_bits.add(group_bits);
+  // A group in which no lane has an event costs nothing per lane: the lanes move on when one has.
+  if (quiet_groups) {
+    --quiet_groups;
+    ++skipped_groups;
+    return;
+  }
+  quiet_groups = ~std::uint64_t{0};
+  const std::uint64_t skipped = std::exchange(skipped_groups, 0);
   for (int l = 0; l < p.lanes; ++l) {
-    const std::uint64_t lane_symbols = symbols / p.lanes + (static_cast<std::uint64_t>(l) < symbols % p.lanes);
+    lanes[l].skip(skipped * lane_bits[l]);
     const std::uint64_t base = lanes[l].position();
     lane_flips.clear();
-    lanes[l].draw(lane_symbols * kSymbolBits, lane_flips);
-    line_bits.add(lane_symbols * kSymbolBits);
+    lanes[l].draw(lane_bits[l], lane_flips);
     for (std::uint64_t pos : lane_flips) {
       const std::uint64_t rel = pos - base;
       const auto [word, symbol] = lane_symbol(l, rel / kSymbolBits);
       g.words[word].flips.push_back(symbol * kSymbolBits + static_cast<std::uint32_t>(rel % kSymbolBits));
     }
+    g.clean = g.clean && lane_flips.empty();
     pre_fec_bit_errors.add(lane_flips.size());
+    quiet_groups = std::min(quiet_groups, lanes[l].quiet_bits() / lane_bits[l]);
   }
 }
 
 void PhyLink::Impl::decode(CodewordGroup& g) {
+  // The fast codec's clean group with nothing carried into it: its words arrived as sent.
+  if (p.fast && g.clean && !g.lost && error_descrambler.state() == 0) {
+    const std::uint64_t words = g.words.size();
+    codewords.add(words);
+    message_bits.add(words * static_cast<std::uint64_t>(k) * kSymbolBits);
+    rx_words_decoded += words;
+    return;
+  }
   for (auto& w : g.words) {
     codewords.add();
     const bool touched = !w.flips.empty();
@@ -629,6 +663,7 @@ void PhyLink::probe(Waves& waves) const {
   waves.probe(n + ".frames_in", 32, [this] { return frames_in(); });
 }
 void PhyLink::stop_after(std::uint64_t failed_codewords, std::uint64_t codewords) {
+  impl_->stop_set = true;
   impl_->stop_failures = failed_codewords;
   impl_->stop_codewords = codewords;
 }

@@ -92,6 +92,7 @@ struct CodewordGroup {
   Cycle sent = 0;     // TX cycle the PCS sent it (into the MAC/PCS and encoder pipelines)
   Cycle arrived = 0;  // RX cycle its last bit was in
   bool lost = false;  // sent while the link was down: nothing usable arrives
+  bool clean = true;  // no lane flipped a bit of it (the fast codec: its words hold nothing)
   struct Word {
     std::vector<std::uint8_t> message;    // transcoded, scrambled message bits as sent (exact codec); the
                                           // fast codec's scratch for a damaged word

@@ -174,6 +174,7 @@ void CbfcReceiver::on_drain(int vc, std::uint32_t bytes) {
     throw std::logic_error(fmt::format("CBFC receiver VC {}: drain of {} credits with {} buffered", vc, credits,
                                        occupancy(vc)));
   freed_[vc] = (freed_[vc] + credits) & mask_;
+  next_timer_stale_ = true;
 }
 
 bool CbfcReceiver::on_cc_update(int vc, std::uint32_t consumed_counter) {
@@ -184,6 +185,7 @@ bool CbfcReceiver::on_cc_update(int vc, std::uint32_t consumed_counter) {
   if (std::uint64_t{lost} + occupancy(vc) > config_.buffer_credits[vc]) return false;
   consumed_[vc] = consumed_counter & mask_;
   freed_[vc] = (freed_[vc] + lost) & mask_;
+  next_timer_stale_ = true;
   return true;
 }
 
@@ -195,10 +197,12 @@ Cycle CbfcReceiver::wait(int vc) const {
 CreditUpdate CbfcReceiver::cf_update(int vc, Cycle now) {
   reported_[vc] = freed_[vc];
   last_update_[vc] = now;
+  next_timer_stale_ = true;
   return CreditUpdate{CreditUpdate::kCf, vc, {freed_[vc]}, config_.cf_update_bytes};
 }
 
 std::optional<CreditUpdate> CbfcReceiver::poll(Cycle now) {
+  if (now < next_timer()) return std::nullopt;  // nothing due: the same test, kept
   int best = -1;
   bool best_urgent = false;
   for (int vc = 0; vc < config_.vcs; ++vc) {
@@ -215,7 +219,7 @@ std::optional<CreditUpdate> CbfcReceiver::poll(Cycle now) {
   return cf_update(best, now);
 }
 
-Cycle CbfcReceiver::next_timer() const {
+Cycle CbfcReceiver::earliest_update() const {
   Cycle next = ~Cycle{0};
   for (int vc = 0; vc < config_.vcs; ++vc) {
     if (unreported(vc) >= spacing_credits_) return 0;

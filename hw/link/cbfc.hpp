@@ -152,7 +152,13 @@ class CbfcReceiver {
   // else one whose unreported credits have waited update_timer_cycles since its last update;
   // else a refresh of the VC whose last update is oldest, once it is refresh_cycles old.
   std::optional<CreditUpdate> poll(Cycle now);
-  Cycle next_timer() const;  // the earliest cycle poll() would return something
+  Cycle next_timer() const {  // the earliest cycle poll() would return something
+    if (next_timer_stale_) {
+      next_timer_ = earliest_update();
+      next_timer_stale_ = false;
+    }
+    return next_timer_;
+  }
 
   std::uint32_t occupancy(int vc) const { return (consumed_[vc] - freed_[vc]) & mask_; }
   std::uint32_t unreported(int vc) const { return (freed_[vc] - reported_[vc]) & mask_; }
@@ -166,8 +172,13 @@ class CbfcReceiver {
   // Cycles after its last CF_Update that a VC below the spacing waits for its next one.
   Cycle wait(int vc) const;
   CreditUpdate cf_update(int vc, Cycle now);
+  Cycle earliest_update() const;
 
   CbfcConfig config_;
+  // next_timer(), kept until what it depends on (freed, reported, last update) changes: a port
+  // asks every cycle it is ticked, and a frame's arrival changes none of them.
+  mutable Cycle next_timer_ = 0;
+  mutable bool next_timer_stale_ = true;
   std::uint32_t mask_;
   std::uint32_t spacing_credits_;  // unreported credits that make a CF_Update due at once
   std::vector<std::uint32_t> consumed_, freed_, reported_;

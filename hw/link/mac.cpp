@@ -113,7 +113,7 @@ void Mac::receive() {
       continue;
     }
     if (r.kind == WireKind::kCc && fc_to_core_) {  // behind the frames that came before it
-      deliver_.push_back(w);
+      deliver_.push(w);
       continue;
     }
     if (r.kind != WireKind::kData) {
@@ -128,7 +128,7 @@ void Mac::receive() {
     const auto verdict = config_.llr ? rx_->on_frame(r.seq, true, now()) : LlrReceiver::Verdict::kDeliver;
     if (verdict == LlrReceiver::Verdict::kDeliver) {
       unwrap_data(*w);
-      deliver_.push_back(w);
+      deliver_.push(w);
     } else {
       pool_.release(w);
     }
@@ -147,10 +147,10 @@ void Mac::eval() {
   if (!deliver_.empty() && deliver_.front()->control && fc_to_core_->can_push()) {
     fc_to_core_->push(*parse(deliver_.front()->payload).fc);  // a CC_Update, behind the frames it counted
     pool_.release(deliver_.front());
-    deliver_.pop_front();
+    deliver_.pop();
   } else if (!deliver_.empty() && !deliver_.front()->control && to_core_.can_push()) {
     Packet* f = deliver_.front();
-    deliver_.pop_front();
+    deliver_.pop();
     delivered_.add();
     f->advance(stages_.to_core, clock().time_of(now()));
     to_core_.push(f);

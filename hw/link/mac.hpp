@@ -27,6 +27,7 @@
 #include "hw/link/pcap.hpp"
 #include "kernel/channel.hpp"
 #include "kernel/packet.hpp"
+#include "kernel/ring.hpp"
 #include "kernel/stats.hpp"
 #include "kernel/waves.hpp"
 
@@ -92,7 +93,7 @@ class Mac : public Core {
   Channel<Packet*>& to_line_;
   Channel<Packet*>& from_line_;
   PacketPool& pool_;
-  std::deque<Packet*> deliver_;       // data frames for the core and CC_Updates for its PortFc, in order
+  Ring<Packet*> deliver_;       // data frames for the core and CC_Updates for its PortFc, in order
   std::optional<FcMessage> held_cc_;  // a CC_Update waiting for the frames it counted
   std::uint64_t accepted_ = 0;        // data frames taken from the core
   Cycle timer_wake_ = 0;              // the LLR timers' wake-up pending, if after now

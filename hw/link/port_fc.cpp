@@ -58,25 +58,25 @@ void PortFc::on_send(const Packet& p) {
 // The cores around the port call these in their own eval or commit; each takes effect at this
 // port's next cycle (apply_registered), whatever order the cores of their cycle run in.
 void PortFc::on_arrive(const Packet& p) {
-  registered_.push_back({now(), Registered::kArrive, p.vc, p.bytes});
+  registered_.push({now(), Registered::kArrive, p.vc, p.bytes});
   wake_next();  // a threshold or an update may be due
 }
 
 void PortFc::on_admit(std::uint32_t bytes, std::uint8_t vc) {
   if (mode_ == FcMode::kCbfc && options_.release == CreditRelease::kAdmission) {
-    registered_.push_back({now(), Registered::kDrain, vc, bytes});
+    registered_.push({now(), Registered::kDrain, vc, bytes});
     wake_next();
   }
 }
 
 void PortFc::on_depart(std::uint32_t bytes, std::uint8_t vc) {
   if ((mode_ == FcMode::kCbfc && options_.release == CreditRelease::kDeparture) || mode_ == FcMode::kPfc)
-    registered_.push_back({now(), Registered::kDrain, vc, bytes});
+    registered_.push({now(), Registered::kDrain, vc, bytes});
   wake_next();
 }
 
 void PortFc::apply_registered() {
-  for (; !registered_.empty() && registered_.front().at < now(); registered_.pop_front()) {
+  for (; !registered_.empty() && registered_.front().at < now(); registered_.pop()) {
     const Registered& r = registered_.front();
     if (r.kind == Registered::kDrain) {
       if (mode_ == FcMode::kCbfc) cbfc_rx_.on_drain(r.vc, r.bytes);
@@ -105,7 +105,8 @@ void PortFc::apply_registered() {
 
 CbfcReceiver PortFc::cbfc_receiver_with_calls() const {
   CbfcReceiver rx = cbfc_rx_;
-  for (const Registered& r : registered_) {
+  for (std::size_t i = 0; i < registered_.size(); ++i) {
+    const Registered& r = registered_[i];
     if (r.kind == Registered::kDrain) rx.on_drain(r.vc, r.bytes);
     else rx.on_receive(r.vc, r.bytes);
   }

@@ -32,6 +32,7 @@
 #include "hw/link/pfc.hpp"
 #include "kernel/channel.hpp"
 #include "kernel/clock.hpp"
+#include "kernel/ring.hpp"
 #include "kernel/stats.hpp"
 
 namespace xy::link {
@@ -127,7 +128,7 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
     std::uint8_t vc;
     std::uint32_t bytes;
   };
-  std::deque<Registered> registered_;
+  Ring<Registered> registered_;
   std::vector<FcMessage> arrived_;  // from the line this cycle, taken in at commit
   struct ArrivedCc {
     Cycle at;

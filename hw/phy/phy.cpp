@@ -212,8 +212,8 @@ struct PhyLink::Impl {
   RxWord* note_word(bool failed, bool exact);
   const RxWord* kept_word(std::uint64_t index) const;
   bool rx_in_sync = true;  // the descrambler has seen exactly the bits the scrambler made
-  std::deque<FrameRecord> frames;    // taken in by the TX, not yet delivered
-  std::deque<Packet*> rx_out;
+  Ring<FrameRecord> frames;          // taken in by the TX, not yet delivered
+  Ring<Packet*> rx_out;
   std::vector<std::uint8_t> bits;    // one codeword's message bits
   std::vector<std::uint8_t> frame_bytes;
   std::vector<Block66> frame_blocks;
@@ -281,7 +281,7 @@ void PhyLink::Impl::tx_eval() {
     f->advance(stages.serialize, f->injected);
     const std::uint64_t first = tx_block_end;
     tx_block_end += blocks_for_frame(f->size_now());
-    frames.push_back({f, first, tx_block_end - 1});  // the trailing idle is not part of the frame
+    frames.push({f, first, tx_block_end - 1});  // the trailing idle is not part of the frame
     frames_in.add();
   }
   if (stop_set && (uncorrectable.value() + miscorrected.value() >= stop_failures ||
@@ -549,7 +549,8 @@ std::uint8_t* PhyLink::Impl::message_bits_of(const std::vector<std::uint16_t>& s
 void PhyLink::Impl::sent_blocks(std::uint64_t first, std::vector<Block66>& out) const {
   out.assign(blocks_per_codeword, idle_block());
   const std::uint64_t end = first + blocks_per_codeword;
-  for (const FrameRecord& f : frames) {
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    const FrameRecord& f = frames[i];
     if (f.first_block >= end) break;
     const std::vector<std::uint8_t>& bytes = f.packet->bytes_now();
     for (std::uint64_t b = std::max(first, f.first_block); b < std::min(end, f.end_block); ++b)
@@ -560,8 +561,7 @@ void PhyLink::Impl::sent_blocks(std::uint64_t first, std::vector<Block66>& out) 
 void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
   const std::uint64_t have = rx_words_decoded * blocks_per_codeword;
   while (!frames.empty() && frames.front().end_block <= have) {
-    const FrameRecord f = frames.front();
-    frames.pop_front();
+    const FrameRecord f = frames.pop();
     const std::size_t count = f.end_block - f.first_block;
     const std::uint64_t first_word = f.first_block / blocks_per_codeword,
                         end_word = (f.end_block - 1) / blocks_per_codeword + 1;
@@ -602,7 +602,7 @@ void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
     o->advance(stages.fec_decode, clock.time_of(group_arrived));
     o->advance(stages.mac_pcs_rx, clock.time_of(group_arrived + decoder_cycles));
     o->advance(stages.to_mac, clock.time_of(clock.now()));
-    rx_out.push_back(o);
+    rx_out.push(o);
   }
   // Drop the words no frame still needs.
   const std::uint64_t keep_from = frames.empty() ? have : frames.front().first_block;
@@ -622,8 +622,7 @@ void PhyLink::Impl::rx_eval() {
     free_groups.push_back(g);
   }
   if (!rx_out.empty() && (!out || out->can_push())) {
-    Packet* o = rx_out.front();
-    rx_out.pop_front();
+    Packet* o = rx_out.pop();
     frames_out.add();
     if (o->bad) frames_bad.add();
     frame_latency.record((clock.time_of(now) - o->injected) / clock.period());

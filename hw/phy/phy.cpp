@@ -300,7 +300,9 @@ void PhyLink::Impl::tx_eval() {
 
 void PhyLink::Impl::tx_commit() {
   if (!stopped) tx.wake_at(next_send);
-  tx.set_busy(in && in->ready_by(clock.now() + 1) && tx_block_end - tx_block_base < tx_room);
+  // Until the CDR has locked nothing goes in: the wake-up at the first group (next_send) comes.
+  tx.set_busy(in && in->ready_by(clock.now() + 1) && tx_block_end - tx_block_base < tx_room &&
+              clock.now() + 1 >= p.cdr_lock_cycles);
 }
 
 double PhyLink::memory_bytes(const PhyParams& p) {

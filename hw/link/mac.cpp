@@ -9,21 +9,22 @@ namespace xy::link {
 Mac::Mac(std::string name, const MacConfig& config, LlrEnds ends, Channel<Packet*>& from_core, Channel<Packet*>& to_core,
          Channel<FcMessage>* fc_from_core, Channel<FcMessage>* fc_to_core, Channel<Packet*>& to_line,
          Channel<Packet*>& from_line, PacketPool& pool, Stats& stats)
-    : Core(std::move(name)), config_(config),
+    : Core(std::move(name)),
       tx_(ends.tx ? std::move(ends.tx) : std::make_unique<LlrTx>(config.llr_config)),
       rx_(ends.rx ? std::move(ends.rx) : std::make_unique<LlrRx>(config.llr_config)), from_core_(from_core),
       to_core_(to_core), fc_from_core_(fc_from_core), fc_to_core_(fc_to_core), to_line_(to_line), from_line_(from_line),
-      pool_(pool),
+      pool_(pool), llr_(config.llr),
       sent_(stats.counter(this->name() + ".frames_sent", "frames", "data frames handed to the PHY, replays included")),
       replayed_(stats.counter(this->name() + ".llr.replayed_frames", "frames", "frames sent again by LLR")),
       controls_(stats.counter(this->name() + ".control_frames", "frames", "LLR and flow-control messages sent")),
       bad_data_(stats.counter(this->name() + ".rx.bad_fcs_data", "frames", "data frames received with a bad FCS")),
       bad_control_(stats.counter(this->name() + ".rx.bad_fcs_control", "frames", "control frames received with a bad FCS")),
       lost_(stats.counter(this->name() + ".rx.lost", "frames", "data frames with a bad FCS and no LLR: lost on this hop")),
-      delivered_(stats.counter(this->name() + ".rx.delivered", "frames", "data frames handed to the core")) {
+      delivered_(stats.counter(this->name() + ".rx.delivered", "frames", "data frames handed to the core")),
+      config_(config) {
   // Straight to ADVANCE: without LLR nothing is kept; connected ends need no INIT, and the one
   // the TX has ready is dropped (sent anyway, it would reset the partner's RX mid-stream).
-  if (!config_.llr || config_.connected) {
+  if (!llr_ || config_.connected) {
     tx_->on_control({LlrControl::kAck, 0}, 0);
     if (config_.connected) tx_->poll_control();
   }
@@ -54,8 +55,8 @@ bool Mac::transmit() {
   llr_full_ = false;
   waiting_for_line_ = !to_line_.can_push();  // out of credits: the line wakes this MAC when one is back
   if (waiting_for_line_) return false;
-  std::optional<LlrControl> control = config_.llr ? rx_->poll(now()) : std::nullopt;
-  if (!control && config_.llr) control = tx_->poll_control();
+  std::optional<LlrControl> control = llr_ ? rx_->poll(now()) : std::nullopt;
+  if (!control && llr_) control = tx_->poll_control();
   if (control) {
     encode_llr(*control, scratch_);
     to_line_.push(control_frame());
@@ -78,7 +79,7 @@ bool Mac::transmit() {
     held_cc_.reset();
     return true;
   }
-  if (auto replay = config_.llr ? tx_->next_replay(now()) : std::nullopt) {
+  if (auto replay = llr_ ? tx_->next_replay(now()) : std::nullopt) {
     replayed_.add();
     to_line(pool_.lend(replay->first));
     return true;
@@ -87,10 +88,10 @@ bool Mac::transmit() {
   if (from_core_.can_pop() && !llr_full_) {
     Packet* frame = from_core_.pop();
     frame->advance(stages_.tx, clock().time_of(now()));
-    const std::uint32_t seq = config_.llr ? tx_->accept(frame, now()) : 0;  // LLR keeps it until ACKed
+    const std::uint32_t seq = llr_ ? tx_->accept(frame, now()) : 0;  // LLR keeps it until ACKed
     ++accepted_;
     seal_data(*frame, seq, scratch_);  // from here on the frame as the line carries it
-    to_line(config_.llr ? pool_.lend(frame) : frame);  // one set of bytes until it arrives
+    to_line(llr_ ? pool_.lend(frame) : frame);  // one set of bytes until it arrives
     return true;
   }
   return false;
@@ -107,7 +108,7 @@ void Mac::receive() {
     if (!ok) {
       // Unreadable; counted by what it was (the model's truth, which the MAC could not know).
       (w->control ? bad_control_ : bad_data_).add();
-      if (!w->control && config_.llr) rx_->on_frame(0, false, now());
+      if (!w->control && llr_) rx_->on_frame(0, false, now());
       else if (!w->control) lost_.add();
       pool_.release(w);
       continue;
@@ -121,11 +122,11 @@ void Mac::receive() {
         if (r.llr->kind == LlrControl::kInit) rx_->on_control(*r.llr, now());
         else tx_->on_control(*r.llr, now());
       }
-      if (r.fc && fc_to_core_) fc_inbox_.push_back(*r.fc);
+      if (r.fc && fc_to_core_) fc_inbox_.push(*r.fc);
       pool_.release(w);
       continue;
     }
-    const auto verdict = config_.llr ? rx_->on_frame(r.seq, true, now()) : LlrReceiver::Verdict::kDeliver;
+    const auto verdict = llr_ ? rx_->on_frame(r.seq, true, now()) : LlrReceiver::Verdict::kDeliver;
     if (verdict == LlrReceiver::Verdict::kDeliver) {
       unwrap_data(*w);
       deliver_.push(w);
@@ -138,7 +139,7 @@ void Mac::receive() {
 void Mac::eval() {
   llr_control_sent_ = false;
   receive();
-  if (config_.llr) tx_->tick(now());
+  if (llr_) tx_->tick(now());
   transmit();
   if (std::deque<Packet*>& released = tx_->released(); !released.empty()) {  // ACKs come every few frames
     for (Packet* k : released) pool_.release(k);
@@ -156,13 +157,12 @@ void Mac::eval() {
     to_core_.push(f);
   }
   if (!fc_inbox_.empty() && fc_to_core_->can_push()) {
-    fc_to_core_->push(std::move(fc_inbox_.front()));
-    fc_inbox_.pop_front();
+    fc_to_core_->push(fc_inbox_.pop());
   }
 }
 
 void Mac::commit() {
-  const Cycle next = config_.llr ? std::min(tx_->next_timer(), rx_->next_timer()) : ~Cycle{0};
+  const Cycle next = llr_ ? std::min(tx_->next_timer(), rx_->next_timer()) : ~Cycle{0};
   // One timer wake-up pending at a time: an earlier one re-arms for a later deadline when it
   // comes, rather than a wake-up queued for every deadline the timers pass through.
   if (const Cycle at = std::max(next, now() + 1); next != ~Cycle{0} && (timer_wake_ <= now() || at < timer_wake_)) {
@@ -177,7 +177,7 @@ void Mac::commit() {
 }
 
 void Mac::probe(Waves& waves) const {
-  if (config_.llr) {
+  if (llr_) {
     tx_->probe(waves, name() + ".llr_tx");
     rx_->probe(waves, name() + ".llr_rx");
   }

@@ -10,10 +10,10 @@ PortFc::PortFc(std::string name, FcMode mode, const CbfcConfig& cbfc, const PfcC
                Stats& stats, Channel<FcMessage>& out, Channel<FcMessage>& in, PortFcOptions options,
                std::unique_ptr<CreditSender> credits)
     : Core(std::move(name)), mode_(mode), options_(options),
-      cbfc_tx_(credits ? std::move(credits) : std::make_unique<CbfcSender>(cbfc)), cbfc_rx_(cbfc_tx_->config()),
-      pfc_tx_(pfc, clock.period()), pfc_rx_(pfc, clock.period()), out_(out), in_(in),
+      cbfc_tx_(credits ? std::move(credits) : std::make_unique<CbfcSender>(cbfc)), out_(out), in_(in),
       blocked_since_(static_cast<std::size_t>(std::max({1, cbfc.vcs, pfc.priorities})), kNotBlocked),
-      held_vc_(blocked_since_.size(), 0), refused_bytes_(blocked_since_.size(), 0) {
+      held_vc_(blocked_since_.size(), 0), refused_bytes_(blocked_since_.size(), 0), cbfc_rx_(cbfc_tx_->config()),
+      pfc_tx_(pfc, clock.period()), pfc_rx_(pfc, clock.period()) {
   if (options_.receives) {
     xoffs_ = &stats.counter(this->name() + ".pfc.xoff", "frames", "pause frames with a non-zero pause time sent upstream");
     cf_updates_ = &stats.counter(this->name() + ".cbfc.cf_updates", "updates", "CF_Updates sent upstream");
@@ -99,7 +99,7 @@ void PortFc::apply_registered() {
     const CreditUpdate& cc = *arrived_cc_.front().message.credit;
     for (std::size_t vc = 0; vc < cc.counters.size() && vc < static_cast<std::size_t>(cbfc_rx_.config().vcs); ++vc)
       cbfc_rx_.on_cc_update(static_cast<int>(vc), cc.counters[vc]);
-    arrived_cc_.pop_front();
+    arrived_cc_.pop();
   }
 }
 
@@ -175,7 +175,7 @@ void PortFc::eval() {
   if (mode_ == FcMode::kCbfc && options_.receives)
     while (auto cf = cbfc_rx_.poll(now())) {
       cf_updates_->add();
-      outbox_.push_back({std::move(cf), std::nullopt});
+      outbox_.push({std::move(cf), std::nullopt});
     }
   if (mode_ == FcMode::kPfc && options_.receives)
     while (auto pause = pfc_rx_.poll(now())) {
@@ -183,7 +183,7 @@ void PortFc::eval() {
       for (std::size_t p = 0; p < xoffs_by_priority_.size(); ++p)
         xoffs_by_priority_[p] += (pause->enable_vector >> p & 1) && pause->quanta[p];
       ++pause_frames_;
-      outbox_.push_back({std::nullopt, pause});
+      outbox_.push({std::nullopt, pause});
     }
   while (in_.can_pop()) arrived_.push_back(in_.pop());
 }
@@ -199,7 +199,7 @@ void PortFc::commit() {
   for (FcMessage& m : arrived_) {
     if (m.credit && m.credit->kind == CreditUpdate::kCf) cbfc_tx_->on_cf_update(m.credit->vc, m.credit->counters[0]);
     if (m.credit && m.credit->kind == CreditUpdate::kCc) {
-      arrived_cc_.push_back({now(), std::move(m)});
+      arrived_cc_.push({now(), std::move(m)});
       ++cc_arrived_;
     }
     if (m.pause) pfc_tx_.on_pause(*m.pause, now());
@@ -210,11 +210,10 @@ void PortFc::commit() {
   if (mode_ == FcMode::kCbfc && options_.sends)
     if (auto cc = cbfc_tx_->poll(now())) {
       cc_updates_->add();
-      outbox_.push_back({std::move(cc), std::nullopt, frames_sent_});
+      outbox_.push({std::move(cc), std::nullopt, frames_sent_});
     }
   if (!outbox_.empty() && out_.can_push()) {
-    out_.push(std::move(outbox_.front()));
-    outbox_.pop_front();
+    out_.push(outbox_.pop());
   }
   Cycle next = ~Cycle{0};
   if (mode_ == FcMode::kCbfc) {

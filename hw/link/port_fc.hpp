@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -109,18 +108,14 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
   bool cc_due() const;
   void apply_registered();
 
+  // What a cycle of the port and the feeder's can_send() read comes first; PFC's halves and the
+  // bookkeeping read seldom after.
   FcMode mode_;
   PortFcOptions options_;
   std::unique_ptr<CreditSender> cbfc_tx_;
-  CbfcReceiver cbfc_rx_;
-  PfcSender pfc_tx_;
-  PfcReceiver pfc_rx_;
   Channel<FcMessage>& out_;
   Channel<FcMessage>& in_;
   Core* upstream_ = nullptr;
-  std::deque<FcMessage> outbox_;
-  std::uint64_t frames_sent_ = 0, frames_arrived_ = 0, pause_frames_ = 0;
-  std::array<std::uint64_t, 8> xoffs_by_priority_{};
   // What the cores around called, taken in at this port's next cycle.
   struct Registered {
     Cycle at;
@@ -129,12 +124,14 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
     std::uint32_t bytes;
   };
   Ring<Registered> registered_;
+  Ring<FcMessage> outbox_;
   std::vector<FcMessage> arrived_;  // from the line this cycle, taken in at commit
   struct ArrivedCc {
     Cycle at;
     FcMessage message;
   };
-  std::deque<ArrivedCc> arrived_cc_;  // CC_Updates, applied from the cycle after they came, once due
+  Ring<ArrivedCc> arrived_cc_;  // CC_Updates, applied from the cycle after they came, once due
+  std::uint64_t frames_sent_ = 0, frames_arrived_ = 0;
   mutable bool fifo_full_ = false;       // the feeder was refused for want of room in the FIFO
   static constexpr Cycle kNotBlocked = ~Cycle{0};
   // Per VC: where the open hold began, and cycles of closed holds. Changed by can_send(), a
@@ -142,12 +139,17 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
   mutable std::vector<Cycle> blocked_since_;
   mutable std::vector<std::uint64_t> held_vc_;
   mutable std::vector<std::uint32_t> refused_bytes_;  // per VC: the frame refused last
+  Counter *xoffs_ = nullptr, *cf_updates_ = nullptr;  // the receiving half's
+  Counter *cc_updates_ = nullptr, *held_ = nullptr;   // the sending half's; held_: all VCs
+  CbfcReceiver cbfc_rx_;
+  PfcSender pfc_tx_;
+  PfcReceiver pfc_rx_;
+  std::uint64_t pause_frames_ = 0;
+  std::array<std::uint64_t, 8> xoffs_by_priority_{};
   std::uint64_t cc_arrived_ = 0;
   Cycle holds_until_ = ~Cycle{0};
   Cycle hold_clip(Cycle c) const { return std::min(c, holds_until_); }
   OverflowLog overflow_;
-  Counter *xoffs_ = nullptr, *cf_updates_ = nullptr;  // the receiving half's
-  Counter *cc_updates_ = nullptr, *held_ = nullptr;   // the sending half's; held_: all VCs
 };
 
 }  // namespace xy::link

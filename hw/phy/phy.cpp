@@ -159,46 +159,36 @@ struct PhyLink::Impl {
   void sent_blocks(std::uint64_t first, std::vector<Block66>& out) const;
   std::uint8_t* message_bits_of(const std::vector<std::uint16_t>& symbols);
 
-  std::string name;
-  PhyParams p;
-  const int n, k, t, blocks_per_codeword;  // of p, cached: they are asked per symbol
-  const Cycle group_cycles, encoder_cycles, decoder_cycles, to_rx_cycles;  // and these per frame or group
-  const bool no_fec;
+  // What a TX or RX evaluation reads comes first, then the parameters (their per-group fields
+  // near the top of PhyParams), then what damaged codewords and the set-up use.
   Clock& clock;
-  const ReedSolomon& codec;  // shared_codec's
-  std::vector<BitErrorModel> lanes;
   Channel<Packet*>* in;
   Channel<Packet*>* out;
-  PacketPool& pool;
-  Channel<CodewordGroup*> line;
-  Tx tx;
-  Rx rx;
-
-  // TX state
-  Scrambler scrambler;
-  // Blocks are numbered from the first one sent, idles included; a frame's are made from its
-  // bytes when a codeword's bits are (sent_blocks), never queued.
-  std::uint64_t tx_block_base = 0;    // the next block to send
-  std::uint64_t tx_block_end = 0;     // one past the last block of the frames taken in
+  // TX state. Blocks are numbered from the first one sent, idles included; a frame's are made
+  // from its bytes when a codeword's bits are (sent_blocks), never queued.
+  std::uint64_t tx_block_base = 0;  // the next block to send
+  std::uint64_t tx_block_end = 0;   // one past the last block of the frames taken in
   Cycle next_send = 0;
   std::uint64_t groups_sent = 0;
-  bool stopped = false;
-  bool stop_set = false;  // stop_after() was called
-  std::uint64_t stop_failures = ~0ull, stop_codewords = ~0ull;
-  const std::uint64_t tx_room;  // blocks taken in ahead of the line: two groups' worth
-  Stages stages;
-  std::vector<std::unique_ptr<CodewordGroup>> group_store;
-  std::vector<CodewordGroup*> free_groups;
-  std::vector<std::uint64_t> lane_flips;
-  std::vector<std::uint64_t> lane_bits;  // a group's bits on each lane
-  std::uint64_t group_bits = 0;          // on all lanes
   // Groups ahead in which no lane has an error or a change of state, and groups sent since the
   // lanes' positions last moved (they move by those groups' bits before the next draw).
   std::uint64_t quiet_groups = 0, skipped_groups = 0;
-
+  std::uint64_t group_bits = 0;  // on all lanes
+  const std::uint64_t tx_room;   // blocks taken in ahead of the line: two groups' worth
+  const Cycle group_cycles, encoder_cycles, decoder_cycles, to_rx_cycles;  // of p, cached: asked per frame or group
+  const int n, k, t, blocks_per_codeword;  // and these per symbol
+  const bool no_fec;
+  bool stopped = false;
+  bool stop_set = false;    // stop_after() was called
+  bool rx_in_sync = true;   // the descrambler has seen exactly the bits the scrambler made
+  std::vector<CodewordGroup*> free_groups;
+  Ring<FrameRecord> frames;  // taken in by the TX, not yet delivered
+  Ring<Packet*> rx_out;
+  Stages stages;
   // RX state
-  Scrambler descrambler;        // exact codec
+  std::uint64_t rx_words_decoded = 0;
   Scrambler error_descrambler;  // fast codec: the descrambler run over the channel's error alone
+  Cycle last_fec_latency = 0;
   struct RxWord {
     std::uint64_t index;          // words are numbered from the first one sent
     bool failed;                  // flagged uncorrectable, or lost
@@ -208,57 +198,67 @@ struct PhyLink::Impl {
   // Decoded words that failed or did not arrive exact, in order, from the first one a frame not
   // yet delivered may need; every other word arrived as sent and is only counted.
   std::deque<RxWord> rx_words;
-  std::uint64_t rx_words_decoded = 0;
   RxWord* note_word(bool failed, bool exact);
   const RxWord* kept_word(std::uint64_t index) const;
-  bool rx_in_sync = true;  // the descrambler has seen exactly the bits the scrambler made
-  Ring<FrameRecord> frames;          // taken in by the TX, not yet delivered
-  Ring<Packet*> rx_out;
-  std::vector<std::uint8_t> bits;    // one codeword's message bits
-  std::vector<std::uint8_t> frame_bytes;
-  std::vector<Block66> frame_blocks;
-  std::vector<bool> symbol_hit;
-  Cycle last_fec_latency = 0;
-
   Counter &codewords, &lost_codewords, &corrected_codewords, &corrected_symbols, &uncorrectable, &miscorrected, &beyond_t,
       &decoder_failures,
       &line_bits, &pre_fec_bit_errors, &message_bits, &post_fec_bit_errors, &frames_in, &frames_out, &frames_bad,
       &decoded;
   LatencyHistogram& frame_latency;
+
+  PhyParams p;
+  std::string name;
+  const ReedSolomon& codec;  // shared_codec's
+  std::vector<BitErrorModel> lanes;
+  std::vector<std::uint64_t> lane_bits;  // a group's bits on each lane
+  std::vector<std::uint64_t> lane_flips;
+  PacketPool& pool;
+  Channel<CodewordGroup*> line;
+  Tx tx;
+  Rx rx;
+  Scrambler scrambler;    // exact codec
+  Scrambler descrambler;  // exact codec
+  std::uint64_t stop_failures = ~0ull, stop_codewords = ~0ull;
+  std::vector<std::unique_ptr<CodewordGroup>> group_store;
+  std::vector<std::uint8_t> bits;    // one codeword's message bits
+  std::vector<std::uint8_t> frame_bytes;
+  std::vector<Block66> frame_blocks;
+  std::vector<bool> symbol_hit;
 };
 
 PhyLink::Impl::Impl(const std::string& name_, const PhyParams& params, Clock& clock_, Stats& stats,
                     std::uint64_t seed, const std::string& stream, Channel<Packet*>* in_, Channel<Packet*>* out_,
                     PacketPool& pool_)
-    : name(name_), p(params), n(p.n()), k(p.k()), t(p.t()), blocks_per_codeword(p.blocks_per_codeword()),
-      group_cycles(p.group_cycles()), encoder_cycles(p.encoder_cycles()), decoder_cycles(p.decoder_cycles()),
-      to_rx_cycles(p.to_rx_cycles()),
-      no_fec(p.fec == "none"), clock(clock_),
-      codec(shared_codec(p.fec)),  // `none` never calls the codec
-      in(in_), out(out_), pool(pool_),
+    : clock(clock_), in(in_), out(out_),
+      tx_room(2ull * params.interleave * params.blocks_per_codeword()), group_cycles(params.group_cycles()),
+      encoder_cycles(params.encoder_cycles()), decoder_cycles(params.decoder_cycles()),
+      to_rx_cycles(params.to_rx_cycles()), n(params.n()), k(params.k()), t(params.t()),
+      blocks_per_codeword(params.blocks_per_codeword()), no_fec(params.fec == "none"),
+      codewords(stats.counter(name_ + ".fec.codewords", "codewords", "codewords received")),
+      lost_codewords(stats.counter(name_ + ".lost_codewords", "codewords", "codewords sent while the link was down")),
+      corrected_codewords(stats.counter(name_ + ".fec.corrected_codewords", "codewords", "codewords with corrected symbols")),
+      corrected_symbols(stats.counter(name_ + ".fec.corrected_symbols", "symbols", "symbols corrected")),
+      uncorrectable(stats.counter(name_ + ".fec.uncorrectable_codewords", "codewords", "codewords flagged uncorrectable")),
+      miscorrected(stats.counter(name_ + ".fec.miscorrected_codewords", "codewords",
+                                 "codewords the decoder 'corrected' into another codeword (known from the truth)")),
+      beyond_t(stats.counter(name_ + ".fec.beyond_t_codewords", "codewords",
+                             "codewords with more symbol errors than the code corrects (from the error log)")),
+      decoder_failures(stats.counter(name_ + ".fec.decoder_failures", "codewords",
+                                     "correctable codewords not restored: a model bug, must be 0")),
+      line_bits(stats.counter(name_ + ".line_bits", "bits", "bits carried by the lanes")),
+      pre_fec_bit_errors(stats.counter(name_ + ".pre_fec_bit_errors", "bits", "bits flipped by the channel")),
+      message_bits(stats.counter(name_ + ".fec.message_bits", "bits", "message bits after the decoder")),
+      post_fec_bit_errors(stats.counter(name_ + ".post_fec_bit_errors", "bits", "message bits still wrong after FEC")),
+      frames_in(stats.counter(name_ + ".frames_in", "frames", "frames taken in by the TX")),
+      frames_out(stats.counter(name_ + ".frames_out", "frames", "frames delivered by the RX")),
+      frames_bad(stats.counter(name_ + ".frames_bad", "frames", "frames delivered marked bad")),
+      decoded(stats.counter(name_ + ".fec.decoded_codewords", "codewords", "codewords run through the decoder")),
+      frame_latency(stats.histogram(name_ + ".frame_latency", clock.period(), "frame in at TX to frame out at RX")),
+      p(params), name(name_), codec(shared_codec(p.fec)),  // `none` never calls the codec
+      pool(pool_),
       line(name + ".line", clock,
            ChannelSpec{p.to_rx_cycles() + p.group_cycles() + p.decoder_cycles() + p.mac_pcs_rx, 0, 1, 2}),
-      tx(*this, name + ".tx"), rx(*this, name + ".rx"), tx_room(2ull * p.interleave * blocks_per_codeword),
-      codewords(stats.counter(name + ".fec.codewords", "codewords", "codewords received")),
-      lost_codewords(stats.counter(name + ".lost_codewords", "codewords", "codewords sent while the link was down")),
-      corrected_codewords(stats.counter(name + ".fec.corrected_codewords", "codewords", "codewords with corrected symbols")),
-      corrected_symbols(stats.counter(name + ".fec.corrected_symbols", "symbols", "symbols corrected")),
-      uncorrectable(stats.counter(name + ".fec.uncorrectable_codewords", "codewords", "codewords flagged uncorrectable")),
-      miscorrected(stats.counter(name + ".fec.miscorrected_codewords", "codewords",
-                                 "codewords the decoder 'corrected' into another codeword (known from the truth)")),
-      beyond_t(stats.counter(name + ".fec.beyond_t_codewords", "codewords",
-                             "codewords with more symbol errors than the code corrects (from the error log)")),
-      decoder_failures(stats.counter(name + ".fec.decoder_failures", "codewords",
-                                     "correctable codewords not restored: a model bug, must be 0")),
-      line_bits(stats.counter(name + ".line_bits", "bits", "bits carried by the lanes")),
-      pre_fec_bit_errors(stats.counter(name + ".pre_fec_bit_errors", "bits", "bits flipped by the channel")),
-      message_bits(stats.counter(name + ".fec.message_bits", "bits", "message bits after the decoder")),
-      post_fec_bit_errors(stats.counter(name + ".post_fec_bit_errors", "bits", "message bits still wrong after FEC")),
-      frames_in(stats.counter(name + ".frames_in", "frames", "frames taken in by the TX")),
-      frames_out(stats.counter(name + ".frames_out", "frames", "frames delivered by the RX")),
-      frames_bad(stats.counter(name + ".frames_bad", "frames", "frames delivered marked bad")),
-      decoded(stats.counter(name + ".fec.decoded_codewords", "codewords", "codewords run through the decoder")),
-      frame_latency(stats.histogram(name + ".frame_latency", clock.period(), "frame in at TX to frame out at RX")) {
+      tx(*this, name + ".tx"), rx(*this, name + ".rx") {
   const std::uint64_t symbols = static_cast<std::uint64_t>(n) * p.interleave;
   for (int l = 0; l < p.lanes; ++l) {
     lanes.emplace_back(p.errors, Rng(seed, fmt::format("{}.lane{}", stream, l)));

@@ -24,7 +24,10 @@ using Stage = std::uint8_t;
 constexpr Stage kNoStage = 0;
 constexpr int kStageSlots = 12;
 
-struct Packet {
+struct Packet;
+
+// Every field of a packet but its bytes: copied as one block when a packet is made like another.
+struct PacketFields {
   static constexpr std::uint16_t kDefaultEntropy = 49152;  // the first dynamic UDP port
   std::uint64_t id = 0;
   std::uint32_t src = 0, dst = 0;
@@ -41,7 +44,6 @@ struct Packet {
   bool telemetry = false;            // ends in an INT trailer that switches stamp (hw/switch/telemetry.hpp)
   Time created = 0;                  // when the generator made it
   Time injected = 0;                 // when its head entered the first channel
-  std::vector<std::uint8_t> payload; // `bytes` long when !phantom
   // Bytes made when first read: a block whose bytes follow from the packet's fields (a MAC
   // sealing a phantom frame for its line, hw/link/wire.hpp), or that are another packet's
   // (PacketPool::lend), may leave `payload` empty and `owe` set; whoever reads the bytes calls
@@ -57,6 +59,10 @@ struct Packet {
   std::array<Time, kStageSlots> stage_time{};  // per stage, summed over the hops crossed
   Time stage_since = 0;
   Stage stage = kNoStage;
+};
+
+struct Packet : PacketFields {
+  std::vector<std::uint8_t> payload;  // `bytes` long when !phantom
 
   std::vector<std::uint8_t>& bytes_now() {
     if (owe) std::exchange(owe, nullptr)(*this);
@@ -151,10 +157,7 @@ class PacketPool {
   // A packet with `from`'s fields and an empty payload (of its own capacity), not lent or lending.
   Packet* like(Packet* from) {
     Packet* c = acquire();
-    std::vector<std::uint8_t> bytes = std::move(from->payload), buffer = std::move(c->payload);
-    *c = *from;
-    from->payload = std::move(bytes);
-    c->payload = std::move(buffer);
+    static_cast<PacketFields&>(*c) = *from;
     c->payload.clear();
     c->lender = nullptr;
     c->lent = 0;

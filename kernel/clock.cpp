@@ -16,7 +16,7 @@ void Clock::attach(Core& core, const CoreKind* kind) {
   if (core.clock_) throw std::logic_error(core.name() + " is already attached to a clock");
   core.clock_ = this;
   core.kind_ = kind;
-  core.index_ = static_cast<std::uint32_t>(cores_.size());
+  core.rank_ = static_cast<std::uint32_t>(cores_.size());  // last, until ranked
   cores_.push_back(&core);
   ranked_ = false;
   if (cores_.size() > wheel_words_ * 64) {  // a word more per slot, the slots' bits kept
@@ -38,6 +38,9 @@ void Clock::rank() {
   std::vector<const CoreKind*> kinds;
   for (Core* core : cores_)
     if (std::find(kinds.begin(), kinds.end(), core->kind_) == kinds.end()) kinds.push_back(core->kind_);
+  std::vector<std::uint32_t> ranked(wheel_words_ * 64, 0);  // new rank by old
+  std::vector<std::uint32_t> old;
+  for (Core* core : cores_) old.push_back(core->rank_);
   by_rank_.clear();
   for (const CoreKind* kind : kinds)
     for (Core* core : cores_)
@@ -45,8 +48,15 @@ void Clock::rank() {
         core->rank_ = static_cast<std::uint32_t>(by_rank_.size());
         by_rank_.push_back(core);
       }
-  rank_of_.resize(cores_.size());
-  for (Core* core : cores_) rank_of_[core->index_] = core->rank_;
+  for (std::size_t i = 0; i < cores_.size(); ++i) ranked[old[i]] = cores_[i]->rank_;
+  // The wake-ups queued move with their cores.
+  std::vector<std::uint64_t> wheel(wheel_.size(), 0);
+  for (std::size_t at = 0; at < wheel_.size(); ++at)
+    for (std::uint64_t bits = wheel_[at]; bits; bits &= bits - 1) {
+      const std::uint32_t r = ranked[at % wheel_words_ * 64 + static_cast<std::size_t>(__builtin_ctzll(bits))];
+      wheel[at - at % wheel_words_ + r / 64] |= std::uint64_t{1} << (r % 64);
+    }
+  wheel_.swap(wheel);
   by_rank_.resize((by_rank_.size() + 63) / 64 * 64, nullptr);  // whole words
   listed_.assign(by_rank_.size() / 64, 0);
   segments_.clear();
@@ -96,12 +106,12 @@ Cycle Clock::first_wake() const {
 // Lists the cores of the bucket of `slot` (this cycle's), then the far wake-ups due now.
 void Clock::list_woken(std::size_t slot) {
   std::uint64_t* bucket = wheel_.data() + slot * wheel_words_;
-  for (std::size_t w = 0; w < wheel_words_; ++w) {
-    for (std::uint64_t bits = std::exchange(bucket[w], 0); bits; bits &= bits - 1) {
-      list(rank_of_[w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits))]);
-      --near_count_;
+  for (std::size_t w = 0; w < wheel_words_; ++w)
+    if (const std::uint64_t bits = std::exchange(bucket[w], 0)) {
+      near_count_ -= static_cast<std::size_t>(__builtin_popcountll(bits));
+      listed_count_ += static_cast<std::size_t>(__builtin_popcountll(bits & ~listed_[w]));
+      listed_[w] |= bits;
     }
-  }
   occupied_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
   for (; !far_.empty() && far_.top().at == now_; far_.pop()) list(far_.top().core->rank_);
 }

@@ -75,8 +75,9 @@ class Core {
   Clock* clock_ = nullptr;
   const CoreKind* kind_ = nullptr;
   bool busy_ = false;
-  std::uint32_t rank_ = 0;       // its place in the order of ticks, and its bit in the due list
-  std::uint32_t index_ = 0;      // its place in the order of attaching, and its bit in a wheel slot
+  // Its place in the order of ticks, and its bit in the due list and in the wheel's slots (until
+  // the clock ranks its cores, its place in the order of attaching).
+  std::uint32_t rank_ = 0;
   Cycle last_wake_ = ~Cycle{0};  // the last cycle a wake-up was queued for
   // The last far wake-up queued. A core re-arming a far timer on every tick (a CBFC update timer)
   // would otherwise push the same entry again each time, and its duplicates are never first.
@@ -113,8 +114,8 @@ class Clock {
     core.last_wake_ = at;
     if (at - now_ < kWheel) {
       const std::size_t slot = at % kWheel;
-      std::uint64_t& word = wheel_[slot * wheel_words_ + core.index_ / 64];
-      const std::uint64_t bit = std::uint64_t{1} << (core.index_ % 64);
+      std::uint64_t& word = wheel_[slot * wheel_words_ + core.rank_ / 64];
+      const std::uint64_t bit = std::uint64_t{1} << (core.rank_ % 64);
       near_count_ += !(word & bit);
       word |= bit;
       occupied_[slot / 64] |= std::uint64_t{1} << (slot % 64);
@@ -271,8 +272,8 @@ class Clock {
   Time period_;
   Cycle now_ = 0;
   bool started_ = false, stepping_ = false;
-  // The wheel: a slot per cycle ahead, each a bitmap of the cores woken then by attaching index
-  // (a core woken twice for a cycle is one bit; waking touches no core but the one woken).
+  // The wheel: a slot per cycle ahead, each a bitmap by rank of the cores woken then, as the due
+  // list is (a core woken twice for a cycle is one bit; listing a slot is an OR, word by word).
   std::vector<std::uint64_t> wheel_;
   std::size_t wheel_words_ = 0;  // per slot
   std::array<std::uint64_t, kWheel / 64> occupied_{};
@@ -284,7 +285,6 @@ class Clock {
   std::vector<std::uint64_t> listed_;
   std::size_t listed_count_ = 0;
   std::vector<Core*> by_rank_;
-  std::vector<std::uint32_t> rank_of_;  // by attaching index
   std::vector<Segment> segments_;           // word by word, in rank order
   std::vector<std::uint8_t> segments_in_word_;
   bool ranked_ = false;  // no core attached since rank()

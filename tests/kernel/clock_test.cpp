@@ -253,6 +253,32 @@ TEST(Clock, RunTicksWhatStepByStepTicks) {
       }
 }
 
+// A core attached once the clock runs changes the order of ticks (its kind was attached first);
+// the wake-ups queued for the others keep their cycles, near and far.
+TEST(Clock, WakeUpsQueuedBeforeALateAttachKeepTheirCycles) {
+  struct Other : Probe {
+    using Probe::Probe;
+  };
+  Clock clock("clk", kNs);
+  Probe first("first");
+  std::vector<std::unique_ptr<Other>> others;
+  clock.attach(first);
+  for (int i = 0; i < 70; ++i) {  // more than a word of the due list
+    others.push_back(std::make_unique<Other>("o" + std::to_string(i)));
+    clock.attach(*others.back());
+  }
+  first.wake_at(1);
+  clock.step();
+  for (int i = 0; i < 70; ++i) others[i]->wake_at(static_cast<Cycle>(2 + i % 5 + (i % 2 ? 0 : 3000)));
+  Probe late("late");  // a Probe: ranked with `first`, ahead of every Other
+  clock.attach(late);
+  late.wake_at(4);
+  while (clock.has_work()) clock.step();
+  EXPECT_EQ(late.ticks, std::vector<Cycle>{4});
+  for (int i = 0; i < 70; ++i)
+    EXPECT_EQ(others[i]->ticks, std::vector<Cycle>{static_cast<Cycle>(2 + i % 5 + (i % 2 ? 0 : 3000))}) << i;
+}
+
 TEST(Clock, CoreAttachedThroughItsBaseRunsItsOwnEvalAndCommit) {
   struct Base : Core {
     int base_ticks = 0;

@@ -94,7 +94,7 @@ int Clock::first_bucket_from(Cycle from) const {
 // The first cycle with a wake-up queued, when no core is busy.
 Cycle Clock::first_wake() const {
   Cycle due = ~Cycle{0};
-  if (near_count_) {
+  if (near_slots_) {
     const Cycle from = started_ ? now_ + 1 : now_;
     const int offset = first_bucket_from(from);
     if (offset >= 0) due = from + static_cast<Cycle>(offset);
@@ -108,11 +108,13 @@ void Clock::list_woken(std::size_t slot) {
   std::uint64_t* bucket = wheel_.data() + slot * wheel_words_;
   for (std::size_t w = 0; w < wheel_words_; ++w)
     if (const std::uint64_t bits = std::exchange(bucket[w], 0)) {
-      near_count_ -= static_cast<std::size_t>(__builtin_popcountll(bits));
-      listed_count_ += static_cast<std::size_t>(__builtin_popcountll(bits & ~listed_[w]));
+      for (std::uint64_t added = bits & ~listed_[w]; added; added &= added - 1) ++listed_count_;
       listed_[w] |= bits;
     }
-  occupied_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
+  std::uint64_t& occupied = occupied_[slot / 64];
+  const std::uint64_t slot_bit = std::uint64_t{1} << (slot % 64);
+  near_slots_ -= (occupied & slot_bit) != 0;
+  occupied &= ~slot_bit;
   for (; !far_.empty() && far_.top().at == now_; far_.pop()) list(far_.top().core->rank_);
 }
 
@@ -147,7 +149,7 @@ void Clock::call_after_step() {
 void Clock::forget_wakeups() {
   std::fill(wheel_.begin(), wheel_.end(), 0);
   occupied_ = {};
-  near_count_ = 0;
+  near_slots_ = 0;
   decltype(far_)().swap(far_);
   listed_.assign(listed_.size(), 0);
   listed_count_ = 0;

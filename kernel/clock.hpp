@@ -116,9 +116,11 @@ class Clock {
       const std::size_t slot = at % kWheel;
       std::uint64_t& word = wheel_[slot * wheel_words_ + core.rank_ / 64];
       const std::uint64_t bit = std::uint64_t{1} << (core.rank_ % 64);
-      near_count_ += !(word & bit);
       word |= bit;
-      occupied_[slot / 64] |= std::uint64_t{1} << (slot % 64);
+      std::uint64_t& occupied = occupied_[slot / 64];
+      const std::uint64_t slot_bit = std::uint64_t{1} << (slot % 64);
+      near_slots_ += !(occupied & slot_bit);
+      occupied |= slot_bit;
     } else if (core.last_far_wake_ != at) {
       core.last_far_wake_ = at;
       far_.push({at, far_seq_++, &core});
@@ -126,7 +128,7 @@ class Clock {
     if (!stepping_ && on_wake_) on_wake_(at);  // after a step the shell re-arms anyway
   }
 
-  bool has_work() const { return listed_count_ || near_count_ || !far_.empty(); }
+  bool has_work() const { return listed_count_ || near_slots_ || !far_.empty(); }
   // Forgets every wake-up and busy core, and the memory they held: for a clock that never steps
   // again (ClockDomain::halt).
   void forget_wakeups();
@@ -277,7 +279,7 @@ class Clock {
   std::vector<std::uint64_t> wheel_;
   std::size_t wheel_words_ = 0;  // per slot
   std::array<std::uint64_t, kWheel / 64> occupied_{};
-  std::size_t near_count_ = 0;
+  std::size_t near_slots_ = 0;  // slots with a wake-up queued
   std::priority_queue<Far, std::vector<Far>, std::greater<Far>> far_;
   std::uint64_t far_seq_ = 0;
   // The due list: a bit per core by rank. During a step the due cores; between steps the busy

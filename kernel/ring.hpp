@@ -16,7 +16,6 @@ class Ring {
   Ring(const Ring& o) : buf_(std::make_unique<T[]>(o.mask_ + 1)), mask_(o.mask_), head_(o.head_), size_(o.size_) {
     std::copy(o.buf_.get(), o.buf_.get() + mask_ + 1, buf_.get());
   }
-  Ring(Ring&&) = default;
   Ring& operator=(Ring o) {
     std::swap(buf_, o.buf_);
     std::swap(mask_, o.mask_);

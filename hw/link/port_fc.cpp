@@ -75,19 +75,23 @@ void PortFc::on_depart(std::uint32_t bytes, std::uint8_t vc) {
   wake_next();
 }
 
+// A call taken into a CBFC receiver; the credits of an arrival beyond its buffer.
+std::uint32_t PortFc::take(CbfcReceiver& rx, const Registered& r) {
+  if (r.kind == Registered::kArrive) return rx.on_receive(r.vc, r.bytes);
+  rx.on_drain(r.vc, r.bytes);
+  return 0;
+}
+
 void PortFc::apply_registered() {
   for (; !registered_.empty() && registered_.front().at < now(); registered_.pop()) {
     const Registered& r = registered_.front();
-    if (r.kind == Registered::kDrain) {
-      if (mode_ == FcMode::kCbfc) cbfc_rx_.on_drain(r.vc, r.bytes);
-      else pfc_rx_.on_drain(r.vc, r.bytes);
-      continue;
-    }
-    ++frames_arrived_;
+    if (r.kind == Registered::kArrive) ++frames_arrived_;
     if (mode_ == FcMode::kCbfc) {
-      if (const std::uint32_t beyond = cbfc_rx_.on_receive(r.vc, r.bytes))
+      if (const std::uint32_t beyond = take(cbfc_rx_, r))
         overflow_.record(beyond, "credits",
                          [&] { return cbfc_overflow(name(), cbfc_rx_, r.vc, r.bytes, beyond, r.at); });
+    } else if (r.kind == Registered::kDrain) {
+      pfc_rx_.on_drain(r.vc, r.bytes);  // drains are registered with CBFC or PFC only
     } else if (mode_ == FcMode::kPfc) {
       if (const std::uint32_t beyond = pfc_rx_.on_receive(r.vc, r.bytes))
         overflow_.record(beyond, "B", [&] { return pfc_overflow(name(), pfc_rx_, r.vc, r.bytes, beyond, r.at); });
@@ -105,11 +109,7 @@ void PortFc::apply_registered() {
 
 CbfcReceiver PortFc::cbfc_receiver_with_calls() const {
   CbfcReceiver rx = cbfc_rx_;
-  for (std::size_t i = 0; i < registered_.size(); ++i) {
-    const Registered& r = registered_[i];
-    if (r.kind == Registered::kDrain) rx.on_drain(r.vc, r.bytes);
-    else rx.on_receive(r.vc, r.bytes);
-  }
+  for (std::size_t i = 0; i < registered_.size(); ++i) take(rx, registered_[i]);
   return rx;
 }
 
@@ -191,7 +191,7 @@ void PortFc::eval() {
 // Commit takes in this cycle's messages, and the CC_Update the sending half is due, after every
 // frame the feeder sent in this cycle's eval.
 void PortFc::commit() {
-  bool heard = false;
+  bool heard = false, cc_came = false;
   if (fifo_full_ && options_.to_mac->in_flight() < options_.fifo_frames) {  // the feeder was refused in an eval
     fifo_full_ = false;
     heard = true;
@@ -200,6 +200,7 @@ void PortFc::commit() {
     if (m.credit && m.credit->kind == CreditUpdate::kCf) cbfc_tx_->on_cf_update(m.credit->vc, m.credit->counters[0]);
     if (m.credit && m.credit->kind == CreditUpdate::kCc) {
       arrived_cc_.push({now(), std::move(m)});
+      cc_came = true;
       ++cc_arrived_;
     }
     if (m.pause) pfc_tx_.on_pause(*m.pause, now());
@@ -227,7 +228,9 @@ void PortFc::commit() {
       if (pfc_tx_.paused(prio, now()) && upstream_) upstream_->wake_at(pfc_tx_.paused_until(prio));
   }
   if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
-  if (!registered_.empty() || !arrived_cc_.empty()) wake_next();
+  // Calls are taken in, and a CC_Update that came now applied, at the next cycle; one waiting for
+  // frames it counted is applied when their arrivals (calls) come.
+  if (!registered_.empty() || cc_came) wake_next();
   set_busy(!outbox_.empty() || fifo_full_);
 }
 

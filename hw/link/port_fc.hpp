@@ -107,6 +107,8 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
  private:
   bool cc_due() const;
   void apply_registered();
+  struct Registered;
+  static std::uint32_t take(CbfcReceiver& rx, const Registered& r);
 
   // What a cycle of the port and the feeder's can_send() read comes first; PFC's halves and the
   // bookkeeping read seldom after.

@@ -1,5 +1,7 @@
 #include "kernel/clock_domain.hpp"
 
+#include <cstdlib>
+
 namespace xy {
 
 void use_femtosecond_resolution() {
@@ -14,53 +16,79 @@ Time from_sc_time(const sc_core::sc_time& t) { return t.value(); }
 Time sim_now() { return sc_core::sc_time_stamp().value(); }
 
 namespace {
-Time checked_period(Time period) {
-  use_femtosecond_resolution();  // before the Clock or any sc_time exists
-  return period;
-}
+const bool kReverseClocks = [] {
+  const char* v = std::getenv("XY_REVERSE_EVAL");
+  return v && *v && *v != '0';
+}();
 }  // namespace
 
 ClockDomain::ClockDomain(const sc_core::sc_module_name& name, Time period)
-    : sc_core::sc_module(name), clock_(this->name(), checked_period(period)) {
-  clock_.on_wake([this](Cycle at) { arm(at); });
+    : ClockDomain(name, std::vector<ClockSpec>{{"", period}}) {}
+
+ClockDomain::ClockDomain(const sc_core::sc_module_name& name, const std::vector<ClockSpec>& clocks)
+    : sc_core::sc_module(name) {
+  use_femtosecond_resolution();  // before any sc_time exists
+  for (const ClockSpec& c : clocks) add_clock(c.name, c.period);
   SC_METHOD(run);
   sensitive << edge_;
   dont_initialize();
 }
 
-// Schedules the edge of cycle `at`; an earlier request replaces a later pending one.
-void ClockDomain::arm(Cycle at) {
-  if (halted_ || at >= armed_) return;
-  if (armed_ != ~Cycle{0}) edge_.cancel();
+void ClockDomain::add_clock(const std::string& name, Time period) {
+  clocks_.push_back(std::make_unique<Clock>(name.empty() ? this->name() : std::string(this->name()) + "." + name, period));
+  Clock* c = clocks_.back().get();
+  c->on_wake([this, c](Cycle at) { arm(c->time_of(at)); });
+}
+
+// Schedules the edge at time `at`; an earlier request replaces a later pending one. While run()
+// steps, it re-arms for what is left when it returns.
+void ClockDomain::arm(Time at) {
+  if (halted_ || running_ || at >= armed_) return;
+  if (armed_ != kNever) edge_.cancel();
   armed_ = at;
-  edge_.notify(to_sc_time(clock_.time_of(at) - sim_now()));
+  edge_.notify(to_sc_time(at - sim_now()));
 }
 
 void ClockDomain::halt() {
   halted_ = true;
-  if (armed_ != ~Cycle{0}) edge_.cancel();
-  armed_ = ~Cycle{0};
-  clock_.forget_wakeups();
+  if (armed_ != kNever) edge_.cancel();
+  armed_ = kNever;
+  for (auto& c : clocks_) c->forget_wakeups();
 }
 
 Time ClockDomain::run_ahead_limit_ = 0;
 
 void ClockDomain::run() {
-  armed_ = ~Cycle{0};
+  armed_ = kNever;
   if (halted_) return;
   const Time now = sim_now();
-  // Step the cycles whose edge is now (a wake may land on this very edge before we run), then
-  // run ahead through later cycles while no other process has anything pending before them:
-  // nothing can reach this domain's cores in between. Each step may schedule activity
-  // elsewhere (a wake of another domain), so the horizon is asked again after every step.
-  while (clock_.has_work()) {
-    const Cycle due = clock_.next_due();
-    const Time t = clock_.time_of(due);
+  // Step the edges that are now (a wake may land on this very edge before we run), then run
+  // ahead through later ones while no other process has anything pending before them: nothing
+  // can reach this domain's cores in between. Each step may schedule activity elsewhere (a wake
+  // of another domain), so the horizon is asked again after every step.
+  running_ = true;
+  for (;;) {
+    Clock* next = nullptr;
+    Cycle due = 0;
+    Time t = kNever;
+    for (auto& c : clocks_) {
+      if (!c->has_work()) continue;
+      const Cycle d = c->next_due();
+      if (const Time ct = c->time_of(d); ct < t || (kReverseClocks && ct == t)) {  // ties: first or last
+        next = c.get();
+        due = d;
+        t = ct;
+      }
+    }
+    if (!next) break;
     if (t > now && (t >= run_ahead_limit_ ||
-                    t >= now + from_sc_time(sc_core::sc_time_to_pending_activity())))
-      return arm(due);
-    clock_.step(due);
+                    t >= now + from_sc_time(sc_core::sc_time_to_pending_activity()))) {
+      running_ = false;
+      return arm(t);
+    }
+    next->step(due);
   }
+  running_ = false;
 }
 
 }  // namespace xy

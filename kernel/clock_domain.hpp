@@ -1,6 +1,14 @@
-// ClockDomain: the SystemC shell of a Clock. One SC_METHOD per domain steps the Clock at each
-// edge where some core is due and sleeps through the others (one event that any wake-up
-// re-arms earlier), so N cores cost at most one kernel activation per busy cycle, not N.
+// ClockDomain: the SystemC shell of one or more Clocks. One SC_METHOD per domain steps its clocks
+// at each edge where some core is due, in time order, and sleeps through the others (one event
+// that any wake-up re-arms earlier), so N cores cost at most one kernel activation per busy edge,
+// not N. Clocks whose cores talk every few cycles (a composed port's PHY and core clocks) belong in
+// one domain: stepping them in turn costs a comparison, where two domains hand over to SystemC's
+// scheduler at almost every edge.
+//
+// Edges of two clocks at the same time are stepped in the order the clocks were given (last to
+// first with XY_REVERSE_EVAL=1, as Clock reverses its evaluations): nothing one clock writes at
+// time t is visible to another before its first edge after t (Channel), so the order never
+// changes a result, and `tests/golden/check --reversed` checks it.
 //
 // Run-ahead: when no other SystemC process has anything pending before the domain's next due
 // edge, the domain steps that edge in the same activation (SystemC time stays behind; cores
@@ -8,6 +16,10 @@
 // nothing can reach the domain in between. It is bounded by run_ahead_limit, which the driver
 // sets to the end of each sc_start slice; 0 (the default) turns it off.
 #pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
 #include <systemc>
 
 #include "kernel/clock.hpp"
@@ -23,13 +35,20 @@ Time sim_now();  // sc_time_stamp() in fs
 
 class ClockDomain : public sc_core::sc_module {
  public:
+  struct ClockSpec {
+    std::string name;  // the clock's, after the domain's: "<domain>.<name>"
+    Time period;
+  };
   SC_HAS_PROCESS(ClockDomain);
+  // One clock, named as the domain.
   ClockDomain(const sc_core::sc_module_name& name, Time period);
-  Clock& clock() { return clock_; }
-  const Clock& clock() const { return clock_; }
+  // Several clocks, clock(0) first.
+  ClockDomain(const sc_core::sc_module_name& name, const std::vector<ClockSpec>& clocks);
+  Clock& clock(std::size_t i = 0) { return *clocks_[i]; }
+  const Clock& clock(std::size_t i = 0) const { return *clocks_[i]; }
   template <class T>
   void attach(T& core) {
-    clock_.attach(core);
+    clock().attach(core);
   }
 
   // Domains may step edges before this time ahead of SystemC time (see above).
@@ -39,11 +58,14 @@ class ClockDomain : public sc_core::sc_module {
   void halt();
 
  private:
+  static constexpr Time kNever = ~Time{0};
+  void add_clock(const std::string& name, Time period);
   void run();
-  void arm(Cycle at);
-  Clock clock_;
+  void arm(Time at);
+  std::vector<std::unique_ptr<Clock>> clocks_;
   sc_core::sc_event edge_;
-  Cycle armed_ = ~Cycle{0};
+  Time armed_ = kNever;
+  bool running_ = false;  // in run(), which looks at every clock again after each step
   bool halted_ = false;
   static Time run_ahead_limit_;  // global because SystemC's scheduler, which it bounds, is
 };

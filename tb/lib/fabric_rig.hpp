@@ -22,7 +22,7 @@
 namespace xy {
 
 struct FabricRig {
-  std::unique_ptr<ClockDomain> core, phy;
+  std::unique_ptr<ClockDomain> clocks;  // the switch cores' and hosts' clock, and the PHYs'
   std::unique_ptr<lingyun::Fabric> fabric;
   std::vector<std::vector<std::vector<Scoreboard>>> boards;  // per plane (endpoint port), [dst][src]
   Hosts hosts;
@@ -79,11 +79,11 @@ struct FabricRig {
             const sw::SwitchParams& sp, const lingyun::PortParams& pp, const std::vector<Host::Traffic>& traffic,
             Stats& stats, PacketPool& pool, RunContext& ctx, bool spray = false,
             const link::LlrConfig* e2e = nullptr) {
-    core = std::make_unique<ClockDomain>(("core_" + domain).c_str(), sp.period());
-    phy = std::make_unique<ClockDomain>(("phy_" + domain).c_str(), pp.phy.period());
-    Clock& clock = core->clock();
-    fabric = std::make_unique<lingyun::Fabric>(name, t, sp, pp, clock, phy->clock(), clock, stats, ctx.seed, pool, spray);
-    offer_fabric(ctx, *fabric, clock, phy->clock());
+    clocks = std::make_unique<ClockDomain>(("clocks_" + domain).c_str(),
+                                           std::vector<ClockDomain::ClockSpec>{{"core", sp.period()}, {"phy", pp.phy.period()}});
+    Clock& clock = core();
+    fabric = std::make_unique<lingyun::Fabric>(name, t, sp, pp, clock, phy(), clock, stats, ctx.seed, pool, spray);
+    offer_fabric(ctx, *fabric, clock, phy());
     latency = &stats.histogram(name + ".latency", clock.period(),
                                "frame made at the host to frame at its destination, once the links are up");
     links_up = measure_from = pp.phy.cdr_lock_cycles * pp.phy.period();
@@ -136,6 +136,8 @@ struct FabricRig {
                                              (static_cast<double>(last_arrival - measure_from) / kNs)
                                        : 0.0;
   }
+  Clock& core() const { return clocks->clock(0); }
+  Clock& phy() const { return clocks->clock(1); }
   std::uint64_t sent() const { return hosts.sent(); }
   std::uint64_t received() const { return hosts.received(); }
   std::string error() const {

@@ -128,7 +128,7 @@ inline void check_frames_fit(nic::NicParams np, const lingyun::PortParams& pp, b
 }
 
 struct NicRig {
-  std::unique_ptr<ClockDomain> core, phy;
+  std::unique_ptr<ClockDomain> clocks;  // the switch cores' and NICs' clock, and the PHYs'
   std::unique_ptr<lingyun::Fabric> fabric;
   std::vector<std::unique_ptr<ScoreboardMemory>> memories;
   std::vector<std::unique_ptr<nic::Nic>> nics;  // by endpoint
@@ -137,11 +137,11 @@ struct NicRig {
   NicRig(const std::string& name, const std::string& domain, const lingyun::Topology& t, const sw::SwitchParams& sp,
          const lingyun::PortParams& pp, const std::vector<nic::NicParams>& np, Stats& stats, PacketPool& pool,
          RunContext& ctx) {
-    core = std::make_unique<ClockDomain>(("core_" + domain).c_str(), sp.period());
-    phy = std::make_unique<ClockDomain>(("phy_" + domain).c_str(), pp.phy.period());
-    Clock& clock = core->clock();
-    fabric = std::make_unique<lingyun::Fabric>(name, t, sp, pp, clock, phy->clock(), clock, stats, ctx.seed, pool, false);
-    offer_fabric(ctx, *fabric, clock, phy->clock());
+    clocks = std::make_unique<ClockDomain>(("clocks_" + domain).c_str(),
+                                           std::vector<ClockDomain::ClockSpec>{{"core", sp.period()}, {"phy", pp.phy.period()}});
+    Clock& clock = core();
+    fabric = std::make_unique<lingyun::Fabric>(name, t, sp, pp, clock, phy(), clock, stats, ctx.seed, pool, false);
+    offer_fabric(ctx, *fabric, clock, phy());
     for (int e = 0; e < fabric->endpoints(); ++e) {
       memories.push_back(std::make_unique<ScoreboardMemory>(static_cast<std::uint32_t>(e)));
       std::vector<link::PortAttachment> ports;
@@ -153,7 +153,9 @@ struct NicRig {
       clock.attach(*nics.back());
     }
   }
-  Time now() const { return core->clock().time_of(core->clock().now()); }
+  Clock& core() const { return clocks->clock(0); }
+  Clock& phy() const { return clocks->clock(1); }
+  Time now() const { return core().time_of(core().now()); }
   // Data frames carried by each link from the switch endpoint e hangs on to another switch (its
   // uplinks), in link order.
   std::vector<std::uint64_t> uplink_frames(const lingyun::Topology& t, int e) const {

@@ -72,5 +72,56 @@ TEST(ClockDomain, CrossingWakesASleepingDomainAtTheSynchronisedEdge) {
   EXPECT_EQ(dst.clock().steps(), 1u);
 }
 
+// Two clocks stepped by one domain see what two domains scheduled by SystemC see: the same ticks,
+// and items crossing between them (both ways, every few cycles) popped at the same times.
+TEST(ClockDomain, TwoClocksInOneDomainStepAsTwoDomainsDo) {
+  struct Pinger : Core {  // sends on `out` every `every` cycles, records what `in` delivers
+    Channel<int>* out = nullptr;
+    Channel<int>* in = nullptr;
+    Cycle every;
+    int sent = 0;
+    std::vector<std::pair<Time, int>> got;
+    Pinger(std::string name, Cycle e) : Core(std::move(name)), every(e) {}
+    void eval() override {
+      while (in->can_pop()) got.emplace_back(clock().time_of(now()), in->pop());
+      if (sent < 200 && now() % every == 0) out->push(sent++);
+    }
+    void commit() override {
+      if (sent < 200) wake_at((now() / every + 1) * every);
+    }
+  };
+  struct Pair {
+    Pinger fast{"fast", 3}, slow{"slow", 2};
+    Channel<int> up, down;
+    Pair(Clock& f, Clock& s)
+        : up("up", f, s, ChannelSpec{1, 0, 1, 2}), down("down", s, f, ChannelSpec{1, 0, 1, 3}) {
+      f.attach(fast);
+      s.attach(slow);
+      fast.out = &up;
+      slow.in = &up;
+      slow.out = &down;
+      fast.in = &down;
+      up.connect(&fast, &slow);
+      down.connect(&slow, &fast);
+      fast.wake_at(0);
+      slow.wake_at(0);
+    }
+  };
+  const Time fast_period = period_from_mhz(2656.25), slow_period = period_from_mhz(1562.5);
+  ClockDomain one("one", {{"fast", fast_period}, {"slow", slow_period}});
+  ClockDomain fast("fast", fast_period), slow("slow", slow_period);
+  Pair a(one.clock(0), one.clock(1)), b(fast.clock(), slow.clock());
+  ClockDomain::set_run_ahead_limit(kUs);
+  sc_core::sc_start(to_sc_time(kUs));
+  ASSERT_EQ(a.slow.got.size(), 200u);
+  ASSERT_EQ(a.fast.got.size(), 200u);
+  EXPECT_EQ(a.slow.got, b.slow.got);
+  EXPECT_EQ(a.fast.got, b.fast.got);
+  EXPECT_EQ(one.clock(0).steps(), fast.clock().steps());
+  EXPECT_EQ(one.clock(1).steps(), slow.clock().steps());
+  // Each item popped at the synchroniser's edge after its write (time order kept across clocks).
+  EXPECT_EQ(a.slow.got[1].first, slow.clock().time_of(slow.clock().first_edge_after(3 * fast_period) + 1));
+}
+
 }  // namespace
 }  // namespace xy

@@ -100,13 +100,13 @@ class LingyunFecLlr : public Testbench {
   // Traffic is offered until stop_; then the frames still on their way are waited for.
   double done_fraction() const override {
     double least = 1;
-    for (const auto& r : runs_) least = std::min(least, static_cast<double>(r.rig->core->clock().now()) / stop_);
+    for (const auto& r : runs_) least = std::min(least, static_cast<double>(r.rig->core().now()) / stop_);
     return least;
   }
   std::string waiting_for() const override {
     std::uint64_t sent = 0, left = 0;
     for (const auto& r : runs_) {
-      if (r.rig->core->clock().now() < stop_) return "";
+      if (r.rig->core().now() < stop_) return "";
       sent += r.rig->sent();
       left += r.rig->sent() - std::min(r.rig->sent(), r.rig->received() + unrecovered(r));
     }
@@ -148,7 +148,7 @@ class LingyunFecLlr : public Testbench {
     for (const auto& r : runs_) {
       const Figures f = figures(r);
       const FabricRig& g = *r.rig;
-      const double ns = to_ns(g.core->clock().period());
+      const double ns = to_ns(g.core().period());
       const auto q = g.latency->quantiles({0.5, 0.99, 0.999});
       // null, not 0, for a design that delivered nothing
       const auto latency_ns = [&](Cycle c) { return g.latency->count() ? nlohmann::json(c * ns) : nlohmann::json(); };
@@ -235,7 +235,7 @@ class LingyunFecLlr : public Testbench {
   };
   bool finished(const Run& r) const {
     const FabricRig& g = *r.rig;
-    return g.core->clock().now() >= stop_ && g.received() + unrecovered(r) >= g.sent();
+    return g.core().now() >= stop_ && g.received() + unrecovered(r) >= g.sent();
   }
   // A design that has delivered nothing (nor given anything up) for stall_after_ has stalled
   // (a configured flap's dark time not counted): reported, with what holds it, as that design's

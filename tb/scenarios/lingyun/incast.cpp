@@ -80,7 +80,7 @@ class LingyunIncast : public Testbench {
 
   bool done() const override {
     for (const auto& r : runs_)
-      if (r.rig->core->clock().time_of(r.rig->core->clock().now()) < to() ||
+      if (r.rig->core().time_of(r.rig->core().now()) < to() ||
           r.rig->received() + lost(r) < r.rig->sent())
         return false;
     return true;
@@ -94,13 +94,13 @@ class LingyunIncast : public Testbench {
   double done_fraction() const override {
     double least = 1;
     for (const auto& r : runs_)
-      least = std::min(least, static_cast<double>(r.rig->core->clock().time_of(r.rig->core->clock().now())) / to());
+      least = std::min(least, static_cast<double>(r.rig->core().time_of(r.rig->core().now())) / to());
     return least;
   }
   std::string waiting_for() const override {
     std::uint64_t sent = 0, left = 0;
     for (const auto& r : runs_) {
-      if (r.rig->core->clock().time_of(r.rig->core->clock().now()) < to()) return "";
+      if (r.rig->core().time_of(r.rig->core().now()) < to()) return "";
       sent += r.rig->sent();
       left += r.rig->sent() - std::min(r.rig->sent(), r.rig->received() + lost(r));
     }

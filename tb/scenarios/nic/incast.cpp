@@ -149,7 +149,7 @@ class NicIncast : public NicTestbench {
       std::uint64_t pauses = 0, host_pauses = 0, peak_cells = 0;
       nlohmann::json paused = nlohmann::json::array();  // who paused whom, over which link, on which priority, how often
       int pause_hops = 0, held_hops = 0;
-      const Cycle run = last / r.rig->core->clock().period();
+      const Cycle run = last / r.rig->core().period();
       const auto& links = r.rig->fabric->links();
       for (std::size_t i = 0; i < links.size(); ++i)
         for (int side = 0; side < 2; ++side) {

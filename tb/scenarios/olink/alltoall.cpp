@@ -32,7 +32,7 @@ class OneAfterAnother : public sc_core::sc_module {
   struct Turn {
     const lingyun::Fabric* links = nullptr;  // composed: up before its GPUs start
     std::vector<const olink::StoreStreamer*> gpus;
-    std::vector<ClockDomain*> halt;
+    ClockDomain* halt = nullptr;  // the composed fabric's clocks
     sc_core::sc_event go;
   };
   SC_HAS_PROCESS(OneAfterAnother);
@@ -50,7 +50,7 @@ class OneAfterAnother : public sc_core::sc_module {
       t.go.notify(sc_core::SC_ZERO_TIME);
       for (const auto* g : t.gpus)
         while (!g->done()) sc_core::wait(g->done_event());
-      for (ClockDomain* d : t.halt) d->halt();
+      if (t.halt) t.halt->halt();
       pool_.trim();
     }
   }
@@ -135,7 +135,7 @@ class OlinkAlltoall : public Testbench {
       }
       if (r.composed) {
         turn.links = r.composed->fabric.get();
-        turn.halt = {r.composed->core.get(), r.composed->phy.get()};
+        turn.halt = r.composed->clocks.get();
       }
     }
   }

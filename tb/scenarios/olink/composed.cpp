@@ -28,13 +28,13 @@ std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::strin
   f->ep.data = !stream;
   lingyun::PortParams pp = port;
   pp.phy = port.phy.with_fec(fec);
-  f->core = std::make_unique<ClockDomain>(("olink_" + f->name).c_str(), f->period);
-  f->phy = std::make_unique<ClockDomain>(("olink_" + f->name + "_phy").c_str(), pp.phy.period());
-  Clock& clock = f->core->clock();
+  f->clocks = std::make_unique<ClockDomain>(("olink_" + f->name).c_str(),
+                                            std::vector<ClockDomain::ClockSpec>{{"core", f->period}, {"phy", pp.phy.period()}});
+  Clock& clock = f->clocks->clock(0);
   const std::string prefix = "top." + f->name;
-  f->fabric = std::make_unique<lingyun::Fabric>(prefix, t, base, pp, clock, f->phy->clock(), clock, ctx.stats, ctx.seed,
+  f->fabric = std::make_unique<lingyun::Fabric>(prefix, t, base, pp, clock, f->clocks->clock(1), clock, ctx.stats, ctx.seed,
                                                 pool, false);
-  offer_fabric(ctx, *f->fabric, clock, f->phy->clock());
+  offer_fabric(ctx, *f->fabric, clock, f->clocks->clock(1));
   for (std::uint32_t g = 0; g < f->ep.gpus; ++g) {
     std::vector<link::PortAttachment> ports;  // one per plane
     for (int k = 0; k < f->fabric->ports_of(static_cast<int>(g)); ++k) ports.push_back(f->fabric->port(static_cast<int>(g), k));

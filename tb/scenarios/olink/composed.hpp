@@ -21,7 +21,7 @@ struct ComposedFabric {
   Time period = 0;
   olink::EndpointParams ep;
   sw::SwitchParams sp;
-  std::unique_ptr<ClockDomain> core, phy;
+  std::unique_ptr<ClockDomain> clocks;  // the GPUs' and switch cores' clock (0), the PHYs' (1)
   std::unique_ptr<lingyun::Fabric> fabric;
   std::vector<std::unique_ptr<olink::OlinkEndpoint>> endpoints;
   std::array<Time, lingyun::kStages> path[2]{};  // 0: request, 1: response

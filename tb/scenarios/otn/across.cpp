@@ -260,7 +260,7 @@ class Across300km : public NicTestbench {
           sw->set_ipcn(ipcn, [this](Packet& data) { return nic::cnp_for_sender(data, pool_); });
       follow(d.name, *r.rig);
       r.collective = std::make_unique<Collective>(fmt::format("top.{}.collective", d.name), *r.rig, shape_,
-                                                  r.rig->core->clock());
+                                                  r.rig->core());
       r.collective->start(start_);
       for (int g = 0; g < 2 * sites.endpoints; ++g)
         for (const auto& [qpn, writes] : r.collective->sends_of(g))

@@ -294,7 +294,7 @@ class SwitchUniform : public Testbench {
       return rig ? rig->sw->drops() : fabric->fabric->drops() + fabric->fabric->frames_lost_on_links();
     }
     std::uint64_t peak_buffer_cells() const { return rig ? rig->sw->peak_buffer_cells() : fabric->peak_buffer_cells(); }
-    Cycle now() const { return rig ? rig->hosts.front()->now() : fabric->core->clock().now(); }
+    Cycle now() const { return rig ? rig->hosts.front()->now() : fabric->core().now(); }
   };
   // Line beats delivered in the window over the window's beats: the same unit as the offered
   // load (a packet's last beat may be partly empty on both sides).

@@ -29,12 +29,16 @@ template <class T>
 class alignas(64) Channel {
  public:
   Channel(std::string name, Clock& src, Clock& dst, ChannelSpec spec)
-      : src_(&src), dst_(&dst), credits_(spec.credits), spec_(spec), name_(std::move(name)) {
+      : src_(&src), dst_(&dst), spec_(spec), name_(std::move(name)) {
     if (spec.latency < 1) throw std::invalid_argument(name_ + ": latency must be >= 1 cycle");
     if (spec.credits && spec.credit_latency < 1)
       throw std::invalid_argument(name_ + ": credit_latency must be >= 1 cycle");
     if (&src != &dst && spec.sync_stages < 1)
       throw std::invalid_argument(name_ + ": sync_stages must be >= 1");
+    const Cycle after = crossing() ? spec.sync_stages - 1 : spec.latency;
+    if (after > kMaxCycles) throw std::invalid_argument(name_ + ": latency must be < 2^32 cycles");
+    ready_after_ = static_cast<std::uint32_t>(after);
+    credits_ = spec.credits ? spec.credits : kUnlimited;
   }
   Channel(std::string name, Clock& clock, ChannelSpec spec) : Channel(std::move(name), clock, clock, spec) {}
 
@@ -45,7 +49,7 @@ class alignas(64) Channel {
   // --- source side, at src.now() ---
   bool can_push() {
     if (pushed_at_ == src_->now()) return false;
-    if (!spec_.credits) return true;
+    if (credits_ == kUnlimited) return true;
     collect_credits();
     if (credits_ > 0) return true;
     wait_for_credit();
@@ -54,22 +58,23 @@ class alignas(64) Channel {
   void push(T item) {
     if (!can_push()) refuse("push without a free slot or credit");
     pushed_at_ = src_->now();
-    if (spec_.credits) --credits_;
-    const Cycle ready = crossing() ? dst_->first_edge_after(src_->time_of(src_->now())) + spec_.sync_stages - 1
-                                   : src_->now() + spec_.latency;
+    if (credits_ != kUnlimited) --credits_;
+    const Cycle ready = (crossing() ? dst_->first_edge_after(src_->time_of(src_->now())) : src_->now()) + ready_after_;
     items_.push({ready, std::move(item)});
-    ++pushed_;
     if (consumer_) consumer_->wake_at(ready);
   }
-  std::uint32_t credits_available() { collect_credits(); return credits_; }
+  std::uint32_t credits_available() {
+    if (credits_ == kUnlimited) return 0;
+    collect_credits();
+    return credits_;
+  }
 
   // --- destination side, at dst.now() ---
   bool can_pop() const { return !items_.empty() && items_.front().ready <= dst_->now(); }
   const T& peek() const { return items_.front().item; }
   T pop() {
     if (!can_pop()) refuse("pop with nothing ready");
-    ++popped_;
-    if (spec_.credits) {
+    if (credits_ != kUnlimited) {
       const Cycle back = crossing() ? src_->first_edge_after(dst_->time_of(dst_->now())) + spec_.sync_stages - 1
                                     : dst_->now() + spec_.credit_latency;
       returning_.push(back);
@@ -84,14 +89,16 @@ class alignas(64) Channel {
   bool ready_by(Cycle c) const { return !items_.empty() && items_.front().ready <= c; }
 
   std::size_t in_flight() const { return items_.size(); }
-  std::uint64_t pushed() const { return pushed_; }
-  std::uint64_t popped() const { return popped_; }
+  std::uint64_t pushed() const { return items_.popped() + items_.size(); }
+  std::uint64_t popped() const { return items_.popped(); }
   const std::string& name() const { return name_; }
   const ChannelSpec& spec() const { return spec_; }
   bool crossing() const { return src_ != dst_; }
 
  private:
   struct Slot { Cycle ready; T item; };
+  static constexpr std::uint32_t kUnlimited = ~std::uint32_t{0};  // credits_ without back-pressure
+  static constexpr Cycle kMaxCycles = ~std::uint32_t{0};
   // The error path, out of line: a push or pop inlined into a core's eval stays small.
   [[noreturn, gnu::cold, gnu::noinline]] void refuse(const char* what) const {
     throw std::logic_error(name_ + ": " + what);
@@ -108,19 +115,20 @@ class alignas(64) Channel {
       ++credits_;
     }
   }
-  // What can_pop(), can_push() and push() read is the first cache line: the ring of items, the
-  // clocks, the consumer, the last push. The rest is read when credits are on or rarely.
+  // What can_pop(), can_push(), push() and pop() read is the first cache line: the ring of items
+  // (which counts the pops), the clocks, the consumer, the last push, the delay, the credits. The
+  // rest is read when credits are on or rarely.
   Ring<Slot> items_;
   Clock* src_;
   Clock* dst_;
   Core* consumer_ = nullptr;
   Cycle pushed_at_ = ~Cycle{0};  // the source cycle of the last push (none yet: never a cycle)
-  std::uint32_t credits_;
+  std::uint32_t ready_after_;    // cycles from the push (or the destination's edge after it) to ready
+  std::uint32_t credits_;        // free slots at the destination, or kUnlimited
   bool producer_waits_ = false;  // for a credit, none on its way back
   ChannelSpec spec_;
   Ring<Cycle> returning_;
   Core* producer_ = nullptr;
-  std::uint64_t pushed_ = 0, popped_ = 0;
   std::string name_;
 };
 

@@ -110,7 +110,7 @@ std::vector<std::string> llr_rx_state_names() {
 // TX
 
 LlrTx::LlrTx(LlrConfig config)
-    : c_(config), seq_mask_(static_cast<std::uint32_t>((std::uint64_t{1} << c_.seq_bits) - 1)) {}
+    : seq_mask_(static_cast<std::uint32_t>((std::uint64_t{1} << config.seq_bits) - 1)), c_(config) {}
 
 bool LlrTx::can_accept(std::uint32_t bytes) const {
   return state_ == LlrTxState::kAdvance && buffer_.size() < c_.window &&
@@ -121,7 +121,7 @@ std::uint32_t LlrTx::accept(Packet* frame, Cycle now) {
   if (buffer_.empty()) last_progress_ = now;  // the replay timer runs while anything is unacknowledged
   const std::uint32_t seq = next_seq_;
   next_seq_ = mask(next_seq_ + std::uint64_t{1});
-  buffer_.push_back({frame, seq, now});
+  buffer_.push({frame, seq, now});
   buffer_bytes_ += frame->bytes;
   return seq;
 }
@@ -153,8 +153,7 @@ void LlrTx::on_control(const LlrControl& c, Cycle now) {
   if (acked > buffer_.size()) return;  // stale or from before a FLUSH
   for (std::uint32_t i = 0; i < acked; ++i) {
     buffer_bytes_ -= buffer_.front().frame->bytes;
-    released_.push_back(buffer_.front().frame);
-    buffer_.pop_front();
+    released_.push_back(buffer_.pop().frame);
   }
   replay_pos_ = replay_pos_ > acked ? replay_pos_ - acked : 0;
   if (acked) {
@@ -193,8 +192,7 @@ bool LlrTx::replay_or_flush(std::uint32_t from, Cycle now) {
 void LlrTx::flush(Cycle now) {
   state_ = LlrTxState::kFlush;  // until the INIT goes out
   flushed_frames_ += buffer_.size();
-  for (const Kept& k : buffer_) released_.push_back(k.frame);
-  buffer_.clear();
+  while (!buffer_.empty()) released_.push_back(buffer_.pop().frame);
   buffer_bytes_ = 0;
   replay_pos_ = 0;
   replays_without_progress_ = 0;
@@ -228,7 +226,7 @@ Cycle LlrTx::next_timer() const {
 // RX
 
 LlrRx::LlrRx(LlrConfig config)
-    : c_(config), seq_mask_(static_cast<std::uint32_t>((std::uint64_t{1} << c_.seq_bits) - 1)) {}
+    : seq_mask_(static_cast<std::uint32_t>((std::uint64_t{1} << config.seq_bits) - 1)), c_(config) {}
 
 LlrRx::Verdict LlrRx::on_frame(std::uint32_t seq, bool fcs_ok, Cycle now) {
   if (!fcs_ok) {

@@ -18,13 +18,13 @@
 // replay timer. ACKs, NACKs and INITs travel as 8-byte control ordered sets.
 #pragma once
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "kernel/config.hpp"
 #include "kernel/packet.hpp"
+#include "kernel/ring.hpp"
 #include "kernel/units.hpp"
 #include "kernel/waves.hpp"
 
@@ -103,7 +103,7 @@ class LlrTransmitter {
   virtual std::size_t kept() const = 0;
   virtual std::uint64_t kept_bytes() const = 0;
   // Frames released by ACKs (or a FLUSH) since the last call (the shell returns them to their pool).
-  virtual std::deque<Packet*>& released() = 0;
+  virtual std::vector<Packet*>& released() = 0;
   // Offers its state to the waves: `prefix`.state (by name), .kept, .replays; a twin adds its
   // RTL ports under `prefix`.rtl.
   virtual void probe(Waves& waves, const std::string& prefix) const;
@@ -146,7 +146,7 @@ class LlrTx final : public LlrTransmitter {
   std::uint64_t timer_replays() const override { return timer_replays_; }
   std::size_t kept() const override { return buffer_.size(); }
   std::uint64_t kept_bytes() const override { return buffer_bytes_; }
-  std::deque<Packet*>& released() override { return released_; }
+  std::vector<Packet*>& released() override { return released_; }
 
  private:
   struct Kept {
@@ -160,18 +160,19 @@ class LlrTx final : public LlrTransmitter {
   void flush(Cycle now);
   std::uint32_t mask(std::uint64_t v) const { return static_cast<std::uint32_t>(v & seq_mask_); }
 
-  LlrConfig c_;
-  std::uint32_t seq_mask_;
+  // What a MAC's every cycle reads (tick, next_timer, poll_control) comes first, the config after.
   LlrTxState state_ = LlrTxState::kInit;
-  std::uint32_t next_seq_ = 0;
-  std::deque<Kept> buffer_;       // unacknowledged, oldest first
+  bool init_pending_ = true;
+  int replays_without_progress_ = 0;
+  Cycle last_progress_ = 0;
+  Ring<Kept> buffer_;             // unacknowledged, oldest first
+  std::vector<Packet*> released_;
   std::uint64_t buffer_bytes_ = 0;
   std::size_t replay_pos_ = 0;    // index in buffer_ of the next frame to replay
-  Cycle last_progress_ = 0;
-  int replays_without_progress_ = 0;
-  bool init_pending_ = true;
+  std::uint32_t seq_mask_;
+  std::uint32_t next_seq_ = 0;
+  LlrConfig c_;
   std::uint64_t replays_ = 0, replayed_frames_ = 0, flushed_frames_ = 0, timer_replays_ = 0;
-  std::deque<Packet*> released_;
 };
 
 class LlrRx final : public LlrReceiver {
@@ -188,15 +189,16 @@ class LlrRx final : public LlrReceiver {
   std::uint64_t nacks() const override { return nacks_; }
 
  private:
-  LlrConfig c_;
-  std::uint32_t seq_mask_;
+  // What a MAC's every cycle reads (poll, next_timer) comes first, the config after.
   LlrRxState state_ = LlrRxState::kSendAcks;
-  std::uint32_t expected_ = 0;
+  bool ack_now_ = false;
+  bool gap_since_nack_ = false;   // a frame came out of order or damaged since the NACK
   int unacked_ = 0;
   Cycle first_unacked_ = 0, nack_sent_ = 0;
-  bool ack_now_ = false;
+  std::uint32_t expected_ = 0;
+  std::uint32_t seq_mask_;
   std::uint32_t last_ahead_ = 0;  // distance of the last out-of-order frame since the NACK
-  bool gap_since_nack_ = false;   // a frame came out of order or damaged since the NACK
+  LlrConfig c_;
   std::uint64_t nacks_ = 0;
 };
 

@@ -9,11 +9,9 @@ namespace xy::link {
 Mac::Mac(std::string name, const MacConfig& config, LlrEnds ends, Channel<Packet*>& from_core, Channel<Packet*>& to_core,
          Channel<FcMessage>* fc_from_core, Channel<FcMessage>* fc_to_core, Channel<Packet*>& to_line,
          Channel<Packet*>& from_line, PacketPool& pool, Stats& stats)
-    : Core(std::move(name)),
-      tx_(ends.tx ? std::move(ends.tx) : std::make_unique<LlrTx>(config.llr_config)),
-      rx_(ends.rx ? std::move(ends.rx) : std::make_unique<LlrRx>(config.llr_config)), from_core_(from_core),
+    : Core(std::move(name)), from_core_(from_core),
       to_core_(to_core), fc_from_core_(fc_from_core), fc_to_core_(fc_to_core), to_line_(to_line), from_line_(from_line),
-      pool_(pool), llr_(config.llr),
+      pool_(pool), llr_(config.llr), tx_model_(config.llr_config), rx_model_(config.llr_config), twins_(std::move(ends)),
       sent_(stats.counter(this->name() + ".frames_sent", "frames", "data frames handed to the PHY, replays included")),
       replayed_(stats.counter(this->name() + ".llr.replayed_frames", "frames", "frames sent again by LLR")),
       controls_(stats.counter(this->name() + ".control_frames", "frames", "LLR and flow-control messages sent")),
@@ -22,6 +20,8 @@ Mac::Mac(std::string name, const MacConfig& config, LlrEnds ends, Channel<Packet
       lost_(stats.counter(this->name() + ".rx.lost", "frames", "data frames with a bad FCS and no LLR: lost on this hop")),
       delivered_(stats.counter(this->name() + ".rx.delivered", "frames", "data frames handed to the core")),
       config_(config) {
+  tx_ = twins_.tx ? twins_.tx.get() : &tx_model_;
+  rx_ = twins_.rx ? twins_.rx.get() : &rx_model_;
   // Straight to ADVANCE: without LLR nothing is kept; connected ends need no INIT, and the one
   // the TX has ready is dropped (sent anyway, it would reset the partner's RX mid-stream).
   if (!llr_ || config_.connected) {
@@ -141,7 +141,7 @@ void Mac::eval() {
   receive();
   if (llr_) tx_->tick(now());
   transmit();
-  if (std::deque<Packet*>& released = tx_->released(); !released.empty()) {  // ACKs come every few frames
+  if (std::vector<Packet*>& released = tx_->released(); !released.empty()) {  // ACKs come every few frames
     for (Packet* k : released) pool_.release(k);
     released.clear();
   }

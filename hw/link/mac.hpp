@@ -82,9 +82,10 @@ class Mac : public Core {
   void to_line(Packet* data_frame);  // captured on the way
   bool cc_may_go() const;
 
-  // What an evaluation reads comes first, in a few cache lines; what it seldom reads after.
-  std::unique_ptr<LlrTransmitter> tx_;
-  std::unique_ptr<LlrReceiver> rx_;
+  // What an evaluation reads comes first, in a few cache lines (the LLR models among them); what
+  // it seldom reads after.
+  LlrTransmitter* tx_;  // tx_model_ or the twin
+  LlrReceiver* rx_;
   Channel<Packet*>& from_core_;
   Channel<Packet*>& to_core_;
   Channel<FcMessage>* fc_from_core_;
@@ -101,6 +102,9 @@ class Mac : public Core {
   bool llr_full_ = false;          // this cycle: a frame from the core that LLR has no room for
   Ring<FcMessage> fc_inbox_;       // received messages for the core
   std::optional<FcMessage> held_cc_;  // a CC_Update waiting for the frames it counted
+  LlrTx tx_model_;
+  LlrRx rx_model_;
+  LlrEnds twins_;  // when `ends` gave them
   Stages stages_;
   Counter &sent_, &replayed_, &controls_, &bad_data_, &bad_control_, &lost_, &delivered_;
   PcapWriter* pcap_ = nullptr;

@@ -8,7 +8,6 @@
 // here, beside the twin, in slots indexed as its own (the low bits of the sequence number).
 #pragma once
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,7 +42,7 @@ class LlrTxTwin final : public link::LlrTransmitter {
   std::uint64_t timer_replays() const override;
   std::size_t kept() const override;
   std::uint64_t kept_bytes() const override;
-  std::deque<Packet*>& released() override { return released_; }
+  std::vector<Packet*>& released() override { return released_; }
   void probe(Waves& waves, const std::string& prefix) const override;  // the model's, and its ports
 
  private:
@@ -53,7 +52,7 @@ class LlrTxTwin final : public link::LlrTransmitter {
   const Clock& clock_;
   std::unique_ptr<Rtl> rtl_;
   std::vector<Packet*> frames_;  // by slot
-  std::deque<Packet*> released_;
+  std::vector<Packet*> released_;
 };
 
 class LlrRxTwin final : public link::LlrReceiver {

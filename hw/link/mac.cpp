@@ -159,9 +159,13 @@ void Mac::eval() {
   if (!fc_inbox_.empty() && fc_to_core_->can_push()) {
     fc_to_core_->push(fc_inbox_.pop());
   }
+  schedule();
 }
 
-void Mac::commit() {
+// What eval decides it leaves in this Mac (its LLR ends, its FIFOs): the cores around reach it
+// only through channels, whose items wake it when they are ready. So it schedules itself here,
+// while its lines are in the cache, and has nothing to commit.
+void Mac::schedule() {
   const Cycle next = llr_ ? std::min(tx_->next_timer(), rx_->next_timer()) : ~Cycle{0};
   // One timer wake-up pending at a time: an earlier one re-arms for a later deadline when it
   // comes, rather than a wake-up queued for every deadline the timers pass through.

@@ -53,8 +53,7 @@ class Mac : public Core {
   Mac(std::string name, const MacConfig& config, LlrEnds ends, Channel<Packet*>& from_core, Channel<Packet*>& to_core,
       Channel<FcMessage>* fc_from_core, Channel<FcMessage>* fc_to_core, Channel<Packet*>& to_line,
       Channel<Packet*>& from_line, PacketPool& pool, Stats& stats);
-  void eval() override;
-  void commit() override;
+  void eval() override;  // no commit: see schedule()
 
   // Writes every data frame this MAC hands its line (replays too) as the Ethernet frame it
   // carries, with its FCS (the LLR header, carried in the preamble on a real line, left out).
@@ -77,6 +76,7 @@ class Mac : public Core {
 
  private:
   void receive();
+  void schedule();  // the next cycle it must be ticked at
   bool transmit();  // true if it handed the line an item
   Packet* control_frame();  // a frame of the message encoded in scratch_
   void to_line(Packet* data_frame);  // captured on the way

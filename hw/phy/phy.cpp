@@ -129,25 +129,30 @@ struct PhyLink::Impl {
   Impl(const std::string& name, const PhyParams& p, Clock& clock, Stats& stats, std::uint64_t seed,
        const std::string& stream, Channel<Packet*>* in, Channel<Packet*>* out, PacketPool& pool);
 
+  // Each side schedules itself at the end of its eval, from its own state and its input channel
+  // (whose items wake it): nothing to commit.
   // --- TX: frames to 66b blocks; every C cycles a codeword group onto the line ---
   struct Tx : Core {
     Impl& link;
     explicit Tx(Impl& l, std::string name) : Core(std::move(name)), link(l) {}
-    void eval() override { link.tx_eval(); }
-    void commit() override { link.tx_commit(); }
+    void eval() override {
+      link.tx_eval();
+      link.tx_schedule();
+    }
   };
   // --- RX: a group decoded D cycles after it is complete; its frames out one per cycle ---
   struct Rx : Core {
     Impl& link;
     explicit Rx(Impl& l, std::string name) : Core(std::move(name)), link(l) {}
-    void eval() override { link.rx_eval(); }
-    void commit() override { link.rx_commit(); }
+    void eval() override {
+      link.rx_eval();
+      link.rx.set_busy(!link.rx_out.empty());
+    }
   };
 
   void tx_eval();
-  void tx_commit();
+  void tx_schedule();
   void rx_eval();
-  void rx_commit();
   CodewordGroup* make_group();
   void make_symbols(CodewordGroup::Word& w);
   void distribute_errors(CodewordGroup& g);
@@ -298,7 +303,7 @@ void PhyLink::Impl::tx_eval() {
   }
 }
 
-void PhyLink::Impl::tx_commit() {
+void PhyLink::Impl::tx_schedule() {
   if (!stopped) tx.wake_at(next_send);
   // Until the CDR has locked nothing goes in: the wake-up at the first group (next_send) comes.
   tx.set_busy(in && in->ready_by(clock.now() + 1) && tx_block_end - tx_block_base < tx_room &&
@@ -631,10 +636,6 @@ void PhyLink::Impl::rx_eval() {
     if (out) out->push(o);
     else pool.release(o);
   }
-}
-
-void PhyLink::Impl::rx_commit() {
-  rx.set_busy(!rx_out.empty());
 }
 
 PhyLink::PhyLink(const std::string& name, const PhyParams& params, Clock& clock, Stats& stats, std::uint64_t seed,

@@ -65,7 +65,7 @@ bool Mac::transmit() {
   }
   while (fc_from_core_ && fc_from_core_->can_pop() && fc_from_core_->peek().credit &&
          fc_from_core_->peek().credit->kind == CreditUpdate::kCc)
-    held_cc_ = fc_from_core_->pop();  // a later one supersedes it: its counters are absolute
+    held_cc_ = std::make_unique<FcMessage>(fc_from_core_->pop());  // a later one supersedes it: its counters are absolute
   if (fc_from_core_ && fc_from_core_->can_pop()) {
     encode_fc(fc_from_core_->pop(), scratch_);
     to_line_.push(control_frame());

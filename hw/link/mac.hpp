@@ -17,7 +17,6 @@
 #pragma once
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -101,7 +100,7 @@ class Mac : public Core {
   bool waiting_for_line_ = false;  // this cycle: no credit for the line
   bool llr_full_ = false;          // this cycle: a frame from the core that LLR has no room for
   Ring<FcMessage> fc_inbox_;       // received messages for the core
-  std::optional<FcMessage> held_cc_;  // a CC_Update waiting for the frames it counted
+  std::unique_ptr<FcMessage> held_cc_;  // a CC_Update waiting for the frames it counted (a pointer: seldom one)
   LlrTx tx_model_;
   LlrRx rx_model_;
   LlrEnds twins_;  // when `ends` gave them

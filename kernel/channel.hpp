@@ -36,7 +36,8 @@ class alignas(64) Channel {
     if (&src != &dst && spec.sync_stages < 1)
       throw std::invalid_argument(name_ + ": sync_stages must be >= 1");
     const Cycle after = crossing() ? spec.sync_stages - 1 : spec.latency;
-    if (after > kMaxCycles) throw std::invalid_argument(name_ + ": latency must be < 2^32 cycles");
+    if (after > kMaxCycles) throw std::invalid_argument(name_ + ": latency and sync_stages must be below 2^32");
+    if (spec.credits == kUnlimited) throw std::invalid_argument(name_ + ": credits must be below 2^32 - 1");
     ready_after_ = static_cast<std::uint32_t>(after);
     credits_ = spec.credits ? spec.credits : kUnlimited;
   }

@@ -35,7 +35,8 @@ ClockDomain::ClockDomain(const sc_core::sc_module_name& name, const std::vector<
 }
 
 void ClockDomain::add_clock(const std::string& name, Time period) {
-  clocks_.push_back(std::make_unique<Clock>(name.empty() ? this->name() : std::string(this->name()) + "." + name, period));
+  const std::string domain = this->name();
+  clocks_.push_back(std::make_unique<Clock>(name.empty() ? domain : domain + "." + name, period));
   Clock* c = clocks_.back().get();
   c->on_wake([this, c](Cycle at) { arm(c->time_of(at)); });
 }

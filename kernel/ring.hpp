@@ -15,7 +15,8 @@ class Ring {
  public:
   explicit Ring(std::size_t capacity = 16)
       : buf_(std::make_unique<T[]>(round_up(capacity))), mask_(static_cast<std::uint32_t>(round_up(capacity) - 1)) {}
-  Ring(const Ring& o) : buf_(std::make_unique<T[]>(o.mask_ + std::size_t{1})), popped_(o.popped_), mask_(o.mask_), size_(o.size_) {
+  Ring(const Ring& o)
+      : buf_(std::make_unique<T[]>(o.mask_ + std::size_t{1})), popped_(o.popped_), mask_(o.mask_), size_(o.size_) {
     std::copy(o.buf_.get(), o.buf_.get() + mask_ + 1, buf_.get());
   }
   Ring& operator=(Ring o) {

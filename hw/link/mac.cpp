@@ -11,7 +11,8 @@ Mac::Mac(std::string name, const MacConfig& config, LlrEnds ends, Channel<Packet
          Channel<Packet*>& from_line, PacketPool& pool, Stats& stats)
     : Core(std::move(name)), from_core_(from_core),
       to_core_(to_core), fc_from_core_(fc_from_core), fc_to_core_(fc_to_core), to_line_(to_line), from_line_(from_line),
-      pool_(pool), llr_(config.llr), tx_model_(config.llr_config), rx_model_(config.llr_config), twins_(std::move(ends)),
+      pool_(pool), llr_(config.llr), tx_model_(config.llr_config), rx_model_(config.llr_config),
+      twins_(std::move(ends)),
       sent_(stats.counter(this->name() + ".frames_sent", "frames", "data frames handed to the PHY, replays included")),
       replayed_(stats.counter(this->name() + ".llr.replayed_frames", "frames", "frames sent again by LLR")),
       controls_(stats.counter(this->name() + ".control_frames", "frames", "LLR and flow-control messages sent")),
@@ -65,7 +66,7 @@ bool Mac::transmit() {
   }
   while (fc_from_core_ && fc_from_core_->can_pop() && fc_from_core_->peek().credit &&
          fc_from_core_->peek().credit->kind == CreditUpdate::kCc)
-    held_cc_ = std::make_unique<FcMessage>(fc_from_core_->pop());  // a later one supersedes it: its counters are absolute
+    held_cc_ = std::make_unique<FcMessage>(fc_from_core_->pop());  // a later one supersedes it (counters absolute)
   if (fc_from_core_ && fc_from_core_->can_pop()) {
     encode_fc(fc_from_core_->pop(), scratch_);
     to_line_.push(control_frame());

@@ -146,7 +146,7 @@ struct PhyLink::Impl {
     explicit Rx(Impl& l, std::string name) : Core(std::move(name)), link(l) {}
     void eval() override {
       link.rx_eval();
-      link.rx.set_busy(!link.rx_out.empty());
+      set_busy(!link.rx_out.empty());
     }
   };
 

@@ -79,8 +79,8 @@ struct FabricRig {
             const sw::SwitchParams& sp, const lingyun::PortParams& pp, const std::vector<Host::Traffic>& traffic,
             Stats& stats, PacketPool& pool, RunContext& ctx, bool spray = false,
             const link::LlrConfig* e2e = nullptr) {
-    clocks = std::make_unique<ClockDomain>(("clocks_" + domain).c_str(),
-                                           std::vector<ClockDomain::ClockSpec>{{"core", sp.period()}, {"phy", pp.phy.period()}});
+    const std::vector<ClockDomain::ClockSpec> both{{"core", sp.period()}, {"phy", pp.phy.period()}};
+    clocks = std::make_unique<ClockDomain>(("clocks_" + domain).c_str(), both);
     Clock& clock = core();
     fabric = std::make_unique<lingyun::Fabric>(name, t, sp, pp, clock, phy(), clock, stats, ctx.seed, pool, spray);
     offer_fabric(ctx, *fabric, clock, phy());

@@ -137,8 +137,8 @@ struct NicRig {
   NicRig(const std::string& name, const std::string& domain, const lingyun::Topology& t, const sw::SwitchParams& sp,
          const lingyun::PortParams& pp, const std::vector<nic::NicParams>& np, Stats& stats, PacketPool& pool,
          RunContext& ctx) {
-    clocks = std::make_unique<ClockDomain>(("clocks_" + domain).c_str(),
-                                           std::vector<ClockDomain::ClockSpec>{{"core", sp.period()}, {"phy", pp.phy.period()}});
+    const std::vector<ClockDomain::ClockSpec> both{{"core", sp.period()}, {"phy", pp.phy.period()}};
+    clocks = std::make_unique<ClockDomain>(("clocks_" + domain).c_str(), both);
     Clock& clock = core();
     fabric = std::make_unique<lingyun::Fabric>(name, t, sp, pp, clock, phy(), clock, stats, ctx.seed, pool, false);
     offer_fabric(ctx, *fabric, clock, phy());

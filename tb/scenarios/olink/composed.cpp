@@ -28,8 +28,8 @@ std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::strin
   f->ep.data = !stream;
   lingyun::PortParams pp = port;
   pp.phy = port.phy.with_fec(fec);
-  f->clocks = std::make_unique<ClockDomain>(("olink_" + f->name).c_str(),
-                                            std::vector<ClockDomain::ClockSpec>{{"core", f->period}, {"phy", pp.phy.period()}});
+  const std::vector<ClockDomain::ClockSpec> both{{"core", f->period}, {"phy", pp.phy.period()}};
+  f->clocks = std::make_unique<ClockDomain>(("olink_" + f->name).c_str(), both);
   Clock& clock = f->clocks->clock(0);
   const std::string prefix = "top." + f->name;
   f->fabric = std::make_unique<lingyun::Fabric>(prefix, t, base, pp, clock, f->clocks->clock(1), clock, ctx.stats, ctx.seed,

@@ -128,10 +128,11 @@ class CbfcSender final : public CreditSender {
   const CbfcConfig& config() const override { return config_; }
 
  private:
-  CbfcConfig config_;
+  // What a port's every cycle reads (the timer, the counters) first, the config after.
+  Cycle next_cc_;
   std::uint32_t mask_;
   std::vector<std::uint32_t> consumed_, freed_;
-  Cycle next_cc_;
+  CbfcConfig config_;
 };
 
 // The receiving end of one port: buffer occupancy per VC and the CF_Updates that return it.
@@ -174,7 +175,6 @@ class CbfcReceiver {
   CreditUpdate cf_update(int vc, Cycle now);
   Cycle earliest_update() const;
 
-  CbfcConfig config_;
   // next_timer(), kept until what it depends on (freed, reported, last update) changes: a port
   // asks every cycle it is ticked, and a frame's arrival changes none of them.
   mutable Cycle next_timer_ = 0;
@@ -183,6 +183,7 @@ class CbfcReceiver {
   std::uint32_t spacing_credits_;  // unreported credits that make a CF_Update due at once
   std::vector<std::uint32_t> consumed_, freed_, reported_;
   std::vector<Cycle> last_update_;
+  CbfcConfig config_;  // after what a port's every cycle reads
 };
 
 // A CBFC overflow in words: `port`, the VC, the cycle, how many credits beyond the buffer.

@@ -119,8 +119,10 @@ TEST(ClockDomain, TwoClocksInOneDomainStepAsTwoDomainsDo) {
   EXPECT_EQ(a.fast.got, b.fast.got);
   EXPECT_EQ(one.clock(0).steps(), fast.clock().steps());
   EXPECT_EQ(one.clock(1).steps(), slow.clock().steps());
-  // Each item popped at the synchroniser's edge after its write (time order kept across clocks).
-  EXPECT_EQ(a.slow.got[1].first, slow.clock().time_of(slow.clock().first_edge_after(3 * fast_period) + 1));
+  // Item 1 is written at fast cycle 3 (3 x 376.47 ps = 1.129 ns); the slow clock's first edge
+  // after it is its edge 2 (1.28 ns), the synchroniser's second stage its edge 3: 1.92 ns.
+  EXPECT_EQ(a.slow.got[1].first, 3 * slow_period);
+  EXPECT_EQ(slow_period, 640 * kPs);
 }
 
 }  // namespace

@@ -91,6 +91,13 @@ class Clock {
   Clock(const Clock&) = delete;
   Clock& operator=(const Clock&) = delete;
 
+  // XY_REVERSE_EVAL=1: every step evaluates its due cores last to first (see above), and a
+  // domain steps clocks with edges at the same time last to first.
+  static inline const bool kReverseEval = [] {
+    const char* v = std::getenv("XY_REVERSE_EVAL");
+    return v && *v && *v != '0';
+  }();
+
   const std::string& name() const { return name_; }
   Time period() const { return period_; }
   Cycle now() const { return now_; }
@@ -186,10 +193,6 @@ class Clock {
     Core* core;
     bool operator>(const Far& o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };
-  static inline const bool kReverseEval = [] {
-    const char* v = std::getenv("XY_REVERSE_EVAL");
-    return v && *v && *v != '0';
-  }();
   // One phase over the due list: each word's due cores kind by kind.
   void tick(void (*CoreKind::*phase)(Clock&, std::size_t, std::uint64_t)) {
     const Segment* segment = segments_.data();

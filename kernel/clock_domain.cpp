@@ -1,7 +1,5 @@
 #include "kernel/clock_domain.hpp"
 
-#include <cstdlib>
-
 namespace xy {
 
 void use_femtosecond_resolution() {
@@ -14,13 +12,6 @@ void use_femtosecond_resolution() {
 sc_core::sc_time to_sc_time(Time t) { return sc_core::sc_time::from_value(t); }
 Time from_sc_time(const sc_core::sc_time& t) { return t.value(); }
 Time sim_now() { return sc_core::sc_time_stamp().value(); }
-
-namespace {
-const bool kReverseClocks = [] {
-  const char* v = std::getenv("XY_REVERSE_EVAL");
-  return v && *v && *v != '0';
-}();
-}  // namespace
 
 ClockDomain::ClockDomain(const sc_core::sc_module_name& name, Time period)
     : ClockDomain(name, std::vector<ClockSpec>{{"", period}}) {}
@@ -75,7 +66,7 @@ void ClockDomain::run() {
     for (auto& c : clocks_) {
       if (!c->has_work()) continue;
       const Cycle d = c->next_due();
-      if (const Time ct = c->time_of(d); ct < t || (kReverseClocks && ct == t)) {  // ties: first or last
+      if (const Time ct = c->time_of(d); ct < t || (Clock::kReverseEval && ct == t)) {  // ties: first or last
         next = c.get();
         due = d;
         t = ct;

@@ -46,6 +46,7 @@ class ClockDomain : public sc_core::sc_module {
   ClockDomain(const sc_core::sc_module_name& name, const std::vector<ClockSpec>& clocks);
   Clock& clock(std::size_t i = 0) { return *clocks_[i]; }
   const Clock& clock(std::size_t i = 0) const { return *clocks_[i]; }
+  // Attaches to clock 0; a core of another clock attaches to clock(i) itself.
   template <class T>
   void attach(T& core) {
     clock().attach(core);

@@ -79,8 +79,7 @@ struct FabricRig {
             const sw::SwitchParams& sp, const lingyun::PortParams& pp, const std::vector<Host::Traffic>& traffic,
             Stats& stats, PacketPool& pool, RunContext& ctx, bool spray = false,
             const link::LlrConfig* e2e = nullptr) {
-    const std::vector<ClockDomain::ClockSpec> both{{"core", sp.period()}, {"phy", pp.phy.period()}};
-    clocks = std::make_unique<ClockDomain>(("clocks_" + domain).c_str(), both);
+    clocks = fabric_clocks("clocks_" + domain, sp.period(), pp.phy.period());
     Clock& clock = core();
     fabric = std::make_unique<lingyun::Fabric>(name, t, sp, pp, clock, phy(), clock, stats, ctx.seed, pool, spray);
     offer_fabric(ctx, *fabric, clock, phy());

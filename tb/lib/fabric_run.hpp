@@ -2,12 +2,24 @@
 // every port's and switch's signals to the waves, every port's frames to --pcap (by port name,
 // --pcap-scope selecting), and the fabric as built to results.json's `fabrics`.
 #pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
 
+#include "kernel/clock_domain.hpp"
 #include "sys/lingyun/fabric.hpp"
 #include "tb/lib/scenario.hpp"
 
 namespace xy {
+
+// A composed fabric's two clocks in one domain: the cores' (clock 0, "<name>.core") and the
+// PHYs' (clock 1, "<name>.phy"), which talk every few cycles.
+inline std::unique_ptr<ClockDomain> fabric_clocks(const std::string& name, Time core_period, Time phy_period) {
+  return std::make_unique<ClockDomain>(name.c_str(),
+                                       std::vector<ClockDomain::ClockSpec>{{"core", core_period}, {"phy", phy_period}});
+}
 
 inline void offer_fabric(RunContext& ctx, lingyun::Fabric& fabric, Clock& core, Clock& phy) {
   fabric.probe(ctx.waves, core, phy);

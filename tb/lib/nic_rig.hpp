@@ -137,8 +137,7 @@ struct NicRig {
   NicRig(const std::string& name, const std::string& domain, const lingyun::Topology& t, const sw::SwitchParams& sp,
          const lingyun::PortParams& pp, const std::vector<nic::NicParams>& np, Stats& stats, PacketPool& pool,
          RunContext& ctx) {
-    const std::vector<ClockDomain::ClockSpec> both{{"core", sp.period()}, {"phy", pp.phy.period()}};
-    clocks = std::make_unique<ClockDomain>(("clocks_" + domain).c_str(), both);
+    clocks = fabric_clocks("clocks_" + domain, sp.period(), pp.phy.period());
     Clock& clock = core();
     fabric = std::make_unique<lingyun::Fabric>(name, t, sp, pp, clock, phy(), clock, stats, ctx.seed, pool, false);
     offer_fabric(ctx, *fabric, clock, phy());

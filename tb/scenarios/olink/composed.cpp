@@ -28,8 +28,7 @@ std::unique_ptr<ComposedFabric> make_composed(const Preset& pr, const std::strin
   f->ep.data = !stream;
   lingyun::PortParams pp = port;
   pp.phy = port.phy.with_fec(fec);
-  const std::vector<ClockDomain::ClockSpec> both{{"core", f->period}, {"phy", pp.phy.period()}};
-  f->clocks = std::make_unique<ClockDomain>(("olink_" + f->name).c_str(), both);
+  f->clocks = fabric_clocks("olink_" + f->name, f->period, pp.phy.period());
   Clock& clock = f->clocks->clock(0);
   const std::string prefix = "top." + f->name;
   f->fabric = std::make_unique<lingyun::Fabric>(prefix, t, base, pp, clock, f->clocks->clock(1), clock, ctx.stats, ctx.seed,

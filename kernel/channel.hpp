@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "kernel/clock.hpp"
 #include "kernel/ring.hpp"
@@ -37,7 +38,7 @@ class alignas(64) Channel {
       throw std::invalid_argument(name_ + ": sync_stages must be >= 1");
     const Cycle after = crossing() ? spec.sync_stages - 1 : spec.latency;
     if (after > kMaxCycles) throw std::invalid_argument(name_ + ": latency and sync_stages must be below 2^32");
-    if (spec.credits == kUnlimited) throw std::invalid_argument(name_ + ": credits must be below 2^32 - 1");
+    if (spec.credits >= kUnlimitedWatched) throw std::invalid_argument(name_ + ": credits must be below 2^32 - 2");
     ready_after_ = static_cast<std::uint32_t>(after);
     credits_ = spec.credits ? spec.credits : kUnlimited;
   }
@@ -46,11 +47,18 @@ class alignas(64) Channel {
   // Cores to wake: the consumer when an item arrives; the producer when a credit returns that it
   // found missing (a producer that did not ask has nothing waiting for it).
   void connect(Core* producer, Core* consumer) { producer_ = producer; consumer_ = consumer; }
+  // A channel without credits: wakes `waiter` once, at its first edge after the next pop (a core
+  // that keeps a limit of its own on the items in flight, and waits for room).
+  void wake_on_pop(Core& waiter) {
+    if (spec_.credits) throw std::logic_error(name_ + ": wake_on_pop on a channel with credits (they wake the producer)");
+    pop_waiter_ = &waiter;
+    credits_ = kUnlimitedWatched;
+  }
 
   // --- source side, at src.now() ---
   bool can_push() {
     if (pushed_at_ == src_->now()) return false;
-    if (credits_ == kUnlimited) return true;
+    if (credits_ >= kUnlimitedWatched) return true;
     collect_credits();
     if (credits_ > 0) return true;
     wait_for_credit();
@@ -59,13 +67,13 @@ class alignas(64) Channel {
   void push(T item) {
     if (!can_push()) refuse("push without a free slot or credit");
     pushed_at_ = src_->now();
-    if (credits_ != kUnlimited) --credits_;
+    if (credits_ < kUnlimitedWatched) --credits_;
     const Cycle ready = (crossing() ? dst_->first_edge_after(src_->time_of(src_->now())) : src_->now()) + ready_after_;
     items_.push({ready, std::move(item)});
     if (consumer_) consumer_->wake_at(ready);
   }
   std::uint32_t credits_available() {
-    if (credits_ == kUnlimited) return 0;
+    if (credits_ >= kUnlimitedWatched) return 0;
     collect_credits();
     return credits_;
   }
@@ -75,7 +83,9 @@ class alignas(64) Channel {
   const T& peek() const { return items_.front().item; }
   T pop() {
     if (!can_pop()) refuse("pop with nothing ready");
-    if (credits_ != kUnlimited) {
+    if (credits_ == kUnlimitedWatched) {
+      wake_pop_waiter();
+    } else if (credits_ != kUnlimited) {
       const Cycle back = crossing() ? src_->first_edge_after(dst_->time_of(dst_->now())) + spec_.sync_stages - 1
                                     : dst_->now() + spec_.credit_latency;
       returning_.push(back);
@@ -99,10 +109,16 @@ class alignas(64) Channel {
  private:
   struct Slot { Cycle ready; T item; };
   static constexpr std::uint32_t kUnlimited = ~std::uint32_t{0};  // credits_ without back-pressure
+  static constexpr std::uint32_t kUnlimitedWatched = kUnlimited - 1;  // the same, a core waiting for a pop
   static constexpr Cycle kMaxCycles = ~std::uint32_t{0};
   // The error path, out of line: a push or pop inlined into a core's eval stays small.
   [[noreturn, gnu::cold, gnu::noinline]] void refuse(const char* what) const {
     throw std::logic_error(name_ + ": " + what);
+  }
+  [[gnu::noinline]] void wake_pop_waiter() {
+    credits_ = kUnlimited;
+    Core* w = std::exchange(pop_waiter_, nullptr);
+    w->wake_at(w->clock().first_edge_after(dst_->time_of(dst_->now())));
   }
   // The producer found no credit: woken when the next one is back.
   void wait_for_credit() {
@@ -125,11 +141,12 @@ class alignas(64) Channel {
   Core* consumer_ = nullptr;
   Cycle pushed_at_ = ~Cycle{0};  // the source cycle of the last push (none yet: never a cycle)
   std::uint32_t ready_after_;    // cycles from the push (or the destination's edge after it) to ready
-  std::uint32_t credits_;        // free slots at the destination, or kUnlimited
+  std::uint32_t credits_;        // free slots at the destination, or kUnlimited(Watched)
   bool producer_waits_ = false;  // for a credit, none on its way back
   ChannelSpec spec_;
   Ring<Cycle> returning_;
   Core* producer_ = nullptr;
+  Core* pop_waiter_ = nullptr;
   std::string name_;
 };
 

@@ -44,7 +44,7 @@ bool PortFc::can_send(const Packet& p) const {
   // (its egress and tx_mac lead), which the FIFO holds: a soft limit, never a loss.
   const bool room = options_.to_mac->in_flight() < options_.fifo_frames;
   if (fc_ok && !room && !fifo_full_) {
-    fifo_full_ = true;  // eval() wakes the feeder when the MAC has taken a frame
+    fifo_full_ = true;  // commit() wakes the feeder once the MAC has taken a frame
     const_cast<PortFc*>(this)->wake_next();
   }
   return fc_ok && room;
@@ -192,9 +192,13 @@ void PortFc::eval() {
 // frame the feeder sent in this cycle's eval.
 void PortFc::commit() {
   bool heard = false, cc_came = false;
-  if (fifo_full_ && options_.to_mac->in_flight() < options_.fifo_frames) {  // the feeder was refused in an eval
-    fifo_full_ = false;
-    heard = true;
+  if (fifo_full_) {  // the feeder was refused in an eval
+    if (options_.to_mac->in_flight() < options_.fifo_frames) {
+      fifo_full_ = false;
+      heard = true;
+    } else {
+      options_.to_mac->wake_on_pop(*this);  // the MAC's next take may make room
+    }
   }
   for (FcMessage& m : arrived_) {
     if (m.credit && m.credit->kind == CreditUpdate::kCf) cbfc_tx_->on_cf_update(m.credit->vc, m.credit->counters[0]);
@@ -231,7 +235,7 @@ void PortFc::commit() {
   // Calls are taken in, and a CC_Update that came now applied, at the next cycle; one waiting for
   // frames it counted is applied when their arrivals (calls) come.
   if (!registered_.empty() || cc_came) wake_next();
-  set_busy(!outbox_.empty() || fifo_full_);
+  set_busy(!outbox_.empty());
 }
 
 }  // namespace xy::link

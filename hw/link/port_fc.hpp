@@ -46,7 +46,7 @@ struct PortFcOptions {
   // The line carries CC_Updates beside the data, not in order with it (a rig's control path).
   bool cc_may_overtake_frames = false;
   // The FIFO to this side's MAC, if any: the gate also keeps `fifo_frames` or fewer in it.
-  const Channel<Packet*>* to_mac = nullptr;
+  Channel<Packet*>* to_mac = nullptr;
   std::size_t fifo_frames = 0;
   // The halves this end runs: a link with data one way has a sending end and a receiving end.
   bool sends = true, receives = true;

@@ -125,6 +125,48 @@ TEST(Channel, PushWithoutCreditThrows) {
   clock.step();
 }
 
+TEST(Channel, WakesACoreWaitingForRoomOnceAtItsFirstEdgeAfterTheNextPop) {
+  // A waiter on the 1 ns clock asks at its cycle 1; the 1.55 ns side pops at its cycles 10
+  // (15.5 ns) and 20. The waiter's first edge after 15.5 ns is its cycle 16; the second pop finds
+  // nobody waiting.
+  Clock src("src", 1000 * kPs), dst("dst", 1550 * kPs);
+  Channel<std::uint64_t> ch("ch", src, dst, ChannelSpec{1, 0, 1, 2});
+  struct Waiter : Core {
+    Channel<std::uint64_t>& ch;
+    std::vector<Cycle> ticks;
+    explicit Waiter(Channel<std::uint64_t>& c) : Core("waiter"), ch(c) {}
+    void eval() override {
+      if (ticks.empty()) ch.wake_on_pop(*this);
+      ticks.push_back(now());
+    }
+  } waiter(ch);
+  struct Taker : Core {
+    Channel<std::uint64_t>& ch;
+    std::vector<Cycle> pops;
+    explicit Taker(Channel<std::uint64_t>& c) : Core("taker"), ch(c) {}
+    void eval() override {
+      if (ch.can_pop()) {
+        ch.pop();
+        pops.push_back(now());
+      }
+    }
+  } taker(ch);
+  Producer p(ch, 3);
+  src.attach(p);
+  src.attach(waiter);
+  dst.attach(taker);
+  ch.connect(&p, nullptr);
+  p.wake_at(0);
+  waiter.wake_at(1);
+  taker.wake_at(10);
+  taker.wake_at(20);
+  run_until({&src, &dst}, kUs);
+  EXPECT_EQ(taker.pops, (std::vector<Cycle>{10, 20}));
+  EXPECT_EQ(waiter.ticks, (std::vector<Cycle>{1, 16}));
+  Channel<std::uint64_t> credited("credited", src, dst, ChannelSpec{1, 4, 1, 2});
+  EXPECT_THROW(credited.wake_on_pop(waiter), std::logic_error);
+}
+
 TEST(AsyncFifo, CrossesClocksThroughTheSynchroniserInOrder) {
   Clock src("src", 1000 * kPs), dst("dst", 1550 * kPs);
   Pipe pipe(src, dst, ChannelSpec{1, 8, 1, 2}, 2000, 0.1);

@@ -59,7 +59,11 @@ void PortFc::on_send(const Packet& p) {
 // port's next cycle (apply_registered), whatever order the cores of their cycle run in.
 void PortFc::on_arrive(const Packet& p) {
   registered_.push({now(), Registered::kArrive, p.vc, p.bytes});
-  wake_next();  // a threshold or an update may be due
+  // A PFC threshold may be due, or a CC_Update waiting for this frame. A CBFC arrival moves no
+  // timer of the receiver (a drain does), so once the port's first cycle has armed them it waits
+  // for the next cycle the port has anyhow, in its place among the calls (before any later
+  // CC_Update). Waves show the counters as each cycle leaves them, so with waves on it wakes.
+  if (mode_ != FcMode::kCbfc || !timers_armed_ || options_.cc_may_overtake_frames || probed_) wake_next();
 }
 
 void PortFc::on_admit(std::uint32_t bytes, std::uint8_t vc) {
@@ -75,11 +79,11 @@ void PortFc::on_depart(std::uint32_t bytes, std::uint8_t vc) {
   wake_next();
 }
 
-// A call taken into a CBFC receiver; the credits of an arrival beyond its buffer.
-std::uint32_t PortFc::take(CbfcReceiver& rx, const Registered& r) {
-  if (r.kind == Registered::kArrive) return rx.on_receive(r.vc, r.bytes);
-  rx.on_drain(r.vc, r.bytes);
-  return 0;
+// A call taken into a CBFC receiver; an arrival beyond its buffer recorded in `log`.
+void PortFc::take(CbfcReceiver& rx, OverflowLog& log, const Registered& r) const {
+  if (r.kind == Registered::kDrain) return rx.on_drain(r.vc, r.bytes);
+  if (const std::uint32_t beyond = rx.on_receive(r.vc, r.bytes))
+    log.record(beyond, "credits", [&] { return cbfc_overflow(name(), rx, r.vc, r.bytes, beyond, r.at); });
 }
 
 void PortFc::apply_registered() {
@@ -87,9 +91,7 @@ void PortFc::apply_registered() {
     const Registered& r = registered_.front();
     if (r.kind == Registered::kArrive) ++frames_arrived_;
     if (mode_ == FcMode::kCbfc) {
-      if (const std::uint32_t beyond = take(cbfc_rx_, r))
-        overflow_.record(beyond, "credits",
-                         [&] { return cbfc_overflow(name(), cbfc_rx_, r.vc, r.bytes, beyond, r.at); });
+      take(cbfc_rx_, overflow_, r);
     } else if (r.kind == Registered::kDrain) {
       pfc_rx_.on_drain(r.vc, r.bytes);  // drains are registered with CBFC or PFC only
     } else if (mode_ == FcMode::kPfc) {
@@ -109,8 +111,17 @@ void PortFc::apply_registered() {
 
 CbfcReceiver PortFc::cbfc_receiver_with_calls() const {
   CbfcReceiver rx = cbfc_rx_;
-  for (std::size_t i = 0; i < registered_.size(); ++i) take(rx, registered_[i]);
+  OverflowLog log;
+  for (std::size_t i = 0; i < registered_.size(); ++i) take(rx, log, registered_[i]);
   return rx;
+}
+
+std::string PortFc::overflow() const {
+  if (mode_ != FcMode::kCbfc) return overflow_.report();
+  CbfcReceiver rx = cbfc_rx_;
+  OverflowLog log = overflow_;
+  for (std::size_t i = 0; i < registered_.size(); ++i) take(rx, log, registered_[i]);
+  return log.report();
 }
 
 std::uint64_t PortFc::held_cycles(int vc) const {
@@ -120,18 +131,20 @@ std::uint64_t PortFc::held_cycles(int vc) const {
 
 std::string PortFc::counted_beyond(const PortFc& far) const {
   if (mode_ != FcMode::kCbfc) return "";
-  const std::uint32_t mask = cbfc_rx_.config().counter_mask();
-  for (int vc = 0; vc < cbfc_rx_.config().vcs; ++vc) {
+  const CbfcReceiver rx = cbfc_receiver_with_calls();
+  const std::uint32_t mask = rx.config().counter_mask();
+  for (int vc = 0; vc < rx.config().vcs; ++vc) {
     // Sent minus counted is what is on its way or lost: never negative (it would wrap).
-    const std::uint32_t ahead = (far.cbfc_tx_->consumed(vc) - cbfc_rx_.consumed(vc)) & mask;
-    if (ahead > cbfc_rx_.config().buffer_credits[vc])
+    const std::uint32_t ahead = (far.cbfc_tx_->consumed(vc) - rx.consumed(vc)) & mask;
+    if (ahead > rx.config().buffer_credits[vc])
       return fmt::format("{} VC {}: counted {} credits in, its sender consumed {}: frames counted twice", name(), vc,
-                         cbfc_rx_.consumed(vc), far.cbfc_tx_->consumed(vc));
+                         rx.consumed(vc), far.cbfc_tx_->consumed(vc));
   }
   return "";
 }
 
-void PortFc::probe(Waves& waves) const {
+void PortFc::probe(Waves& waves) {
+  probed_ = waves.enabled();
   if (mode_ == FcMode::kCbfc) {
     if (options_.sends) cbfc_tx_->probe(waves, name() + ".cbfc_tx");
     if (options_.receives) cbfc_rx_.probe(waves, name() + ".cbfc_rx");
@@ -232,6 +245,7 @@ void PortFc::commit() {
       if (pfc_tx_.paused(prio, now()) && upstream_) upstream_->wake_at(pfc_tx_.paused_until(prio));
   }
   if (next != ~Cycle{0}) wake_at(std::max(next, now() + 1));
+  timers_armed_ = true;
   // Calls are taken in, and a CC_Update that came now applied, at the next cycle; one waiting for
   // frames it counted is applied when their arrivals (calls) come.
   if (!registered_.empty() || cc_came) wake_next();

@@ -10,7 +10,8 @@
 // business. A CC_Update takes effect after every arrival of its cycle; on a line that may deliver
 // it ahead of frames it counted (a control path beside the data), only once they have arrived.
 // A pause holds from its arrival for its quanta (converted to cycles, rounded up); the feeding
-// core is woken when credits come, a message arrives or a pause runs out.
+// core is woken when credits come, a message arrives or a pause runs out. The CBFC timers (CF
+// update and refresh, CC resync) run from the port's first cycle: the first call or message.
 //
 // Back-pressure as the feeding core feels it, per VC (the same measure for CBFC and PFC): a hold
 // starts at the first can_send() refused for want of credits or for a pause, and ends at the
@@ -71,9 +72,10 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
   void commit() override;
 
   FcMode mode() const { return mode_; }
-  std::string overflow() const { return overflow_.report(); }  // "" unless the buffer overflowed
-  // CBFC conservation against the far end's sender: credits this receiver counted in that the
-  // sender never consumed (a frame counted twice), in words naming the VC; or "".
+  std::string overflow() const;  // "" unless the buffer overflowed (calls not yet taken in too)
+  // CBFC conservation against the far end's sender: credits this receiver counted in (calls not
+  // yet taken in too) that the sender never consumed (a frame counted twice), in words naming the
+  // VC; or "".
   std::string counted_beyond(const PortFc& far_sender) const;
   // Cycles the feeder had a frame of `vc` that flow control held back, up to now (a hold still
   // open counts up to now); pauses with a non-zero time this side sent upstream.
@@ -96,11 +98,12 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
   std::uint64_t cc_updates_sent() const { return cc_updates_ ? cc_updates_->value() : 0; }
   std::uint64_t cc_updates_arrived() const { return cc_arrived_; }
   // Offers the halves it runs to the waves under its name: CBFC's .cbfc_tx (the model or its
-  // twin) and .cbfc_rx, or PFC's .pfc_tx.prioN.paused and .pfc_rx.prioN.occupancy.
-  void probe(Waves& waves) const;
+  // twin) and .cbfc_rx, or PFC's .pfc_tx.prioN.paused and .pfc_rx.prioN.occupancy. With waves
+  // on, every call is taken in at the port's next cycle, as the waves show it.
+  void probe(Waves& waves);
   const CreditSender& cbfc_sender() const { return *cbfc_tx_; }  // the model or its twin
-  // The receiving half as it stands with the calls of this cycle taken in (they are applied at
-  // the port's next cycle): what a snapshot, a stall's report, counts.
+  // The receiving half as it stands with the calls not yet taken in: what a snapshot, a stall's
+  // report, counts.
   CbfcReceiver cbfc_receiver_with_calls() const;
   const PfcReceiver& pfc_receiver() const { return pfc_rx_; }
 
@@ -108,7 +111,7 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
   bool cc_due() const;
   void apply_registered();
   struct Registered;
-  static std::uint32_t take(CbfcReceiver& rx, const Registered& r);
+  void take(CbfcReceiver& rx, OverflowLog& log, const Registered& r) const;
 
   // What a cycle of the port and the feeder's can_send() read comes first; PFC's halves and the
   // bookkeeping read seldom after.
@@ -134,6 +137,8 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
   };
   Ring<ArrivedCc> arrived_cc_;  // CC_Updates, applied from the cycle after they came, once due
   std::uint64_t frames_sent_ = 0, frames_arrived_ = 0;
+  bool timers_armed_ = false;  // from the port's first cycle on
+  bool probed_ = false;        // its counters in the waves
   mutable bool fifo_full_ = false;       // the feeder was refused for want of room in the FIFO
   static constexpr Cycle kNotBlocked = ~Cycle{0};
   // Per VC: where the open hold began, and cycles of closed holds. Changed by can_send(), a

@@ -2,6 +2,7 @@
 // its two halves count, on two ends joined by control channels and stepped by hand.
 #include "hw/link/port_fc.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -84,6 +85,20 @@ TEST(PortFc, CountsTheCcUpdatesItSentAndTheOnesThatArrived) {
   EXPECT_EQ(e.rx.cc_updates_arrived(), 3u);
   EXPECT_EQ(e.rx.cc_updates_sent(), 0u);  // a receiving half sends none
   EXPECT_EQ(e.tx.cc_updates_arrived(), 0u);
+}
+
+// Nine frames of 1500 B, 12 credits each, into a buffer of 100: the ninth lands 8 credits
+// beyond it. Reported whether or not the port has taken the arrivals in yet, and once.
+TEST(PortFc, ReportsAnOverflowAmongArrivalsNotYetTakenIn) {
+  Ends e;
+  e.rx.wake_at(0);
+  testing::run_until({&e.clock}, 5 * kPeriod);
+  for (int i = 0; i < 9; ++i) e.rx.on_arrive(Ends::frame(1500));
+  const std::string expected = "; 1 frames overflowed in all, the worst by 8 credits";
+  EXPECT_THAT(e.rx.overflow(), ::testing::EndsWith(expected));
+  e.rx.wake_at(e.clock.now() + 1);
+  testing::run_until({&e.clock}, e.clock.time_of(e.clock.now() + 2));
+  EXPECT_THAT(e.rx.overflow(), ::testing::EndsWith(expected));
 }
 
 // A PFC receiving end counts its XOFFs by the priority they pause: priority 3 fills to

@@ -35,7 +35,7 @@ Packet* Mac::control_frame() {
   Packet* c = pool_.acquire();
   c->control = true;
   c->phantom = false;
-  c->payload.swap(scratch_);
+  c->payload.assign(scratch_.begin(), scratch_.end());  // into the capacity the pool's packet kept
   c->bytes = static_cast<std::uint32_t>(c->payload.size());
   controls_.add();
   return c;

@@ -82,8 +82,12 @@ void PortFc::on_depart(std::uint32_t bytes, std::uint8_t vc) {
 // A call taken into a CBFC receiver; an arrival beyond its buffer recorded in `log`.
 void PortFc::take(CbfcReceiver& rx, OverflowLog& log, const Registered& r) const {
   if (r.kind == Registered::kDrain) return rx.on_drain(r.vc, r.bytes);
-  if (const std::uint32_t beyond = rx.on_receive(r.vc, r.bytes))
-    log.record(beyond, "credits", [&] { return cbfc_overflow(name(), rx, r.vc, r.bytes, beyond, r.at); });
+  if (const std::uint32_t beyond = rx.on_receive(r.vc, r.bytes)) record_overflow(rx, log, r, beyond);
+}
+
+void PortFc::record_overflow(const CbfcReceiver& rx, OverflowLog& log, const Registered& r,
+                             std::uint32_t beyond) const {
+  log.record(beyond, "credits", [&] { return cbfc_overflow(name(), rx, r.vc, r.bytes, beyond, r.at); });
 }
 
 void PortFc::apply_registered() {

@@ -112,6 +112,8 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
   void apply_registered();
   struct Registered;
   void take(CbfcReceiver& rx, OverflowLog& log, const Registered& r) const;
+  [[gnu::cold, gnu::noinline]] void record_overflow(const CbfcReceiver& rx, OverflowLog& log, const Registered& r,
+                                                    std::uint32_t beyond) const;
 
   // What a cycle of the port and the feeder's can_send() read comes first; PFC's halves and the
   // bookkeeping read seldom after.

@@ -15,6 +15,7 @@
 #include <systemc>
 
 #include "kernel/clock_domain.hpp"
+#include "tb/bench/median.hpp"
 
 namespace xy {
 namespace {
@@ -212,10 +213,6 @@ int kernel_bench(const char* self, const KernelBenchOptions& o) {
   std::cout << fmt::format("{:>6} {:>8} {:>12} {:>12} {:>7} {:>12} {:>7} {:>12} {:>7} {:>12} {:>7} {:>8}\n",
                            "blocks", "activity", "ClockDomain", "METHOD/blk", "dom/x", "gated METH", "dom/x",
                            "tick-all", "dom/x", "plain loop", "x/dom", "peak MiB");
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
   for (int blocks : {16, 64, 256}) {
     for (int activity : {100, 10}) {
       std::vector<double> speed[std::size(styles)];

@@ -15,9 +15,10 @@
 namespace xy {
 
 struct LingyunBenchOptions {
-  double us = 100;         // simulated time measured (about 30 s in all on a 2-core machine)
+  double us = 100;         // simulated time measured per run (a round takes about 5 to 10 s)
   double warmup_us = 5;    // simulated time before it, not timed (the PHYs lock their CDR in 1 us)
   std::string rig;         // bench lingyun-one: bare | composed | leaf-spine
+  int repeats = 3;         // rounds of the three rigs; medians reported
 };
 
 int lingyun_bench(const char* self, const LingyunBenchOptions& options);

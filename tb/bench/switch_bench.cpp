@@ -14,6 +14,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tb/bench/median.hpp"
+
 namespace xy {
 namespace {
 
@@ -45,11 +47,6 @@ Run run_once(const char* self, const std::string& out, int ports, double load, s
   const double simulated = results["sim_time_ns"].get<double>() / period_ns;
   const double packets = static_cast<double>(results["stats"]["top.load1.packets_out"]["value"].get<std::uint64_t>());
   return {simulated / wall, simulated / cpu, packets / wall, wall, run["peak_rss_mib"].get<double>()};
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace

@@ -148,6 +148,8 @@ const std::vector<Subcommand> kBenchCommands = {
        cmd.add_option("--us", o->us, "simulated time measured per rig")->check(CLI::Range(0.01, 10000.0) & kNumber);
        cmd.add_option("--warmup-us", o->warmup_us, "simulated time before it, not timed")
            ->check(CLI::Range(0.0, 10000.0) & kNumber);
+       cmd.add_option("--repeats", o->repeats, "rounds of the three rigs, run back to back (medians are reported)")
+           ->check(CLI::Range(1, 15));
        return [o, self] { return lingyun_bench(self, *o); };
      }},
     {"nic", "the NIC engine on composed ports: nic-incast's five designs timed, cycles/s and simulated Gb/s per wall second",

@@ -50,7 +50,7 @@ class alignas(64) Channel {
   // A channel without credits: wakes `waiter` once, at its first edge after the next pop (a core
   // that keeps a limit of its own on the items in flight, and waits for room).
   void wake_on_pop(Core& waiter) {
-    if (spec_.credits) throw std::logic_error(name_ + ": wake_on_pop on a channel with credits (they wake the producer)");
+    if (spec_.credits) throw std::logic_error(name_ + ": wake_on_pop with credits (a credit wakes the producer)");
     pop_waiter_ = &waiter;
     credits_ = kUnlimitedWatched;
   }

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -219,7 +220,8 @@ int lingyun_bench(const char* self, const LingyunBenchOptions& o) {
   std::cout << fmt::format("  {}\n  {}\n", runs[1].front().topology, leaf_spine.topology)
             << fmt::format("bare switch core cycles/s:     {:.0f} (median of {})\n", cycles_per_s(0), o.repeats)
             << fmt::format("composed Lingyun cycles/s:     {:.0f} (median of {})\n", cycles_per_s(1), o.repeats)
-            << fmt::format("composed / bare:               {:.4f}x (median of {} rounds' ratios, {:.4f}-{:.4f}; aim: >= 0.5x)\n",
+            << fmt::format("composed / bare:               {:.4f}x (median of {} rounds' ratios, {:.4f}-{:.4f}; "
+                           "aim: >= 0.5x)\n",
                            median(ratios), o.repeats, *lowest, *highest)
             << fmt::format("leaf-spine cycles/s:           {:.0f} = {:.0f} endpoint-cycles/s ({} endpoints)\n",
                            cycles_per_s(2), cycles_per_s(2) * leaf_spine.endpoints, leaf_spine.endpoints)

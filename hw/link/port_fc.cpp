@@ -113,18 +113,20 @@ void PortFc::apply_registered() {
   }
 }
 
-CbfcReceiver PortFc::cbfc_receiver_with_calls() const {
+CbfcReceiver PortFc::with_calls(OverflowLog& log) const {
   CbfcReceiver rx = cbfc_rx_;
-  OverflowLog log;
   for (std::size_t i = 0; i < registered_.size(); ++i) take(rx, log, registered_[i]);
   return rx;
 }
 
+CbfcReceiver PortFc::cbfc_receiver_with_calls() const {
+  OverflowLog ignored;
+  return with_calls(ignored);
+}
+
 std::string PortFc::overflow() const {
-  if (mode_ != FcMode::kCbfc) return overflow_.report();
-  CbfcReceiver rx = cbfc_rx_;
   OverflowLog log = overflow_;
-  for (std::size_t i = 0; i < registered_.size(); ++i) take(rx, log, registered_[i]);
+  if (mode_ == FcMode::kCbfc) with_calls(log);
   return log.report();
 }
 

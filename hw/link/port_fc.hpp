@@ -112,6 +112,7 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
   void apply_registered();
   struct Registered;
   void take(CbfcReceiver& rx, OverflowLog& log, const Registered& r) const;
+  CbfcReceiver with_calls(OverflowLog& log) const;  // the receiver with the calls not yet taken in
   [[gnu::cold, gnu::noinline]] void record_overflow(const CbfcReceiver& rx, OverflowLog& log, const Registered& r,
                                                     std::uint32_t beyond) const;
 

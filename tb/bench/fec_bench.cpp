@@ -15,6 +15,7 @@
 
 #include "hw/phy/reed_solomon.hpp"
 #include "kernel/rng.hpp"
+#include "tb/bench/median.hpp"
 
 namespace xy {
 namespace {
@@ -129,9 +130,7 @@ int fec_mode_bench(const char* self, double ber, int repeats) {
     exact.push_back(rate("exact"));
     fast.push_back(rate("fast"));
   }
-  std::sort(exact.begin(), exact.end());
-  std::sort(fast.begin(), fast.end());
-  const double e = exact[exact.size() / 2], f = fast[fast.size() / 2];
+  const double e = median(exact), f = median(fast);
   std::cout << fmt::format("\nphy-loopback (rs544, 4 lanes, 100000 frames) at pre-FEC BER {:g}, median of {}:\n", ber,
                            repeats)
             << fmt::format("  exact codec  {:>10.1f} simulated us per wall second\n", e)

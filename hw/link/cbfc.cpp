@@ -219,6 +219,13 @@ std::optional<CreditUpdate> CbfcReceiver::poll(Cycle now) {
   return cf_update(best, now);
 }
 
+Cycle CbfcReceiver::due_after_drain(int vc, std::uint32_t pending, std::uint32_t credits) const {
+  check_vc(config_, vc);
+  const std::uint32_t before = unreported(vc) + pending;
+  if (before + credits >= spacing_credits_) return 0;
+  return before ? ~Cycle{0} : last_update_[vc] + std::min(config_.update_timer_cycles, config_.refresh_cycles);
+}
+
 Cycle CbfcReceiver::earliest_update() const {
   Cycle next = ~Cycle{0};
   for (int vc = 0; vc < config_.vcs; ++vc) {

@@ -153,6 +153,10 @@ class CbfcReceiver {
   // else one whose unreported credits have waited update_timer_cycles since its last update;
   // else a refresh of the VC whose last update is oldest, once it is refresh_cycles old.
   std::optional<CreditUpdate> poll(Cycle now);
+  // The cycle from which a drain of `credits` on `vc` makes a CF_Update due, `pending` credits
+  // drained on it before not yet counted: 0 once it reaches the spacing, the VC's update timer
+  // when it is the first unreported, ~0 when it moves no timer (the VC's runs already).
+  Cycle due_after_drain(int vc, std::uint32_t pending, std::uint32_t credits) const;
   Cycle next_timer() const {  // the earliest cycle poll() would return something
     if (next_timer_stale_) {
       next_timer_ = earliest_update();

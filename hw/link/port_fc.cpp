@@ -12,7 +12,8 @@ PortFc::PortFc(std::string name, FcMode mode, const CbfcConfig& cbfc, const PfcC
     : Core(std::move(name)), mode_(mode), options_(options),
       cbfc_tx_(credits ? std::move(credits) : std::make_unique<CbfcSender>(cbfc)), out_(out), in_(in),
       blocked_since_(static_cast<std::size_t>(std::max({1, cbfc.vcs, pfc.priorities})), kNotBlocked),
-      held_vc_(blocked_since_.size(), 0), refused_bytes_(blocked_since_.size(), 0), cbfc_rx_(cbfc_tx_->config()),
+      held_vc_(blocked_since_.size(), 0), refused_bytes_(blocked_since_.size(), 0),
+      drained_untaken_(static_cast<std::size_t>(std::max(1, cbfc.vcs)), 0), cbfc_rx_(cbfc_tx_->config()),
       pfc_tx_(pfc, clock.period()), pfc_rx_(pfc, clock.period()) {
   if (options_.receives) {
     xoffs_ = &stats.counter(this->name() + ".pfc.xoff", "frames", "pause frames with a non-zero pause time sent upstream");
@@ -60,23 +61,38 @@ void PortFc::on_send(const Packet& p) {
 void PortFc::on_arrive(const Packet& p) {
   registered_.push({now(), Registered::kArrive, p.vc, p.bytes});
   // A PFC threshold may be due, or a CC_Update waiting for this frame. A CBFC arrival moves no
-  // timer of the receiver (a drain does), so once the port's first cycle has armed them it waits
-  // for the next cycle the port has anyhow, in its place among the calls (before any later
-  // CC_Update). Waves show the counters as each cycle leaves them, so with waves on it wakes.
-  if (mode_ != FcMode::kCbfc || !timers_armed_ || options_.cc_may_overtake_frames || probed_) wake_next();
+  // timer of the receiver, so it waits for the next cycle the port has anyhow (calls_wait).
+  if (!calls_wait()) wake_next();
 }
 
 void PortFc::on_admit(std::uint32_t bytes, std::uint8_t vc) {
-  if (mode_ == FcMode::kCbfc && options_.release == CreditRelease::kAdmission) {
-    registered_.push({now(), Registered::kDrain, vc, bytes});
-    wake_next();
-  }
+  if (mode_ == FcMode::kCbfc && options_.release == CreditRelease::kAdmission) register_drain(bytes, vc);
 }
 
 void PortFc::on_depart(std::uint32_t bytes, std::uint8_t vc) {
-  if ((mode_ == FcMode::kCbfc && options_.release == CreditRelease::kDeparture) || mode_ == FcMode::kPfc)
-    registered_.push({now(), Registered::kDrain, vc, bytes});
+  if (mode_ == FcMode::kCbfc && options_.release == CreditRelease::kDeparture) return register_drain(bytes, vc);
+  if (mode_ == FcMode::kPfc) registered_.push({now(), Registered::kDrain, vc, bytes});
   wake_next();
+}
+
+// A CBFC drain wakes the port only for the cycle it makes a CF_Update due: at once when it
+// reaches the spacing, the VC's update timer when it starts one. Otherwise the port's next
+// cycle, a timer's or a message's, takes it in before any CF_Update it could change.
+void PortFc::register_drain(std::uint32_t bytes, std::uint8_t vc) {
+  registered_.push({now(), Registered::kDrain, vc, bytes});
+  const std::uint32_t credits = cbfc_rx_.config().credits_for(bytes);
+  std::uint32_t& untaken = drained_untaken_.at(vc);
+  const Cycle due = cbfc_rx_.due_after_drain(vc, untaken, credits);
+  untaken += credits;
+  if (!calls_wait()) wake_next();
+  else if (due != ~Cycle{0}) wake_at(std::max(due, now() + 1));
+}
+
+// Calls that wait, unwoken, for the port's next cycle: CBFC's, once the port's first cycle has
+// armed its timers; not while a CC_Update may wait for arrivals, nor with waves on (they show
+// the counters as each cycle leaves them).
+bool PortFc::calls_wait() const {
+  return mode_ == FcMode::kCbfc && timers_armed_ && !options_.cc_may_overtake_frames && !probed_;
 }
 
 // A call taken into a CBFC receiver; an arrival beyond its buffer recorded in `log`.
@@ -95,6 +111,7 @@ void PortFc::apply_registered() {
     const Registered& r = registered_.front();
     if (r.kind == Registered::kArrive) ++frames_arrived_;
     if (mode_ == FcMode::kCbfc) {
+      if (r.kind == Registered::kDrain) drained_untaken_[r.vc] -= cbfc_rx_.config().credits_for(r.bytes);
       take(cbfc_rx_, overflow_, r);
     } else if (r.kind == Registered::kDrain) {
       pfc_rx_.on_drain(r.vc, r.bytes);  // drains are registered with CBFC or PFC only

@@ -12,6 +12,9 @@
 // A pause holds from its arrival for its quanta (converted to cycles, rounded up); the feeding
 // core is woken when credits come, a message arrives or a pause runs out. The CBFC timers (CF
 // update and refresh, CC resync) run from the port's first cycle: the first call or message.
+// Calls (arrivals, drains) count from the cycle after them. CBFC's wait, unwoken, for the port's
+// next cycle, which comes before any message they could change: a drain wakes the port for the
+// cycle its CF_Update falls due, when it moves that.
 //
 // Back-pressure as the feeding core feels it, per VC (the same measure for CBFC and PFC): a hold
 // starts at the first can_send() refused for want of credits or for a pause, and ends at the
@@ -109,6 +112,8 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
 
  private:
   bool cc_due() const;
+  bool calls_wait() const;
+  void register_drain(std::uint32_t bytes, std::uint8_t vc);
   void apply_registered();
   struct Registered;
   void take(CbfcReceiver& rx, OverflowLog& log, const Registered& r) const;
@@ -149,6 +154,7 @@ class PortFc : public Core, public EgressGate, public IngressMonitor {
   mutable std::vector<Cycle> blocked_since_;
   mutable std::vector<std::uint64_t> held_vc_;
   mutable std::vector<std::uint32_t> refused_bytes_;  // per VC: the frame refused last
+  std::vector<std::uint32_t> drained_untaken_;        // per VC: CBFC credits of drains not yet taken in
   Counter *xoffs_ = nullptr, *cf_updates_ = nullptr;  // the receiving half's
   Counter *cc_updates_ = nullptr, *held_ = nullptr;   // the sending half's; held_: all VCs
   CbfcReceiver cbfc_rx_;

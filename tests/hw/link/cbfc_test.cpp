@@ -213,6 +213,59 @@ TEST(Cbfc, CfUpdatesFollowSpacingTimerAndRefresh) {
   EXPECT_FALSE(r.poll(1150));
 }
 
+// A port takes its drains in late and is woken only for the cycle due_after_drain names. That
+// must be where the receiver's own timer goes once the drain is counted (first principles: the
+// VC's term of the earliest update falls to 0 at the spacing, or from its refresh to its update
+// timer when the VC had nothing unreported), and the same whether the drains before it are
+// counted already or still pending.
+TEST(Cbfc, ADrainMovesTheTimerOnlyToTheCycleItNamesDrainsNotYetCountedIncluded) {
+  CbfcConfig c = config(3, 1000);
+  c.update_spacing_bytes = 6400;  // 50 credits
+  c.update_timer_cycles = 100;
+  c.refresh_cycles = 1000;
+  CbfcReceiver counted(c), late(c);  // `counted` takes each drain in at once
+  std::vector<std::pair<int, std::uint32_t>> untaken;
+  std::vector<std::uint32_t> pending(3, 0);
+  const auto take_in = [&] {
+    for (const auto& [vc, bytes] : untaken) late.on_drain(vc, bytes);
+    untaken.clear();
+    std::fill(pending.begin(), pending.end(), 0);
+  };
+  Rng pick(7, "cbfc.due_after_drain");
+  int at_once = 0, timer_started = 0, unmoved = 0;
+  for (Cycle now = 0; now < 20000; now += pick.below(6)) {
+    const int vc = static_cast<int>(pick.below(3));
+    const auto bytes = static_cast<std::uint32_t>(pick.between(64, 1500));
+    const std::uint32_t credits = c.credits_for(bytes);
+    counted.on_receive(vc, bytes);
+    late.on_receive(vc, bytes);
+    const Cycle before = counted.next_timer();
+    const Cycle due = counted.due_after_drain(vc, 0, credits);
+    ASSERT_EQ(late.due_after_drain(vc, pending[vc], credits), due) << "cycle " << now;
+    counted.on_drain(vc, bytes);
+    ASSERT_EQ(counted.next_timer(), std::min(before, due)) << "cycle " << now;
+    at_once += due == 0;
+    timer_started += due != 0 && due != ~Cycle{0};
+    unmoved += due == ~Cycle{0};
+    untaken.emplace_back(vc, bytes);
+    pending[vc] += credits;
+    if (pick.chance(0.25)) take_in();
+    if (counted.next_timer() <= now) {  // a port's cycle: the calls first, then its updates
+      take_in();
+      while (auto u = counted.poll(now)) {
+        const auto v = late.poll(now);
+        ASSERT_TRUE(v);
+        EXPECT_EQ(v->vc, u->vc);
+        EXPECT_EQ(v->counters, u->counters);
+      }
+      EXPECT_FALSE(late.poll(now));
+    }
+  }
+  EXPECT_GT(at_once, 100);
+  EXPECT_GT(timer_started, 100);
+  EXPECT_GT(unmoved, 100);
+}
+
 TEST(Cbfc, CcUpdatesCarryEveryConsumedCounterEachPeriod) {
   CbfcConfig c = config(3, 100);
   c.resync_period_cycles = 5000;

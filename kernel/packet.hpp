@@ -88,14 +88,23 @@ struct Flit {
 // the lending bookkeeping.
 class PacketPool {
  public:
+  // A packet with its flags, stage times and bytes cleared (their capacity kept). Cleared here,
+  // not on release: a packet released is one whose lines have mostly left the cache (a frame
+  // acknowledged a flight after it was sent); one acquired is about to be written.
   Packet* acquire() {
-    if (free_.empty()) {
-      store_.push_back(std::make_unique<Packet>());
-      store_.back()->home = this;
-      return store_.back().get();
-    }
-    Packet* p = free_.back();
-    free_.pop_back();
+    Packet* p = take();
+    p->payload.clear();
+    p->owe = nullptr;
+    p->released = false;
+    p->bad = false;
+    p->ecn_ce = false;
+    p->control = false;
+    p->intact = false;
+    p->e2e = 0;
+    p->entropy = Packet::kDefaultEntropy;
+    p->telemetry = false;
+    p->stage_time = {};
+    p->stage = kNoStage;
     return p;
   }
   // A packet like `from`, its bytes copied (made first if owed).
@@ -127,18 +136,6 @@ class PacketPool {
       p->released = true;
       return;
     }
-    p->payload.clear();  // keeps capacity
-    p->owe = nullptr;
-    p->released = false;
-    p->bad = false;
-    p->ecn_ce = false;
-    p->control = false;
-    p->intact = false;
-    p->e2e = 0;
-    p->entropy = Packet::kDefaultEntropy;
-    p->telemetry = false;
-    p->stage_time = {};
-    p->stage = kNoStage;
     free_.push_back(p);
   }
   // Frees the packets not in use: for a testbench whose phases need many packets one after
@@ -154,9 +151,20 @@ class PacketPool {
   std::size_t in_use() const { return store_.size() - free_.size(); }
 
  private:
+  // A packet as its last use left it: `like` and `acquire` write what it needs.
+  Packet* take() {
+    if (free_.empty()) {
+      store_.push_back(std::make_unique<Packet>());
+      store_.back()->home = this;
+      return store_.back().get();
+    }
+    Packet* p = free_.back();
+    free_.pop_back();
+    return p;
+  }
   // A packet with `from`'s fields and an empty payload (of its own capacity), not lent or lending.
   Packet* like(Packet* from) {
-    Packet* c = acquire();
+    Packet* c = take();
     static_cast<PacketFields&>(*c) = *from;
     c->payload.clear();
     c->lender = nullptr;

@@ -79,11 +79,11 @@ void PortFc::on_depart(std::uint32_t bytes, std::uint8_t vc) {
 // reaches the spacing, the VC's update timer when it starts one. Otherwise the port's next
 // cycle, a timer's or a message's, takes it in before any CF_Update it could change.
 void PortFc::register_drain(std::uint32_t bytes, std::uint8_t vc) {
-  registered_.push({now(), Registered::kDrain, vc, bytes});
   const std::uint32_t credits = cbfc_rx_.config().credits_for(bytes);
-  std::uint32_t& untaken = drained_untaken_.at(vc);
+  std::uint32_t& untaken = drained_untaken_.at(vc);  // before it is registered: a bad VC throws here
   const Cycle due = cbfc_rx_.due_after_drain(vc, untaken, credits);
   untaken += credits;
+  registered_.push({now(), Registered::kDrain, vc, bytes});
   if (!calls_wait()) wake_next();
   else if (due != ~Cycle{0}) wake_at(std::max(due, now() + 1));
 }

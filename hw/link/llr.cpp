@@ -121,7 +121,7 @@ std::uint32_t LlrTx::accept(Packet* frame, Cycle now) {
   if (buffer_.empty()) last_progress_ = now;  // the replay timer runs while anything is unacknowledged
   const std::uint32_t seq = next_seq_;
   next_seq_ = mask(next_seq_ + std::uint64_t{1});
-  buffer_.push({frame, seq, now});
+  buffer_.push({frame, seq, frame->bytes, now});
   buffer_bytes_ += frame->bytes;
   return seq;
 }
@@ -152,7 +152,7 @@ void LlrTx::on_control(const LlrControl& c, Cycle now) {
   const std::uint32_t acked = mask(std::uint64_t{c.seq} - base);
   if (acked > buffer_.size()) return;  // stale or from before a FLUSH
   for (std::uint32_t i = 0; i < acked; ++i) {
-    buffer_bytes_ -= buffer_.front().frame->bytes;
+    buffer_bytes_ -= buffer_.front().bytes;
     released_.push_back(buffer_.pop().frame);
   }
   replay_pos_ = replay_pos_ > acked ? replay_pos_ - acked : 0;

@@ -152,6 +152,7 @@ class LlrTx final : public LlrTransmitter {
   struct Kept {
     Packet* frame;
     std::uint32_t seq;
+    std::uint32_t bytes;  // the frame's, so that an ACK releases it without reading it
     Cycle sent;
   };
   // Replays from `from`, or FLUSHes if that would be one replay without progress too many;

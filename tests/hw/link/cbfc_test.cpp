@@ -223,6 +223,14 @@ TEST(Cbfc, ADrainMovesTheTimerOnlyToTheCycleItNamesDrainsNotYetCountedIncluded) 
   c.update_spacing_bytes = 6400;  // 50 credits
   c.update_timer_cycles = 100;
   c.refresh_cycles = 1000;
+  {  // by hand: nothing reported yet, so the VC's last update counts from cycle 0
+    CbfcReceiver r(c);
+    r.on_receive(1, 60 * 128);
+    EXPECT_EQ(r.due_after_drain(1, 0, 10), 100u);          // the first unreported: its update timer
+    EXPECT_EQ(r.due_after_drain(1, 10, 10), ~Cycle{0});    // a timer runs already
+    EXPECT_EQ(r.due_after_drain(1, 10, 40), 0u);           // 10 + 40 reaches the 50-credit spacing
+    EXPECT_EQ(r.due_after_drain(0, 0, 49), 100u);          // 49 on another VC: its own timer
+  }
   CbfcReceiver counted(c), late(c);  // `counted` takes each drain in at once
   std::vector<std::pair<int, std::uint32_t>> untaken;
   std::vector<std::uint32_t> pending(3, 0);

@@ -138,12 +138,6 @@ std::optional<std::pair<Packet*, std::uint32_t>> LlrTx::next_replay(Cycle now) {
   return std::make_pair(k.frame, k.seq);
 }
 
-std::optional<LlrControl> LlrTx::poll_control() {
-  if (!init_pending_) return std::nullopt;
-  init_pending_ = false;
-  if (state_ == LlrTxState::kFlush) state_ = LlrTxState::kInit;
-  return LlrControl{LlrControl::kInit, next_seq_};
-}
 
 void LlrTx::on_control(const LlrControl& c, Cycle now) {
   if (c.kind == LlrControl::kInit) return;  // INIT is for the RX
@@ -259,24 +253,6 @@ void LlrRx::on_control(const LlrControl& c, Cycle) {
   ack_now_ = true;
 }
 
-std::optional<LlrControl> LlrRx::poll(Cycle now) {
-  if (state_ == LlrRxState::kSendNack ||
-      (state_ == LlrRxState::kNackSent && gap_since_nack_ && now >= nack_sent_ + c_.nack_timer_cycles)) {
-    state_ = LlrRxState::kNackSent;
-    nack_sent_ = now;
-    last_ahead_ = 0;
-    gap_since_nack_ = false;
-    ++nacks_;
-    unacked_ = 0;  // the NACK acknowledges everything before it
-    return LlrControl{LlrControl::kNack, expected_};
-  }
-  if (ack_now_ || unacked_ >= c_.ack_every || (unacked_ > 0 && now >= first_unacked_ + c_.ack_timer_cycles)) {
-    ack_now_ = false;
-    unacked_ = 0;
-    return LlrControl{LlrControl::kAck, expected_};
-  }
-  return std::nullopt;
-}
 
 Cycle LlrRx::next_timer() const {
   Cycle t = ~Cycle{0};

@@ -203,4 +203,33 @@ class LlrRx final : public LlrReceiver {
   std::uint64_t nacks_ = 0;
 };
 
+// Inline, for a shell that holds the models to call them directly: asked on every cycle it may
+// send, and an optional returned through a virtual call is built on the stack and read back in
+// wider loads than were stored (a stalled store forward each time).
+inline std::optional<LlrControl> LlrTx::poll_control() {
+  if (!init_pending_) return std::nullopt;
+  init_pending_ = false;
+  if (state_ == LlrTxState::kFlush) state_ = LlrTxState::kInit;
+  return LlrControl{LlrControl::kInit, next_seq_};
+}
+
+inline std::optional<LlrControl> LlrRx::poll(Cycle now) {
+  if (state_ == LlrRxState::kSendNack ||
+      (state_ == LlrRxState::kNackSent && gap_since_nack_ && now >= nack_sent_ + c_.nack_timer_cycles)) {
+    state_ = LlrRxState::kNackSent;
+    nack_sent_ = now;
+    last_ahead_ = 0;
+    gap_since_nack_ = false;
+    ++nacks_;
+    unacked_ = 0;  // the NACK acknowledges everything before it
+    return LlrControl{LlrControl::kNack, expected_};
+  }
+  if (ack_now_ || unacked_ >= c_.ack_every || (unacked_ > 0 && now >= first_unacked_ + c_.ack_timer_cycles)) {
+    ack_now_ = false;
+    unacked_ = 0;
+    return LlrControl{LlrControl::kAck, expected_};
+  }
+  return std::nullopt;
+}
+
 }  // namespace xy::link

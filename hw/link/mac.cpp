@@ -56,8 +56,10 @@ bool Mac::transmit() {
   llr_full_ = false;
   waiting_for_line_ = !to_line_.can_push();  // out of credits: the line wakes this MAC when one is back
   if (waiting_for_line_) return false;
-  std::optional<LlrControl> control = llr_ ? rx_->poll(now()) : std::nullopt;
-  if (!control && llr_) control = tx_->poll_control();
+  // The models called directly when they are the ends (inlined: see llr.hpp).
+  std::optional<LlrControl> control;
+  if (llr_) control = twins_.rx ? rx_->poll(now()) : rx_model_.poll(now());
+  if (!control && llr_) control = twins_.tx ? tx_->poll_control() : tx_model_.poll_control();
   if (control) {
     encode_llr(*control, scratch_);
     to_line_.push(control_frame());

@@ -204,12 +204,18 @@ class Clock {
     }
   }
   // A core's first lines, asked of memory while the core before it runs: a system of many ports
-  // outgrows the cache, and each evaluation would otherwise begin with its core's misses.
+  // outgrows the cache, and each evaluation would otherwise begin with its core's misses. A core
+  // whose state lies after it in a larger object (a PHY direction's TX and RX) says how many bytes
+  // from its start an evaluation reads first: T::kHotBytes.
+  template <class T, class = void>
+  struct HotBytes : std::integral_constant<std::size_t, std::is_same_v<T, Core> ? 128 : sizeof(T)> {};
+  template <class T>
+  struct HotBytes<T, std::void_t<decltype(T::kHotBytes)>> : std::integral_constant<std::size_t, T::kHotBytes> {};
   template <class T>
   static void prefetch_next(Core* const* cores, std::uint64_t bits) {
     if (const std::uint64_t rest = bits & (bits - 1)) {
       const char* next = reinterpret_cast<const char*>(cores[__builtin_ctzll(rest)]);
-      constexpr std::size_t kLines = std::is_same_v<T, Core> ? 2 : std::min<std::size_t>(8, (sizeof(T) + 63) / 64);
+      constexpr std::size_t kLines = std::min<std::size_t>(8, (HotBytes<T>::value + 63) / 64);
       for (std::size_t line = 0; line < kLines; ++line) __builtin_prefetch(next + 64 * line);
     }
   }
@@ -224,17 +230,22 @@ class Clock {
         static_cast<T*>(core)->T::eval();
     }
   }
+  // A type whose commit is Core's (nothing): its commit phase only reads whether it stays busy.
+  template <class T>
+  static constexpr bool kCommits = std::is_same_v<T, Core> || !std::is_same_v<decltype(&T::commit), void (Core::*)()>;
   // Commits, and lets go of the cores that are not busy after their commit.
   template <class T>
   static void commit_kind(Clock& clock, std::size_t word, std::uint64_t bits) {
     for (Core* const* cores = clock.by_rank_.data() + word * 64; bits; bits &= bits - 1) {
       const int bit = __builtin_ctzll(bits);
       Core* core = cores[bit];
-      prefetch_next<T>(cores, bits);
-      if constexpr (std::is_same_v<T, Core>)
-        core->commit();
-      else
-        static_cast<T*>(core)->T::commit();
+      if constexpr (kCommits<T>) {
+        prefetch_next<T>(cores, bits);
+        if constexpr (std::is_same_v<T, Core>)
+          core->commit();
+        else
+          static_cast<T*>(core)->T::commit();
+      }
       if (!core->busy_) {
         clock.listed_[word] &= ~(std::uint64_t{1} << bit);
         --clock.listed_count_;

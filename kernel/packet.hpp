@@ -27,6 +27,8 @@ constexpr int kStageSlots = 12;
 struct Packet;
 
 // Every field of a packet but its bytes: copied as one block when a packet is made like another.
+// Laid out by use: the header and the open stage in the first cache line, what a link reads (the
+// owed bytes) and the stage times in the next two, the lending bookkeeping last.
 struct PacketFields {
   static constexpr std::uint16_t kDefaultEntropy = 49152;  // the first dynamic UDP port
   std::uint64_t id = 0;
@@ -39,29 +41,31 @@ struct PacketFields {
   bool control = false;              // a link's own message (LLR ACK/NACK, credit update, pause)
   bool intact = false;               // a PHY delivered its bytes exactly as sent; the MAC reading them clears it
   std::uint8_t e2e = 0;              // end-to-end transport: 0 data, else an ACK/NACK/INIT (kind + 1)
+  Stage stage = kNoStage;            // the stage it is in, since `stage_since`
   std::uint32_t psn = 0;             // end-to-end sequence number (data), or what an ACK/NACK names
   std::uint16_t entropy = kDefaultEntropy;  // what ECMP hashes as the UDP source port (RoCEv2's flow entropy)
   bool telemetry = false;            // ends in an INT trailer that switches stamp (hw/switch/telemetry.hpp)
   Time created = 0;                  // when the generator made it
   Time injected = 0;                 // when its head entered the first channel
+  Time stage_since = 0;
   // Bytes made when first read: a block whose bytes follow from the packet's fields (a MAC
   // sealing a phantom frame for its line, hw/link/wire.hpp), or that are another packet's
   // (PacketPool::lend), may leave `payload` empty and `owe` set; whoever reads the bytes calls
   // bytes_now(), whoever needs their count size_now().
   void (*owe)(Packet&) = nullptr;
   std::uint32_t owed_bytes = 0, owed_seq = 0;  // their count; the maker's number (a MAC's: LLR's sequence number)
+  std::array<Time, kStageSlots> stage_time{};  // per stage, summed over the hops crossed
   // Lending (PacketPool's own): the packet whose bytes these are, how many packets owe this
   // one's, whether it was released while they still do, and the pool it belongs to.
   Packet* lender = nullptr;
   std::uint32_t lent = 0;
   bool released = false;
   class PacketPool* home = nullptr;
-  std::array<Time, kStageSlots> stage_time{};  // per stage, summed over the hops crossed
-  Time stage_since = 0;
-  Stage stage = kNoStage;
 };
 
-struct Packet : PacketFields {
+// Whole cache lines (four): a packet is read and copied at every hop, long after its last touch,
+// and one that straddled a fifth line would cost a fifth miss.
+struct alignas(64) Packet : PacketFields {
   std::vector<std::uint8_t> payload;  // `bytes` long when !phantom
 
   std::vector<std::uint8_t>& bytes_now() {
@@ -160,6 +164,10 @@ class PacketPool {
     }
     Packet* p = free_.back();
     free_.pop_back();
+    // The next one asked for is likely the one below it, released long ago: its lines are
+    // asked of memory now, to be written by the next acquire or copy.
+    if (!free_.empty())
+      for (int line = 0; line < 4; ++line) __builtin_prefetch(reinterpret_cast<const char*>(free_.back()) + 64 * line, 1);
     return p;
   }
   // A packet with `from`'s fields and an empty payload (of its own capacity), not lent or lending.

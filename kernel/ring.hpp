@@ -1,5 +1,7 @@
 // A FIFO ring buffer that grows by doubling and never shrinks: after warm-up, pushing and
-// popping allocate nothing.
+// popping allocate nothing. It starts small: a FIFO cycles through its whole capacity, so one
+// that holds an item or two at a time (most of a system's channels) keeps its slots in the cache
+// only if its capacity is about what it holds.
 #pragma once
 #include <algorithm>
 #include <cassert>
@@ -13,7 +15,7 @@ namespace xy {
 template <class T>
 class Ring {
  public:
-  explicit Ring(std::size_t capacity = 16)
+  explicit Ring(std::size_t capacity = 2)
       : buf_(std::make_unique<T[]>(round_up(capacity))), mask_(static_cast<std::uint32_t>(round_up(capacity) - 1)) {}
   Ring(const Ring& o)
       : buf_(std::make_unique<T[]>(o.mask_ + std::size_t{1})), popped_(o.popped_), mask_(o.mask_), size_(o.size_) {

@@ -27,7 +27,9 @@ class Counter {
   std::uint64_t value_ = 0;
 };
 
-class LatencyHistogram {
+// Two cache lines: what a record of a dense value touches (the count, sum and bounds, the dense
+// bins' pointer) in the first, beside nothing else's; the sparse values' in the second.
+class alignas(64) LatencyHistogram {
  public:
   explicit LatencyHistogram(Time period);
   void record(Cycle cycles);
@@ -58,10 +60,10 @@ class LatencyHistogram {
   using Bins = std::vector<std::pair<Cycle, std::uint64_t>>;
   static Bins merged(const Bins& folded, std::vector<Cycle> samples);
   std::vector<std::uint64_t> dense_;
-  Bins folded_;
-  std::vector<Cycle> unfolded_;
   std::uint64_t count_ = 0, sum_ = 0;
   Cycle min_ = 0, max_ = 0;
+  Bins folded_;
+  std::vector<Cycle> unfolded_;
 };
 
 class Stats {

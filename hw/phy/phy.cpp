@@ -133,6 +133,7 @@ struct PhyLink::Impl {
   // (whose items wake it): nothing to commit.
   // --- TX: frames to 66b blocks; every C cycles a codeword group onto the line ---
   struct Tx : Core {
+    static constexpr std::size_t kHotBytes = 512;  // itself, the Rx and the link's state after them
     Impl& link;
     explicit Tx(Impl& l, std::string name) : Core(std::move(name)), link(l) {}
     void eval() override {
@@ -142,6 +143,7 @@ struct PhyLink::Impl {
   };
   // --- RX: a group decoded D cycles after it is complete; its frames out one per cycle ---
   struct Rx : Core {
+    static constexpr std::size_t kHotBytes = 512;  // itself and the link's state after it
     Impl& link;
     explicit Rx(Impl& l, std::string name) : Core(std::move(name)), link(l) {}
     void eval() override {
@@ -164,8 +166,11 @@ struct PhyLink::Impl {
   void sent_blocks(std::uint64_t first, std::vector<Block66>& out) const;
   std::uint8_t* message_bits_of(const std::vector<std::uint16_t>& symbols);
 
-  // What a TX or RX evaluation reads comes first, then the parameters (their per-group fields
-  // near the top of PhyParams), then what damaged codewords and the set-up use.
+  // What a TX or RX evaluation reads comes first, its core among it (the kernel prefetches a core's
+  // first lines while the one before it runs), then the parameters (their per-group fields near
+  // the top of PhyParams), then what damaged codewords and the set-up use.
+  Tx tx;
+  Rx rx;
   Clock& clock;
   Channel<Packet*>* in;
   Channel<Packet*>* out;
@@ -219,8 +224,6 @@ struct PhyLink::Impl {
   std::vector<std::uint64_t> lane_flips;
   PacketPool& pool;
   Channel<CodewordGroup*> line;
-  Tx tx;
-  Rx rx;
   Scrambler scrambler;    // exact codec
   Scrambler descrambler;  // exact codec
   std::uint64_t stop_failures = ~0ull, stop_codewords = ~0ull;
@@ -234,7 +237,7 @@ struct PhyLink::Impl {
 PhyLink::Impl::Impl(const std::string& name_, const PhyParams& params, Clock& clock_, Stats& stats,
                     std::uint64_t seed, const std::string& stream, Channel<Packet*>* in_, Channel<Packet*>* out_,
                     PacketPool& pool_)
-    : clock(clock_), in(in_), out(out_),
+    : tx(*this, name_ + ".tx"), rx(*this, name_ + ".rx"), clock(clock_), in(in_), out(out_),
       tx_room(2ull * params.interleave * params.blocks_per_codeword()), group_cycles(params.group_cycles()),
       encoder_cycles(params.encoder_cycles()), decoder_cycles(params.decoder_cycles()),
       to_rx_cycles(params.to_rx_cycles()), n(params.n()), k(params.k()), t(params.t()),
@@ -262,8 +265,7 @@ PhyLink::Impl::Impl(const std::string& name_, const PhyParams& params, Clock& cl
       p(params), name(name_), codec(shared_codec(p.fec)),  // `none` never calls the codec
       pool(pool_),
       line(name + ".line", clock,
-           ChannelSpec{p.to_rx_cycles() + p.group_cycles() + p.decoder_cycles() + p.mac_pcs_rx, 0, 1, 2}),
-      tx(*this, name + ".tx"), rx(*this, name + ".rx") {
+           ChannelSpec{p.to_rx_cycles() + p.group_cycles() + p.decoder_cycles() + p.mac_pcs_rx, 0, 1, 2}) {
   const std::uint64_t symbols = static_cast<std::uint64_t>(n) * p.interleave;
   for (int l = 0; l < p.lanes; ++l) {
     lanes.emplace_back(p.errors, Rng(seed, fmt::format("{}.lane{}", stream, l)));
@@ -611,6 +613,11 @@ void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
     o->advance(stages.to_mac, clock.time_of(clock.now()));
     rx_out.push(o);
   }
+  // The packets the next group will complete, asked of memory a group ahead: each was last
+  // touched when the TX took it in, a flight ago (their first three lines: all but the bytes).
+  const std::uint64_t next_have = have + static_cast<std::uint64_t>(p.interleave) * blocks_per_codeword;
+  for (std::size_t i = 0; i < frames.size() && frames[i].end_block <= next_have; ++i)
+    for (int line = 0; line < 3; ++line) __builtin_prefetch(reinterpret_cast<const char*>(frames[i].packet) + 64 * line);
   // Drop the words no frame still needs.
   const std::uint64_t keep_from = frames.empty() ? have : frames.front().first_block;
   while (!rx_words.empty() && (rx_words.front().index + 1) * blocks_per_codeword <= keep_from) rx_words.pop_front();

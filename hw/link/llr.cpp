@@ -138,7 +138,6 @@ std::optional<std::pair<Packet*, std::uint32_t>> LlrTx::next_replay(Cycle now) {
   return std::make_pair(k.frame, k.seq);
 }
 
-
 void LlrTx::on_control(const LlrControl& c, Cycle now) {
   if (c.kind == LlrControl::kInit) return;  // INIT is for the RX
   // Both ACK and NACK say "everything before seq arrived": release it.
@@ -252,7 +251,6 @@ void LlrRx::on_control(const LlrControl& c, Cycle) {
   unacked_ = 0;
   ack_now_ = true;
 }
-
 
 Cycle LlrRx::next_timer() const {
   Cycle t = ~Cycle{0};

@@ -10,10 +10,19 @@ namespace xy {
 
 LatencyHistogram::LatencyHistogram(Time period) : period_(period) {}
 
+void LatencyHistogram::count_into(std::vector<std::uint64_t>& dense, Pending& pending) {
+  for (std::uint16_t& v : pending)
+    if (v != kNotDense) {
+      if (v >= dense.size()) dense.resize(v + 1u);
+      ++dense[v];
+      v = kNotDense;
+    }
+}
+
 void LatencyHistogram::record(Cycle cycles) {
+  const std::size_t slot = count_ % pending_.size();
   if (cycles < kDense) {
-    if (cycles >= dense_.size()) dense_.resize(cycles + 1);
-    ++dense_[cycles];
+    pending_[slot] = static_cast<std::uint16_t>(cycles);
   } else {
     unfolded_.push_back(cycles);
     if (unfolded_.size() >= std::max(kFoldAtLeast, folded_.size() / 4)) {
@@ -25,6 +34,7 @@ void LatencyHistogram::record(Cycle cycles) {
   max_ = std::max(max_, cycles);
   sum_ += cycles;
   ++count_;
+  if (slot + 1 == pending_.size()) count_into(dense_, pending_);
 }
 
 Cycle LatencyHistogram::quantile(double q) const { return quantiles({q}).front(); }
@@ -67,9 +77,12 @@ LatencyHistogram::Bins LatencyHistogram::merged(const Bins& folded, std::vector<
 }
 
 std::vector<std::pair<Cycle, std::uint64_t>> LatencyHistogram::bins() const {
+  std::vector<std::uint64_t> dense = dense_;
+  Pending pending = pending_;
+  count_into(dense, pending);
   std::vector<std::pair<Cycle, std::uint64_t>> out;
-  for (Cycle c = 0; c < dense_.size(); ++c)
-    if (dense_[c]) out.emplace_back(c, dense_[c]);
+  for (Cycle c = 0; c < dense.size(); ++c)
+    if (dense[c]) out.emplace_back(c, dense[c]);
   const Bins sparse = merged(folded_, unfolded_);
   out.insert(out.end(), sparse.begin(), sparse.end());
   return out;
@@ -77,6 +90,7 @@ std::vector<std::pair<Cycle, std::uint64_t>> LatencyHistogram::bins() const {
 
 void LatencyHistogram::reset() {
   dense_.clear();
+  pending_.fill(kNotDense);
   Bins().swap(folded_);
   std::vector<Cycle>().swap(unfolded_);
   count_ = sum_ = min_ = max_ = 0;

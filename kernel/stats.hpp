@@ -2,6 +2,7 @@
 // (top.link.sink.latency). Histograms count whole cycles, one count per value seen, so
 // percentiles are exact cycle counts.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <initializer_list>
@@ -28,7 +29,8 @@ class Counter {
 };
 
 // Two cache lines: what a record of a dense value touches (the count, sum and bounds, the dense
-// bins' pointer) in the first, beside nothing else's; the sparse values' in the second.
+// bins' pointer, the values not yet counted in them) in the first, beside nothing else's; the
+// period and the sparse values' in the second.
 class alignas(64) LatencyHistogram {
  public:
   explicit LatencyHistogram(Time period);
@@ -48,20 +50,28 @@ class alignas(64) LatencyHistogram {
   nlohmann::json to_json() const;  // count, mean/p50/p99/p999/max in _cycles and _ns
 
  private:
-  Time period_;
   // Count per value: below kDense in a vector as long as the largest value seen there (8 KiB at
-  // most; a record is one increment, and a PHY's frame latencies fall there); above it the samples
-  // are kept as they come and folded, once there are a quarter as many as the distinct values
-  // folded before, into (value, count) pairs in order, so that memory and the quantiles' work
-  // follow the distinct values, not the range (a queue that builds spreads a few thousand samples
-  // over millions of cycles), at 16 bytes a value.
+  // most; a PHY's frame latencies fall there), counted four records at a time: a histogram of one
+  // port among many finds its bins' lines gone from the cache since its last record, and four
+  // independent increments wait for their lines together, where one at a time each waits alone.
+  // Above kDense the samples are kept as they come and folded, once there are a quarter as many
+  // as the distinct values folded before, into (value, count) pairs in order, so that memory and
+  // the quantiles' work follow the distinct values, not the range (a queue that builds spreads a
+  // few thousand samples over millions of cycles), at 16 bytes a value.
   static constexpr Cycle kDense = 1024;
   static constexpr std::size_t kFoldAtLeast = 4096;
   using Bins = std::vector<std::pair<Cycle, std::uint64_t>>;
   static Bins merged(const Bins& folded, std::vector<Cycle> samples);
+  static constexpr std::uint16_t kNotDense = 0xFFFF;
+  // The dense values of the last records since the bins last took them: record n's in slot n % 4
+  // (kNotDense for a sparse value or none).
+  using Pending = std::array<std::uint16_t, 4>;
+  static void count_into(std::vector<std::uint64_t>& dense, Pending& pending);
   std::vector<std::uint64_t> dense_;
   std::uint64_t count_ = 0, sum_ = 0;
   Cycle min_ = 0, max_ = 0;
+  Pending pending_{kNotDense, kNotDense, kNotDense, kNotDense};
+  Time period_;
   Bins folded_;
   std::vector<Cycle> unfolded_;
 };

@@ -112,11 +112,6 @@ std::vector<std::string> llr_rx_state_names() {
 LlrTx::LlrTx(LlrConfig config)
     : seq_mask_(static_cast<std::uint32_t>((std::uint64_t{1} << config.seq_bits) - 1)), c_(config) {}
 
-bool LlrTx::can_accept(std::uint32_t bytes) const {
-  return state_ == LlrTxState::kAdvance && buffer_.size() < c_.window &&
-         buffer_bytes_ + bytes <= c_.replay_buffer_bytes;
-}
-
 std::uint32_t LlrTx::accept(Packet* frame, Cycle now) {
   if (buffer_.empty()) last_progress_ = now;  // the replay timer runs while anything is unacknowledged
   const std::uint32_t seq = next_seq_;
@@ -194,26 +189,6 @@ void LlrTx::flush(Cycle now) {
   last_progress_ = now;
 }
 
-void LlrTx::tick(Cycle now) {
-  if (state_ == LlrTxState::kInit || state_ == LlrTxState::kFlush) {
-    if (now >= last_progress_ + c_.replay_timer_cycles) {  // INIT or its ACK was lost: again
-      init_pending_ = true;
-      last_progress_ = now;
-    }
-    return;
-  }
-  if (buffer_.empty()) return;
-  if (c_.data_age_cycles && now >= buffer_.front().sent + c_.data_age_cycles) return flush(now);
-  if (now >= last_progress_ + c_.replay_timer_cycles && replay_or_flush(buffer_.front().seq, now)) ++timer_replays_;
-}
-
-Cycle LlrTx::next_timer() const {
-  if (state_ == LlrTxState::kInit || state_ == LlrTxState::kFlush) return last_progress_ + c_.replay_timer_cycles;
-  if (buffer_.empty()) return ~Cycle{0};
-  Cycle t = last_progress_ + c_.replay_timer_cycles;
-  if (c_.data_age_cycles) t = std::min(t, buffer_.front().sent + c_.data_age_cycles);
-  return t;
-}
 
 // ---------------------------------------------------------------------------------------------
 // RX
@@ -250,13 +225,6 @@ void LlrRx::on_control(const LlrControl& c, Cycle) {
   state_ = LlrRxState::kSendAcks;
   unacked_ = 0;
   ack_now_ = true;
-}
-
-Cycle LlrRx::next_timer() const {
-  Cycle t = ~Cycle{0};
-  if (state_ == LlrRxState::kNackSent && gap_since_nack_) t = nack_sent_ + c_.nack_timer_cycles;
-  if (unacked_ > 0) t = std::min(t, first_unacked_ + c_.ack_timer_cycles);
-  return t;
 }
 
 }  // namespace xy::link

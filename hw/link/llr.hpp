@@ -17,6 +17,7 @@
 // restarts. So a lane that stays bad ends in FLUSHes even when NACKs come faster than the
 // replay timer. ACKs, NACKs and INITs travel as 8-byte control ordered sets.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -203,9 +204,9 @@ class LlrRx final : public LlrReceiver {
   std::uint64_t nacks_ = 0;
 };
 
-// Inline, for a shell that holds the models to call them directly: asked on every cycle it may
-// send, and an optional returned through a virtual call is built on the stack and read back in
-// wider loads than were stored (a stalled store forward each time).
+// Inline, for a shell that holds the models to call them directly (hw/link/mac.hpp): asked on every
+// cycle it runs. (An optional returned through a virtual call is built on the stack and read back
+// in wider loads than were stored: a stalled store forward each time.)
 inline std::optional<LlrControl> LlrTx::poll_control() {
   if (!init_pending_) return std::nullopt;
   init_pending_ = false;
@@ -230,6 +231,39 @@ inline std::optional<LlrControl> LlrRx::poll(Cycle now) {
     return LlrControl{LlrControl::kAck, expected_};
   }
   return std::nullopt;
+}
+
+inline bool LlrTx::can_accept(std::uint32_t bytes) const {
+  return state_ == LlrTxState::kAdvance && buffer_.size() < c_.window &&
+         buffer_bytes_ + bytes <= c_.replay_buffer_bytes;
+}
+
+inline void LlrTx::tick(Cycle now) {
+  if (state_ == LlrTxState::kInit || state_ == LlrTxState::kFlush) {
+    if (now >= last_progress_ + c_.replay_timer_cycles) {  // INIT or its ACK was lost: again
+      init_pending_ = true;
+      last_progress_ = now;
+    }
+    return;
+  }
+  if (buffer_.empty()) return;
+  if (c_.data_age_cycles && now >= buffer_.front().sent + c_.data_age_cycles) return flush(now);
+  if (now >= last_progress_ + c_.replay_timer_cycles && replay_or_flush(buffer_.front().seq, now)) ++timer_replays_;
+}
+
+inline Cycle LlrTx::next_timer() const {
+  if (state_ == LlrTxState::kInit || state_ == LlrTxState::kFlush) return last_progress_ + c_.replay_timer_cycles;
+  if (buffer_.empty()) return ~Cycle{0};
+  Cycle t = last_progress_ + c_.replay_timer_cycles;
+  if (c_.data_age_cycles) t = std::min(t, buffer_.front().sent + c_.data_age_cycles);
+  return t;
+}
+
+inline Cycle LlrRx::next_timer() const {
+  Cycle t = ~Cycle{0};
+  if (state_ == LlrRxState::kNackSent && gap_since_nack_) t = nack_sent_ + c_.nack_timer_cycles;
+  if (unacked_ > 0) t = std::min(t, first_unacked_ + c_.ack_timer_cycles);
+  return t;
 }
 
 }  // namespace xy::link

@@ -52,14 +52,14 @@ void Mac::to_line(Packet* w) {
   to_line_.push(w);
 }
 
-bool Mac::transmit() {
+template <class Tx, class Rx>
+bool Mac::transmit(Tx& tx, Rx& rx) {
   llr_full_ = false;
   waiting_for_line_ = !to_line_.can_push();  // out of credits: the line wakes this MAC when one is back
   if (waiting_for_line_) return false;
-  // The models called directly when they are the ends (inlined: see llr.hpp).
   std::optional<LlrControl> control;
-  if (llr_) control = twins_.rx ? rx_->poll(now()) : rx_model_.poll(now());
-  if (!control && llr_) control = twins_.tx ? tx_->poll_control() : tx_model_.poll_control();
+  if (llr_) control = rx.poll(now());
+  if (!control && llr_) control = tx.poll_control();
   if (control) {
     encode_llr(*control, scratch_);
     to_line_.push(control_frame());
@@ -76,22 +76,22 @@ bool Mac::transmit() {
   }
   // A CC_Update once every frame it counted is ahead of it for good: sent, and with LLR
   // acknowledged (a replay would come after it) or flushed (lost: what the update repairs).
-  if (held_cc_ && cc_may_go()) {
+  if (held_cc_ && cc_may_go(tx.kept())) {
     encode_fc(*held_cc_, scratch_);
     to_line_.push(control_frame());
     held_cc_.reset();
     return true;
   }
-  if (auto replay = llr_ ? tx_->next_replay(now()) : std::nullopt) {
+  if (auto replay = llr_ ? tx.next_replay(now()) : std::nullopt) {
     replayed_.add();
     to_line(pool_.lend(replay->first));
     return true;
   }
-  llr_full_ = from_core_.can_pop() && !tx_->can_accept(from_core_.peek()->bytes);  // an ACK wakes it
+  llr_full_ = from_core_.can_pop() && !tx.can_accept(from_core_.peek()->bytes);  // an ACK wakes it
   if (from_core_.can_pop() && !llr_full_) {
     Packet* frame = from_core_.pop();
     frame->advance(stages_.tx, clock().time_of(now()));
-    const std::uint32_t seq = llr_ ? tx_->accept(frame, now()) : 0;  // LLR keeps it until ACKed
+    const std::uint32_t seq = llr_ ? tx.accept(frame, now()) : 0;  // LLR keeps it until ACKed
     ++accepted_;
     seal_data(*frame, seq, scratch_);  // from here on the frame as the line carries it
     to_line(llr_ ? pool_.lend(frame) : frame);  // one set of bytes until it arrives
@@ -100,9 +100,10 @@ bool Mac::transmit() {
   return false;
 }
 
-bool Mac::cc_may_go() const { return accepted_ - tx_->kept() >= held_cc_->after_frames; }
+bool Mac::cc_may_go(std::size_t kept) const { return accepted_ - kept >= held_cc_->after_frames; }
 
-void Mac::receive() {
+template <class Tx, class Rx>
+void Mac::receive(Tx& tx, Rx& rx) {
   while (from_line_.can_pop()) {
     Packet* w = from_line_.pop();
     const Received r = parse(*w);
@@ -111,7 +112,7 @@ void Mac::receive() {
     if (!ok) {
       // Unreadable; counted by what it was (the model's truth, which the MAC could not know).
       (w->control ? bad_control_ : bad_data_).add();
-      if (!w->control && llr_) rx_->on_frame(0, false, now());
+      if (!w->control && llr_) rx.on_frame(0, false, now());
       else if (!w->control) lost_.add();
       pool_.release(w);
       continue;
@@ -122,14 +123,14 @@ void Mac::receive() {
     }
     if (r.kind != WireKind::kData) {
       if (r.llr) {
-        if (r.llr->kind == LlrControl::kInit) rx_->on_control(*r.llr, now());
-        else tx_->on_control(*r.llr, now());
+        if (r.llr->kind == LlrControl::kInit) rx.on_control(*r.llr, now());
+        else tx.on_control(*r.llr, now());
       }
       if (r.fc && fc_to_core_) fc_inbox_.push(*r.fc);
       pool_.release(w);
       continue;
     }
-    const auto verdict = llr_ ? rx_->on_frame(r.seq, true, now()) : LlrReceiver::Verdict::kDeliver;
+    const auto verdict = llr_ ? rx.on_frame(r.seq, true, now()) : LlrReceiver::Verdict::kDeliver;
     if (verdict == LlrReceiver::Verdict::kDeliver) {
       unwrap_data(*w);
       deliver_.push(w);
@@ -140,11 +141,17 @@ void Mac::receive() {
 }
 
 void Mac::eval() {
+  if (twins_.tx || twins_.rx) step(*tx_, *rx_);
+  else step(tx_model_, rx_model_);
+}
+
+template <class Tx, class Rx>
+void Mac::step(Tx& tx, Rx& rx) {
   llr_control_sent_ = false;
-  receive();
-  if (llr_) tx_->tick(now());
-  transmit();
-  if (std::vector<Packet*>& released = tx_->released(); !released.empty()) {  // ACKs come every few frames
+  receive(tx, rx);
+  if (llr_) tx.tick(now());
+  transmit(tx, rx);
+  if (std::vector<Packet*>& released = tx.released(); !released.empty()) {  // ACKs come every few frames
     for (Packet* k : released) pool_.release(k);
     released.clear();
   }
@@ -162,24 +169,25 @@ void Mac::eval() {
   if (!fc_inbox_.empty() && fc_to_core_->can_push()) {
     fc_to_core_->push(fc_inbox_.pop());
   }
-  schedule();
+  schedule(tx, rx);
 }
 
 // What eval decides it leaves in this Mac (its LLR ends, its FIFOs): the cores around reach it
 // only through channels, whose items wake it when they are ready. So it schedules itself here,
 // while its lines are in the cache, and has nothing to commit.
-void Mac::schedule() {
-  const Cycle next = llr_ ? std::min(tx_->next_timer(), rx_->next_timer()) : ~Cycle{0};
+template <class Tx, class Rx>
+void Mac::schedule(Tx& tx, Rx& rx) {
+  const Cycle next = llr_ ? std::min(tx.next_timer(), rx.next_timer()) : ~Cycle{0};
   // One timer wake-up pending at a time: an earlier one re-arms for a later deadline when it
   // comes, rather than a wake-up queued for every deadline the timers pass through.
   if (const Cycle at = std::max(next, now() + 1); next != ~Cycle{0} && (timer_wake_ <= now() || at < timer_wake_)) {
     wake_at(at);
     timer_wake_ = at;
   }
-  const bool more = !waiting_for_line_ && (tx_->state() == LlrTxState::kReplay ||
+  const bool more = !waiting_for_line_ && (tx.state() == LlrTxState::kReplay ||
                                            (from_core_.ready_by(now() + 1) && !llr_full_) ||
                                            (fc_from_core_ && fc_from_core_->ready_by(now() + 1)) ||
-                                           (held_cc_ && cc_may_go()));
+                                           (held_cc_ && cc_may_go(tx.kept())));
   set_busy(llr_control_sent_ || !deliver_.empty() || !fc_inbox_.empty() || more);
 }
 

@@ -74,12 +74,19 @@ class Mac : public Core {
   void probe(Waves& waves) const;
 
  private:
-  void receive();
-  void schedule();  // the next cycle it must be ticked at
-  bool transmit();  // true if it handed the line an item
+  // An evaluation with the LLR ends as their types: the models' (LlrTx and LlrRx are final, so
+  // every call is direct, the small ones inlined) or the interfaces, when an end is a twin.
+  template <class Tx, class Rx>
+  void step(Tx& tx, Rx& rx);
+  template <class Tx, class Rx>
+  void receive(Tx& tx, Rx& rx);
+  template <class Tx, class Rx>
+  void schedule(Tx& tx, Rx& rx);  // the next cycle it must be ticked at
+  template <class Tx, class Rx>
+  bool transmit(Tx& tx, Rx& rx);  // true if it handed the line an item
   Packet* control_frame();  // a frame of the message encoded in scratch_
   void to_line(Packet* data_frame);  // captured on the way
-  bool cc_may_go() const;
+  bool cc_may_go(std::size_t kept) const;
 
   // What an evaluation reads comes first, in a few cache lines (the LLR models among them); what
   // it seldom reads after.

@@ -8,15 +8,13 @@
 
 namespace xy {
 
-LatencyHistogram::LatencyHistogram(Time period) : period_(period) {}
+LatencyHistogram::LatencyHistogram(Time period) : period_(period) { pending_.fill(kNotDense); }
 
-void LatencyHistogram::count_into(std::vector<std::uint64_t>& dense, Pending& pending) {
-  for (std::uint16_t& v : pending)
-    if (v != kNotDense) {
-      if (v >= dense.size()) dense.resize(v + 1u);
-      ++dense[v];
-      v = kNotDense;
-    }
+void LatencyHistogram::count_into(std::vector<std::uint64_t>& dense, std::uint16_t& pending) {
+  if (pending == kNotDense) return;  // a sparse value's slot
+  if (pending >= dense.size()) dense.resize(pending + 1u);
+  ++dense[pending];
+  pending = kNotDense;
 }
 
 void LatencyHistogram::record(Cycle cycles) {
@@ -34,7 +32,8 @@ void LatencyHistogram::record(Cycle cycles) {
   max_ = std::max(max_, cycles);
   sum_ += cycles;
   ++count_;
-  if (slot + 1 == pending_.size()) count_into(dense_, pending_);
+  if (slot + 1 == pending_.size())
+    for (std::uint16_t& v : pending_) count_into(dense_, v);
 }
 
 Cycle LatencyHistogram::quantile(double q) const { return quantiles({q}).front(); }
@@ -79,7 +78,7 @@ LatencyHistogram::Bins LatencyHistogram::merged(const Bins& folded, std::vector<
 std::vector<std::pair<Cycle, std::uint64_t>> LatencyHistogram::bins() const {
   std::vector<std::uint64_t> dense = dense_;
   Pending pending = pending_;
-  count_into(dense, pending);
+  for (std::uint16_t& v : pending) count_into(dense, v);
   std::vector<std::pair<Cycle, std::uint64_t>> out;
   for (Cycle c = 0; c < dense.size(); ++c)
     if (dense[c]) out.emplace_back(c, dense[c]);

@@ -28,9 +28,9 @@ class Counter {
   std::uint64_t value_ = 0;
 };
 
-// Two cache lines: what a record of a dense value touches (the count, sum and bounds, the dense
-// bins' pointer, the values not yet counted in them) in the first, beside nothing else's; the
-// period and the sparse values' in the second.
+// Three cache lines: what a record of a dense value touches (the count, sum and bounds, the dense
+// bins' pointer; the values not yet counted in them) in the first two, beside nothing else's; the
+// sparse values' after.
 class alignas(64) LatencyHistogram {
  public:
   explicit LatencyHistogram(Time period);
@@ -51,9 +51,10 @@ class alignas(64) LatencyHistogram {
 
  private:
   // Count per value: below kDense in a vector as long as the largest value seen there (8 KiB at
-  // most; a PHY's frame latencies fall there), counted four records at a time: a histogram of one
-  // port among many finds its bins' lines gone from the cache since its last record, and four
-  // independent increments wait for their lines together, where one at a time each waits alone.
+  // most; a PHY's frame latencies fall there), counted sixteen records at a time: a histogram of
+  // one port among many finds its bins' lines gone from the cache since its last record, and
+  // sixteen values, which fall on a few lines, wait for them together, where one at a time each
+  // value waits alone.
   // Above kDense the samples are kept as they come and folded, once there are a quarter as many
   // as the distinct values folded before, into (value, count) pairs in order, so that memory and
   // the quantiles' work follow the distinct values, not the range (a queue that builds spreads a
@@ -63,14 +64,14 @@ class alignas(64) LatencyHistogram {
   using Bins = std::vector<std::pair<Cycle, std::uint64_t>>;
   static Bins merged(const Bins& folded, std::vector<Cycle> samples);
   static constexpr std::uint16_t kNotDense = 0xFFFF;
-  // The dense values of the last records since the bins last took them: record n's in slot n % 4
+  // The dense values of the records since the bins last took them: record n's in slot n % 16
   // (kNotDense for a sparse value or none).
-  using Pending = std::array<std::uint16_t, 4>;
-  static void count_into(std::vector<std::uint64_t>& dense, Pending& pending);
+  using Pending = std::array<std::uint16_t, 16>;
+  static void count_into(std::vector<std::uint64_t>& dense, std::uint16_t& pending);  // and clears it
   std::vector<std::uint64_t> dense_;
   std::uint64_t count_ = 0, sum_ = 0;
   Cycle min_ = 0, max_ = 0;
-  Pending pending_{kNotDense, kNotDense, kNotDense, kNotDense};
+  Pending pending_;
   Time period_;
   Bins folded_;
   std::vector<Cycle> unfolded_;

@@ -287,8 +287,9 @@ void PhyLink::Impl::tx_eval() {
     f->injected = clock.time_of(clock.now());
     f->advance(stages.serialize, f->injected);
     const std::uint64_t first = tx_block_end;
-    tx_block_end += blocks_for_frame(f->size_now());
-    frames.push({f, first, tx_block_end - 1});  // the trailing idle is not part of the frame
+    const auto bytes = static_cast<std::uint32_t>(f->size_now());
+    tx_block_end += blocks_for_frame(bytes);
+    frames.push({f, first, tx_block_end - 1, bytes});  // the trailing idle is not part of the frame
     frames_in.add();
   }
   if (stop_set && (uncorrectable.value() + miscorrected.value() >= stop_failures ||
@@ -596,7 +597,7 @@ void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
     }
     Packet* o = f.packet;
     if (ok && !exact) o->payload.swap(frame_bytes);  // undecodable: keep the length, mark it
-    o->bytes = static_cast<std::uint32_t>(o->size_now());
+    o->bytes = exact ? f.bytes : static_cast<std::uint32_t>(o->size_now());  // exact: not read again
     o->bad = bad || !ok;
     o->intact = exact && !o->bad;
     // Its last codeword group: sent (the frame leaves the PCS then; advanced here, where the

@@ -109,6 +109,7 @@ struct CodewordGroup {
 struct FrameRecord {
   Packet* packet;
   std::uint64_t first_block, end_block;  // [first, end): start .. terminate
+  std::uint32_t bytes;                   // as taken in: what an RX that decodes it exactly delivers
 };
 
 class PhyLink {

@@ -56,17 +56,20 @@ struct PacketFields {
   std::uint32_t owed_bytes = 0, owed_seq = 0;  // their count; the maker's number (a MAC's: LLR's sequence number)
   std::array<Time, kStageSlots> stage_time{};  // per stage, summed over the hops crossed
   // Lending (PacketPool's own): the packet whose bytes these are, how many packets owe this
-  // one's, whether it was released while they still do, and the pool it belongs to.
+  // one's, whether it was released while they still do.
   Packet* lender = nullptr;
   std::uint32_t lent = 0;
   bool released = false;
-  class PacketPool* home = nullptr;
 };
 
+static_assert(sizeof(PacketFields) <= 192, "a packet's fields fill three cache lines at most");
+
 // Whole cache lines (four): a packet is read and copied at every hop, long after its last touch,
-// and one that straddled a fifth line would cost a fifth miss.
+// and one that straddled a fifth line would cost a fifth miss. Its fields fill the first three:
+// a packet made like another (PacketPool::like) owing its bytes writes no more.
 struct alignas(64) Packet : PacketFields {
-  std::vector<std::uint8_t> payload;  // `bytes` long when !phantom
+  class PacketPool* home = nullptr;   // the pool it belongs to, for good
+  std::vector<std::uint8_t> payload;  // `bytes` long when !phantom; unread while bytes are owed
 
   std::vector<std::uint8_t>& bytes_now() {
     if (owe) std::exchange(owe, nullptr)(*this);
@@ -170,15 +173,16 @@ class PacketPool {
       for (int line = 0; line < 4; ++line) __builtin_prefetch(reinterpret_cast<const char*>(free_.back()) + 64 * line, 1);
     return p;
   }
-  // A packet with `from`'s fields and an empty payload (of its own capacity), not lent or lending.
+  // A packet with `from`'s fields, not lent or lending, and an empty payload (of its own
+  // capacity); or, when it owes its bytes as `from` does, the payload its last use left, which
+  // nothing reads before the bytes are made into it.
   Packet* like(Packet* from) {
     Packet* c = take();
     static_cast<PacketFields&>(*c) = *from;
-    c->payload.clear();
+    if (!c->owe) c->payload.clear();
     c->lender = nullptr;
     c->lent = 0;
     c->released = false;
-    c->home = this;
     return c;
   }
   static void borrow(Packet& c) {

@@ -81,7 +81,8 @@ void encode_data(const Packet& frame, std::uint32_t seq, std::vector<std::uint8_
 void seal_data(Packet& frame, std::uint32_t seq, std::vector<std::uint8_t>& scratch) {
   if (frame.phantom) {
     check_length(frame.bytes);
-    frame.payload.clear();
+    // Its payload is left as it is (most often empty, and on a line unread since the frame's
+    // last hop): with bytes owed nothing reads it before make_owed_data writes it anew.
     frame.owe = &make_owed_data;
     frame.owed_bytes = kDataHeaderBytes + frame.bytes;
     frame.owed_seq = seq;

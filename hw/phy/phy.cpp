@@ -597,7 +597,7 @@ void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
     }
     Packet* o = f.packet;
     if (ok && !exact) o->payload.swap(frame_bytes);  // undecodable: keep the length, mark it
-    o->bytes = exact ? f.bytes : static_cast<std::uint32_t>(o->size_now());  // exact: not read again
+    o->bytes = exact ? f.bytes : static_cast<std::uint32_t>(o->size_now());  // exact: as taken in
     o->bad = bad || !ok;
     o->intact = exact && !o->bad;
     // Its last codeword group: sent (the frame leaves the PCS then; advanced here, where the

@@ -8,19 +8,22 @@
 
 namespace xy {
 
-LatencyHistogram::LatencyHistogram(Time period) : period_(period) { pending_.fill(kNotDense); }
+LatencyHistogram::LatencyHistogram(Time period) : period_(period) {}
 
-void LatencyHistogram::count_into(std::vector<std::uint64_t>& dense, std::uint16_t& pending) {
-  if (pending == kNotDense) return;  // a sparse value's slot
-  if (pending >= dense.size()) dense.resize(pending + 1u);
-  ++dense[pending];
-  pending = kNotDense;
+void LatencyHistogram::count_into(std::vector<std::uint64_t>& dense, const std::uint16_t* values, std::size_t n) {
+  for (const std::uint16_t* v = values; v != values + n; ++v) {
+    if (*v >= dense.size()) dense.resize(*v + 1u);
+    ++dense[*v];
+  }
 }
 
 void LatencyHistogram::record(Cycle cycles) {
-  const std::size_t slot = count_ % pending_.size();
   if (cycles < kDense) {
-    pending_[slot] = static_cast<std::uint16_t>(cycles);
+    pending_[pending_count_++] = static_cast<std::uint16_t>(cycles);
+    if (pending_count_ == pending_.size()) {
+      count_into(dense_, pending_.data(), pending_count_);
+      pending_count_ = 0;
+    }
   } else {
     unfolded_.push_back(cycles);
     if (unfolded_.size() >= std::max(kFoldAtLeast, folded_.size() / 4)) {
@@ -32,8 +35,6 @@ void LatencyHistogram::record(Cycle cycles) {
   max_ = std::max(max_, cycles);
   sum_ += cycles;
   ++count_;
-  if (slot + 1 == pending_.size())
-    for (std::uint16_t& v : pending_) count_into(dense_, v);
 }
 
 Cycle LatencyHistogram::quantile(double q) const { return quantiles({q}).front(); }
@@ -77,8 +78,7 @@ LatencyHistogram::Bins LatencyHistogram::merged(const Bins& folded, std::vector<
 
 std::vector<std::pair<Cycle, std::uint64_t>> LatencyHistogram::bins() const {
   std::vector<std::uint64_t> dense = dense_;
-  Pending pending = pending_;
-  for (std::uint16_t& v : pending) count_into(dense, v);
+  count_into(dense, pending_.data(), pending_count_);
   std::vector<std::pair<Cycle, std::uint64_t>> out;
   for (Cycle c = 0; c < dense.size(); ++c)
     if (dense[c]) out.emplace_back(c, dense[c]);
@@ -89,7 +89,7 @@ std::vector<std::pair<Cycle, std::uint64_t>> LatencyHistogram::bins() const {
 
 void LatencyHistogram::reset() {
   dense_.clear();
-  pending_.fill(kNotDense);
+  pending_count_ = 0;
   Bins().swap(folded_);
   std::vector<Cycle>().swap(unfolded_);
   count_ = sum_ = min_ = max_ = 0;

@@ -51,7 +51,7 @@ class alignas(64) LatencyHistogram {
 
  private:
   // Count per value: below kDense in a vector as long as the largest value seen there (8 KiB at
-  // most; a PHY's frame latencies fall there), counted sixteen records at a time: a histogram of
+  // most; a PHY's frame latencies fall there), counted sixteen values at a time: a histogram of
   // one port among many finds its bins' lines gone from the cache since its last record, and
   // sixteen values, which fall on a few lines, wait for them together, where one at a time each
   // value waits alone.
@@ -63,15 +63,12 @@ class alignas(64) LatencyHistogram {
   static constexpr std::size_t kFoldAtLeast = 4096;
   using Bins = std::vector<std::pair<Cycle, std::uint64_t>>;
   static Bins merged(const Bins& folded, std::vector<Cycle> samples);
-  static constexpr std::uint16_t kNotDense = 0xFFFF;
-  // The dense values of the records since the bins last took them: record n's in slot n % 16
-  // (kNotDense for a sparse value or none).
-  using Pending = std::array<std::uint16_t, 16>;
-  static void count_into(std::vector<std::uint64_t>& dense, std::uint16_t& pending);  // and clears it
+  static void count_into(std::vector<std::uint64_t>& dense, const std::uint16_t* values, std::size_t n);
   std::vector<std::uint64_t> dense_;
   std::uint64_t count_ = 0, sum_ = 0;
   Cycle min_ = 0, max_ = 0;
-  Pending pending_;
+  std::array<std::uint16_t, 16> pending_{};  // dense values the bins have not taken yet, the first
+  std::uint8_t pending_count_ = 0;           // pending_count_ of them
   Time period_;
   Bins folded_;
   std::vector<Cycle> unfolded_;

@@ -12,6 +12,10 @@
 #include <utility>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "kernel/units.hpp"
 
 namespace xy {
@@ -91,7 +95,7 @@ struct Flit {
   bool head = false, tail = false;
 };
 
-// Packets are copied through the pool (copy, lend), never by assignment: a copy must not share
+// Packets are copied through the pool (copy, lend, set_aside), never by assignment: a copy must not share
 // the lending bookkeeping.
 class PacketPool {
  public:
@@ -130,12 +134,38 @@ class PacketPool {
     Packet* c = like(from);
     if (!from->owe && !from->payload.empty()) {
       std::vector<std::uint8_t>().swap(c->payload);  // no buffer until it reads the bytes
-      c->owe = &borrow;
-      c->owed_bytes = static_cast<std::uint32_t>(from->payload.size());
-      c->lender = from;
-      ++from->lent;
+      borrow_from(from, c);
     }
     return c;
+  }
+  // A packet for set_aside to fill: none of its lines read or written.
+  Packet* take_aside() { return take(false); }
+  // Makes `aside` (take_aside's) a copy of `frame` set aside, for a copy seldom read again (a
+  // frame LLR keeps for a replay that seldom comes): its fields written past the cache (an
+  // ordinary copy would first read lines last touched long ago); `frame`'s bytes, if it has
+  // them, moved to it and lent back, so that `frame` reads them only when it must, and one set of
+  // bytes stands for both until then. Reading `aside` back costs a miss.
+  void set_aside(Packet* aside, Packet* frame) {
+    if (frame->lender) frame->bytes_now();  // its own bytes, to lend it back
+#if defined(__SSE2__)
+    static_assert(sizeof(PacketFields) % 16 == 0 && alignof(Packet) % 16 == 0, "whole 16-byte stores");
+    auto* out = reinterpret_cast<__m128i*>(static_cast<PacketFields*>(aside));
+    const auto* in = reinterpret_cast<const __m128i*>(static_cast<const PacketFields*>(frame));
+    for (std::size_t i = 0; i < sizeof(PacketFields) / 16; ++i) _mm_stream_si128(out + i, _mm_loadu_si128(in + i));
+#else
+    static_cast<PacketFields&>(*aside) = *frame;
+#endif
+    if (frame->owe || frame->payload.empty()) return;  // owed: made from the fields, by either
+    if (frame->lent) throw std::logic_error("a frame set aside whose bytes others owe");
+    aside->payload.swap(frame->payload);
+    std::vector<std::uint8_t>().swap(frame->payload);  // no buffer until it reads the bytes
+    borrow_from(aside, frame);
+  }
+  // Frees a packet set aside, without reading it while none of this pool's packets lends its
+  // bytes (it was written past the cache).
+  void release_aside(Packet* p) {
+    if (lenders_) return release(p);
+    free_.push_back(p);
   }
   void release(Packet* p) {
     if (p->lender) let_go(*p);
@@ -159,7 +189,7 @@ class PacketPool {
 
  private:
   // A packet as its last use left it: `like` and `acquire` write what it needs.
-  Packet* take() {
+  Packet* take(bool prefetch_next = true) {
     if (free_.empty()) {
       store_.push_back(std::make_unique<Packet>());
       store_.back()->home = this;
@@ -169,7 +199,7 @@ class PacketPool {
     free_.pop_back();
     // The next one asked for is likely the one below it, released long ago: its lines are
     // asked of memory now, to be written by the next acquire or copy.
-    if (!free_.empty())
+    if (prefetch_next && !free_.empty())
       for (int line = 0; line < 4; ++line) __builtin_prefetch(reinterpret_cast<const char*>(free_.back()) + 64 * line, 1);
     return p;
   }
@@ -185,6 +215,14 @@ class PacketPool {
     c->released = false;
     return c;
   }
+  // `borrower` owes `lender`'s bytes from here on (its own payload left empty, of no capacity
+  // or of what the bytes were moved out of).
+  static void borrow_from(Packet* lender, Packet* borrower) {
+    borrower->owe = &borrow;
+    borrower->owed_bytes = static_cast<std::uint32_t>(lender->payload.size());
+    borrower->lender = lender;
+    if (lender->lent++ == 0) ++lender->home->lenders_;
+  }
   static void borrow(Packet& c) {
     c.payload = c.lender->payload;
     let_go(c);
@@ -192,11 +230,14 @@ class PacketPool {
   static void let_go(Packet& c) {
     Packet* l = std::exchange(c.lender, nullptr);
     if (l->lent == 0) throw std::logic_error("a packet owes the bytes of one that lent none (recycled?)");
-    if (--l->lent == 0 && l->released) l->home->release(l);
+    if (--l->lent > 0) return;
+    --l->home->lenders_;
+    if (l->released) l->home->release(l);
   }
 
   std::vector<std::unique_ptr<Packet>> store_;
   std::vector<Packet*> free_;
+  std::size_t lenders_ = 0;  // this pool's packets whose bytes others owe
 };
 
 }  // namespace xy

@@ -112,12 +112,12 @@ std::vector<std::string> llr_rx_state_names() {
 LlrTx::LlrTx(LlrConfig config)
     : seq_mask_(static_cast<std::uint32_t>((std::uint64_t{1} << config.seq_bits) - 1)), c_(config) {}
 
-std::uint32_t LlrTx::accept(Packet* frame, Cycle now) {
+std::uint32_t LlrTx::accept(Packet* kept, std::uint32_t bytes, Cycle now) {
   if (buffer_.empty()) last_progress_ = now;  // the replay timer runs while anything is unacknowledged
   const std::uint32_t seq = next_seq_;
   next_seq_ = mask(next_seq_ + std::uint64_t{1});
-  buffer_.push({frame, seq, frame->bytes, now});
-  buffer_bytes_ += frame->bytes;
+  buffer_.push({kept, seq, bytes, now});
+  buffer_bytes_ += bytes;
   return seq;
 }
 

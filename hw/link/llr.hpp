@@ -85,8 +85,9 @@ class LlrTransmitter {
   virtual ~LlrTransmitter() = default;
   // May a new frame of `bytes` be sent now? (ADVANCE, window and replay buffer have room.)
   virtual bool can_accept(std::uint32_t bytes) const = 0;
-  // Numbers a new frame and keeps it for replay; returns its sequence number.
-  virtual std::uint32_t accept(Packet* frame, Cycle now) = 0;
+  // Numbers a new frame of `bytes` and keeps `kept`, its copy for a replay (written once the
+  // number is known: read nothing of it here); returns its sequence number.
+  virtual std::uint32_t accept(Packet* kept, std::uint32_t bytes, Cycle now) = 0;
   // In REPLAY: the next kept frame to send again, with its sequence number; none when done.
   virtual std::optional<std::pair<Packet*, std::uint32_t>> next_replay(Cycle now) = 0;
   // A control ordered set the TX must send (INIT), if any.
@@ -133,7 +134,7 @@ class LlrTx final : public LlrTransmitter {
   explicit LlrTx(LlrConfig config);
 
   bool can_accept(std::uint32_t bytes) const override;
-  std::uint32_t accept(Packet* frame, Cycle now) override;
+  std::uint32_t accept(Packet* kept, std::uint32_t bytes, Cycle now) override;
   std::optional<std::pair<Packet*, std::uint32_t>> next_replay(Cycle now) override;
   std::optional<LlrControl> poll_control() override;
   void on_control(const LlrControl& c, Cycle now) override;

@@ -84,17 +84,21 @@ bool Mac::transmit(Tx& tx, Rx& rx) {
   }
   if (auto replay = llr_ ? tx.next_replay(now()) : std::nullopt) {
     replayed_.add();
-    to_line(pool_.lend(replay->first));
+    to_line(pool_.lend(replay->first));  // the copy kept lends it its bytes, if it has them
     return true;
   }
   llr_full_ = from_core_.can_pop() && !tx.can_accept(from_core_.peek()->bytes);  // an ACK wakes it
   if (from_core_.can_pop() && !llr_full_) {
     Packet* frame = from_core_.pop();
     frame->advance(stages_.tx, clock().time_of(now()));
-    const std::uint32_t seq = llr_ ? tx.accept(frame, now()) : 0;  // LLR keeps it until ACKed
+    // LLR keeps a copy until ACKed, set aside: the frame goes on to the line, and the copy is read
+    // again only for a replay.
+    Packet* kept = llr_ ? pool_.take_aside() : nullptr;
+    const std::uint32_t seq = llr_ ? tx.accept(kept, frame->bytes, now()) : 0;
     ++accepted_;
     seal_data(*frame, seq, scratch_);  // from here on the frame as the line carries it
-    to_line(llr_ ? pool_.lend(frame) : frame);  // one set of bytes until it arrives
+    if (llr_) pool_.set_aside(kept, frame);
+    to_line(frame);
     return true;
   }
   return false;
@@ -152,7 +156,7 @@ void Mac::step(Tx& tx, Rx& rx) {
   if (llr_) tx.tick(now());
   transmit(tx, rx);
   if (std::vector<Packet*>& released = tx.released(); !released.empty()) {  // ACKs come every few frames
-    for (Packet* k : released) pool_.release(k);
+    for (Packet* k : released) pool_.release_aside(k);
     released.clear();
   }
   if (!deliver_.empty() && deliver_.front()->control && fc_to_core_->can_push()) {

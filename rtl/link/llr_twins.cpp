@@ -79,11 +79,11 @@ bool LlrTxTwin::can_accept(std::uint32_t bytes) const {
   return top.can_accept;
 }
 
-std::uint32_t LlrTxTwin::accept(Packet* frame, Cycle now) {
-  if (!can_accept(frame->bytes)) throw std::logic_error("LLR twin: a frame accepted without room");
+std::uint32_t LlrTxTwin::accept(Packet* kept, std::uint32_t bytes, Cycle now) {
+  if (!can_accept(bytes)) throw std::logic_error("LLR twin: a frame accepted without room");
   auto& top = rtl_->top;
   const std::uint32_t seq = top.frame_seq;
-  frames_[seq % kSlots] = frame;
+  frames_[seq % kSlots] = kept;
   top.frame_valid = 1;
   edge(now);
   return seq;

@@ -28,7 +28,7 @@ class LlrTxTwin final : public link::LlrTransmitter {
   ~LlrTxTwin() override;
 
   bool can_accept(std::uint32_t bytes) const override;
-  std::uint32_t accept(Packet* frame, Cycle now) override;
+  std::uint32_t accept(Packet* kept, std::uint32_t bytes, Cycle now) override;
   std::optional<std::pair<Packet*, std::uint32_t>> next_replay(Cycle now) override;
   std::optional<link::LlrControl> poll_control() override;
   void on_control(const link::LlrControl& c, Cycle now) override;

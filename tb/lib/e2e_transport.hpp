@@ -183,7 +183,7 @@ class E2eTransport : public Core, public link::EgressGate {
       Packet* p = from_host_.pop();
       took_at_ = now();
       Packet* kept = pool_.copy(p);
-      p->psn = kept->psn = tx_[p->dst]->accept(kept, now());
+      p->psn = kept->psn = tx_[p->dst]->accept(kept, kept->bytes, now());
       send(p);
       if (host_) host_->wake_next();  // room for the host's next packet
     }

@@ -140,9 +140,7 @@ TxResult run_tx(std::uint64_t cycles, std::uint64_t seed) {
       can = model.can_accept(bytes);
       check("can_accept", rtl.can_accept, can);
       if (can) {
-        Packet& f = frames[r.accepted++ % frames.size()];
-        f.bytes = bytes;
-        const std::uint32_t seq = model.accept(&f, t);
+        const std::uint32_t seq = model.accept(&frames[r.accepted++ % frames.size()], bytes, t);
         check("frame_seq", rtl.frame_seq, seq);
         next_seq = (seq + 1) & kSeqMask;
       } else {

@@ -266,8 +266,8 @@ bool llr(std::uint64_t cycles) {
       tx_model.tick(t);
       if (in.init_take) tx_model.poll_control();
       if (in.replay_take) tx_model.next_replay(t);
-      frames[t % frames.size()].bytes = in.bytes;
-      if (in.frame && tx_model.can_accept(in.bytes)) next_seq = tx_model.accept(&frames[t % frames.size()], t) + 1;
+      if (in.frame && tx_model.can_accept(in.bytes))
+        next_seq = tx_model.accept(&frames[t % frames.size()], in.bytes, t) + 1;
       tx_model.released().clear();
       LlrRxInputs& r = rx[t];
       r = {rng.chance(0.5), rng.chance(0.95), rng.chance(0.4),
@@ -287,8 +287,7 @@ bool llr(std::uint64_t cycles) {
       if (in.init_take) tx_model.poll_control();
       if (in.replay_take) model_check += tx_model.next_replay(t).has_value();
       if (in.frame && tx_model.can_accept(in.bytes)) {
-        frames[t % frames.size()].bytes = in.bytes;
-        tx_model.accept(&frames[t % frames.size()], t);
+        tx_model.accept(&frames[t % frames.size()], in.bytes, t);
         ++model_check;
       }
       tx_model.released().clear();

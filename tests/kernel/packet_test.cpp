@@ -49,6 +49,53 @@ TEST(PacketPool, ALentPacketOutlivesItsReleaseUntilItsBytesAreRead) {
   EXPECT_EQ(pool.in_use(), 0u);
 }
 
+// A frame set aside (LLR's copy for a replay) is a copy of it; the frame's bytes move to the copy
+// and are lent back: the frame reads them however soon the copy is released, which goes back to
+// its own pool only after that.
+TEST(PacketPool, AFrameSetAsideBorrowsBackItsBytes) {
+  PacketPool pool, aside_pool;
+  Packet* frame = pool.acquire();
+  frame->phantom = false;
+  frame->id = 7;
+  frame->vc = 3;
+  frame->stage_time[2] = 99;
+  frame->payload = {1, 2, 3, 4, 5};
+  Packet* kept = aside_pool.take_aside();
+  aside_pool.set_aside(kept, frame);
+  EXPECT_EQ(kept->id, 7u);
+  EXPECT_EQ(kept->vc, 3);
+  EXPECT_EQ(kept->stage_time[2], 99u);
+  EXPECT_EQ(kept->payload, (std::vector<std::uint8_t>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(frame->size_now(), 5u);
+  aside_pool.release_aside(kept);  // acknowledged before the frame arrived
+  EXPECT_EQ(aside_pool.in_use(), 1u);
+  EXPECT_EQ(frame->bytes_now(), (std::vector<std::uint8_t>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(aside_pool.in_use(), 0u);
+  pool.release(frame);
+  EXPECT_EQ(pool.in_use(), 0u);
+}
+
+// A frame whose bytes are owed (made from its fields) is set aside as its fields; a copy of
+// either owes them as it does. An aside nothing borrows from is freed at once.
+TEST(PacketPool, AnOwedFrameSetAsideOwesItsBytesToo) {
+  PacketPool pool, aside_pool;
+  Packet* frame = pool.acquire();
+  frame->bytes = 3;
+  frame->owed_bytes = 3;
+  frame->owe = [](Packet& p) { p.payload.assign(p.owed_bytes, 0xAB); };
+  Packet* kept = aside_pool.take_aside();
+  aside_pool.set_aside(kept, frame);
+  Packet* replay = pool.lend(kept);
+  EXPECT_EQ(replay->lender, nullptr);
+  EXPECT_EQ(replay->bytes_now(), (std::vector<std::uint8_t>(3, 0xAB)));
+  EXPECT_EQ(frame->bytes_now(), (std::vector<std::uint8_t>(3, 0xAB)));
+  aside_pool.release_aside(kept);
+  EXPECT_EQ(aside_pool.in_use(), 0u);
+  pool.release(replay);
+  pool.release(frame);
+  EXPECT_EQ(pool.in_use(), 0u);
+}
+
 // A copy takes its own bytes, made first if they were owed.
 TEST(PacketPool, ACopyOwnsItsBytes) {
   PacketPool pool;

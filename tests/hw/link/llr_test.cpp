@@ -34,8 +34,7 @@ TEST(Llr, ReplayTimerFiresExactlyAtItsCycleNeverEarly) {
   tx.on_control({LlrControl::kAck, 0}, 0);  // INIT answered: ADVANCE
   ASSERT_EQ(tx.state(), LlrTxState::kAdvance);
   Packet p;
-  p.bytes = 100;
-  tx.accept(&p, 1000);
+  tx.accept(&p, 100, 1000);
   EXPECT_EQ(tx.next_timer(), 1000u + c.replay_timer_cycles);
   for (Cycle t = 1000; t < 1000 + c.replay_timer_cycles; ++t) {
     tx.tick(t);
@@ -56,8 +55,7 @@ TEST(Llr, ReplayLimitThenFlushAndInit) {
   LlrTx tx(c);
   tx.on_control({LlrControl::kAck, 0}, 0);
   Packet p;
-  p.bytes = 64;
-  tx.accept(&p, 0);
+  tx.accept(&p, 64, 0);
   Cycle t = 0;
   for (int i = 0; i < 2; ++i) {
     t += c.replay_timer_cycles;
@@ -90,10 +88,7 @@ TEST(Llr, NacksWithoutProgressCountTowardTheReplayLimitThenFlush) {
   LlrTx tx(c);
   tx.on_control({LlrControl::kAck, 0}, 0);
   std::vector<Packet> frames(5);
-  for (std::size_t i = 0; i < frames.size(); ++i) {
-    frames[i].bytes = 64;
-    tx.accept(&frames[i], i);
-  }
+  for (std::size_t i = 0; i < frames.size(); ++i) tx.accept(&frames[i], 64, i);
   Cycle t = 10;
   for (int replay = 1; replay <= c.replay_limit; ++replay) {
     tx.on_control({LlrControl::kNack, 0}, t);  // frame 0 lost again: nothing acknowledged
@@ -125,10 +120,7 @@ TEST(Llr, NackAndTimerReplaysCountTogetherUntilProgress) {
   LlrTx tx(c);
   tx.on_control({LlrControl::kAck, 0}, 0);
   std::vector<Packet> frames(3);
-  for (std::size_t i = 0; i < frames.size(); ++i) {
-    frames[i].bytes = 64;
-    tx.accept(&frames[i], 0);
-  }
+  for (std::size_t i = 0; i < frames.size(); ++i) tx.accept(&frames[i], 64, 0);
   Cycle t = c.replay_timer_cycles;
   tx.tick(t);  // 1: the timer
   ASSERT_EQ(tx.timer_replays(), 1u);
@@ -225,7 +217,7 @@ struct Harness {
       } else if (auto r = tx.next_replay(t)) {
         forward.push_back({t + latency, {true, r->second, !bad(t), {}, r->first}});
       } else if (next < frames.size() && tx.can_accept(64)) {
-        const std::uint32_t seq = tx.accept(&frames[next], t);
+        const std::uint32_t seq = tx.accept(&frames[next], 64, t);
         forward.push_back({t + latency, {true, seq, !bad(t), {}, &frames[next]}});
         ++next;
       }

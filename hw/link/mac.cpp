@@ -107,7 +107,7 @@ bool Mac::transmit(Tx& tx, Rx& rx) {
 bool Mac::cc_may_go(std::size_t kept) const { return accepted_ - kept >= held_cc_->after_frames; }
 
 template <class Tx, class Rx>
-void Mac::receive(Tx& tx, Rx& rx) {
+inline void Mac::receive(Tx& tx, Rx& rx) {
   while (from_line_.can_pop()) {
     Packet* w = from_line_.pop();
     const Received r = parse(*w);
@@ -150,7 +150,7 @@ void Mac::eval() {
 }
 
 template <class Tx, class Rx>
-void Mac::step(Tx& tx, Rx& rx) {
+inline void Mac::step(Tx& tx, Rx& rx) {
   llr_control_sent_ = false;
   receive(tx, rx);
   if (llr_) tx.tick(now());
@@ -180,7 +180,7 @@ void Mac::step(Tx& tx, Rx& rx) {
 // only through channels, whose items wake it when they are ready. So it schedules itself here,
 // while its lines are in the cache, and has nothing to commit.
 template <class Tx, class Rx>
-void Mac::schedule(Tx& tx, Rx& rx) {
+inline void Mac::schedule(Tx& tx, Rx& rx) {
   const Cycle next = llr_ ? std::min(tx.next_timer(), rx.next_timer()) : ~Cycle{0};
   // One timer wake-up pending at a time: an earlier one re-arms for a later deadline when it
   // comes, rather than a wake-up queued for every deadline the timers pass through.

@@ -76,12 +76,13 @@ class Mac : public Core {
  private:
   // An evaluation with the LLR ends as their types: the models' (LlrTx and LlrRx are final, so
   // every call is direct, the small ones inlined) or the interfaces, when an end is a twin.
+  // One function once inlined: a call each would save and restore the registers every cycle.
   template <class Tx, class Rx>
-  void step(Tx& tx, Rx& rx);
+  [[gnu::always_inline]] void step(Tx& tx, Rx& rx);
   template <class Tx, class Rx>
-  void receive(Tx& tx, Rx& rx);
+  [[gnu::always_inline]] void receive(Tx& tx, Rx& rx);
   template <class Tx, class Rx>
-  void schedule(Tx& tx, Rx& rx);  // the next cycle it must be ticked at
+  [[gnu::always_inline]] void schedule(Tx& tx, Rx& rx);  // the next cycle it must be ticked at
   template <class Tx, class Rx>
   bool transmit(Tx& tx, Rx& rx);  // true if it handed the line an item
   Packet* control_frame();  // a frame of the message encoded in scratch_

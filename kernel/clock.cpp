@@ -138,8 +138,12 @@ const Clock::Segment* Clock::busy_alone(std::size_t& word) const {
 // Every due core's eval, last to first (XY_REVERSE_EVAL).
 void Clock::eval_in_reverse() {
   for (std::size_t w = listed_.size(); w-- > 0;)
-    for (std::uint64_t bits = listed_[w]; bits; bits &= ~(std::uint64_t{1} << (63 - __builtin_clzll(bits))))
-      by_rank_[w * 64 + static_cast<std::size_t>(63 - __builtin_clzll(bits))]->eval();
+    for (std::uint64_t bits = listed_[w]; bits; bits &= ~(std::uint64_t{1} << (63 - __builtin_clzll(bits)))) {
+      const int bit = 63 - __builtin_clzll(bits);
+      Core* core = by_rank_[w * 64 + static_cast<std::size_t>(bit)];
+      core->eval();
+      if (!core->kind_->commits) let_go_unless_busy(*core, w, bit);
+    }
 }
 
 void Clock::call_after_step() {

@@ -13,7 +13,8 @@
 // cores of one concrete type form one run, ticked by one loop that calls that type's
 // eval/commit directly (inlined where visible) instead of a virtual call each. The due list is
 // a bitmap by that order: a woken core sets its bit (a core due twice is one bit), busy cores
-// keep theirs, and the commit loop clears the bit of a core that is no longer busy.
+// keep theirs, and the commit loop clears the bit of a core that is no longer busy (the eval loop,
+// for a kind with no commit).
 //
 // Results must not depend on that order. With XY_REVERSE_EVAL=1 in the environment every step
 // evaluates its due cores last to first (commits keep their order): `tests/golden/check --reversed`
@@ -45,6 +46,7 @@ inline constexpr Cycle kWakeWheel = 1024;
 struct CoreKind {
   void (*eval)(Clock& clock, std::size_t word, std::uint64_t bits);
   void (*commit)(Clock& clock, std::size_t word, std::uint64_t bits);
+  bool commits;  // has a commit of its own; if not, eval lets go of the cores no longer busy
   // Steps cycle after cycle while these busy cores are the whole due list (see Clock::run).
   void (*run_busy)(Clock& clock, Cycle last, std::size_t word, std::uint64_t bits);
 };
@@ -60,7 +62,7 @@ class Core {
   virtual void commit() {}
 
   // While busy, the core is ticked every cycle without being woken. Whether it stays due is
-  // read after its commit (a core says so for itself, in its eval or commit).
+  // read after its commit, or its eval if it has no commit (a core says so for itself only).
   void set_busy(bool busy) { busy_ = busy; }
   bool busy() const { return busy_; }
 
@@ -219,38 +221,43 @@ class Clock {
       for (std::size_t line = 0; line < kLines; ++line) __builtin_prefetch(next + 64 * line);
     }
   }
+  // A type whose commit is Core's (nothing) has no commit phase: whether it stays busy is known
+  // once it has evaluated (only a core itself says so).
+  template <class T>
+  static constexpr bool kCommits = std::is_same_v<T, Core> || !std::is_same_v<decltype(&T::commit), void (Core::*)()>;
   template <class T>
   static void eval_kind(Clock& clock, std::size_t word, std::uint64_t bits) {
     for (Core* const* cores = clock.by_rank_.data() + word * 64; bits; bits &= bits - 1) {
-      Core* core = cores[__builtin_ctzll(bits)];
+      const int bit = __builtin_ctzll(bits);
+      Core* core = cores[bit];
       prefetch_next<T>(cores, bits);
       if constexpr (std::is_same_v<T, Core>)
         core->eval();  // a core of unknown type: the virtual call
       else
         static_cast<T*>(core)->T::eval();
+      if constexpr (!kCommits<T>) clock.let_go_unless_busy(*core, word, bit);
     }
   }
-  // A type whose commit is Core's (nothing): its commit phase only reads whether it stays busy.
-  template <class T>
-  static constexpr bool kCommits = std::is_same_v<T, Core> || !std::is_same_v<decltype(&T::commit), void (Core::*)()>;
   // Commits, and lets go of the cores that are not busy after their commit.
   template <class T>
   static void commit_kind(Clock& clock, std::size_t word, std::uint64_t bits) {
-    for (Core* const* cores = clock.by_rank_.data() + word * 64; bits; bits &= bits - 1) {
-      const int bit = __builtin_ctzll(bits);
-      Core* core = cores[bit];
-      if constexpr (kCommits<T>) {
+    if constexpr (kCommits<T>) {
+      for (Core* const* cores = clock.by_rank_.data() + word * 64; bits; bits &= bits - 1) {
+        const int bit = __builtin_ctzll(bits);
+        Core* core = cores[bit];
         prefetch_next<T>(cores, bits);
         if constexpr (std::is_same_v<T, Core>)
           core->commit();
         else
           static_cast<T*>(core)->T::commit();
-      }
-      if (!core->busy_) {
-        clock.listed_[word] &= ~(std::uint64_t{1} << bit);
-        --clock.listed_count_;
+        clock.let_go_unless_busy(*core, word, bit);
       }
     }
+  }
+  void let_go_unless_busy(const Core& core, std::size_t word, int bit) {
+    if (core.busy_) return;
+    listed_[word] &= ~(std::uint64_t{1} << bit);
+    --listed_count_;
   }
   template <class T>
   static void run_busy(Clock& clock, Cycle last, std::size_t word, std::uint64_t bits) {
@@ -272,7 +279,7 @@ class Clock {
     return (occupied_[slot / 64] >> (slot % 64) & 1) || (!far_.empty() && far_.top().at == due);
   }
   template <class T>
-  static inline const CoreKind kKind{&eval_kind<T>, &commit_kind<T>, &run_busy<T>};
+  static inline const CoreKind kKind{&eval_kind<T>, &commit_kind<T>, kCommits<T>, &run_busy<T>};
 
   // The cores of one kind within a word of the due list.
   struct Segment {

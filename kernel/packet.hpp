@@ -95,8 +95,8 @@ struct Flit {
   bool head = false, tail = false;
 };
 
-// Packets are copied through the pool (copy, lend, set_aside), never by assignment: a copy must not share
-// the lending bookkeeping.
+// Packets are copied through the pool (copy, lend, set_aside), never by assignment: a copy must
+// not share the lending bookkeeping.
 class PacketPool {
  public:
   // A packet with its flags, stage times and bytes cleared (their capacity kept). Cleared here,

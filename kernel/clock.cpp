@@ -108,7 +108,7 @@ void Clock::list_woken(std::size_t slot) {
   std::uint64_t* bucket = wheel_.data() + slot * wheel_words_;
   for (std::size_t w = 0; w < wheel_words_; ++w)
     if (const std::uint64_t bits = std::exchange(bucket[w], 0)) {
-      for (std::uint64_t added = bits & ~listed_[w]; added; added &= added - 1) ++listed_count_;
+      listed_count_ += static_cast<std::size_t>(__builtin_popcountll(bits & ~listed_[w]));
       listed_[w] |= bits;
     }
   std::uint64_t& occupied = occupied_[slot / 64];

@@ -5,6 +5,7 @@
 #pragma once
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -146,23 +147,32 @@ class PacketPool {
   // them, moved to it and lent back, so that `frame` reads them only when it must, and one set of
   // bytes stands for both until then. Reading `aside` back costs a miss.
   void set_aside(Packet* aside, Packet* frame) {
-    if (frame->lender) frame->bytes_now();  // its own bytes, to lend it back
+    if (frame->lender || frame->lent) throw std::logic_error("a frame set aside that borrows or lends bytes");
+    const bool lends = !frame->owe && !frame->payload.empty();  // owed bytes are made from the fields
 #if defined(__SSE2__)
+    // The fields but the lending bookkeeping (the last 16 bytes) as they are; that as the copy's.
     static_assert(sizeof(PacketFields) % 16 == 0 && alignof(Packet) % 16 == 0, "whole 16-byte stores");
+    static_assert(offsetof(PacketFields, lender) == sizeof(PacketFields) - 16 &&
+                      offsetof(PacketFields, lent) == sizeof(PacketFields) - 8 &&
+                      offsetof(PacketFields, released) == sizeof(PacketFields) - 4,
+                  "the lending bookkeeping last");
     auto* out = reinterpret_cast<__m128i*>(static_cast<PacketFields*>(aside));
     const auto* in = reinterpret_cast<const __m128i*>(static_cast<const PacketFields*>(frame));
-    for (std::size_t i = 0; i < sizeof(PacketFields) / 16; ++i) _mm_stream_si128(out + i, _mm_loadu_si128(in + i));
+    constexpr std::size_t kLast = sizeof(PacketFields) / 16 - 1;
+    for (std::size_t i = 0; i < kLast; ++i) _mm_stream_si128(out + i, _mm_loadu_si128(in + i));
+    _mm_stream_si128(out + kLast, _mm_set_epi64x(lends ? 1 : 0, 0));  // lent = lends, no lender, not released
 #else
     static_cast<PacketFields&>(*aside) = *frame;
+    aside->lent = lends ? 1 : 0;
 #endif
-    if (frame->owe || frame->payload.empty()) return;  // owed: made from the fields, by either
-    if (frame->lent) throw std::logic_error("a frame set aside whose bytes others owe");
+    if (!lends) return;
     aside->payload.swap(frame->payload);
     std::vector<std::uint8_t>().swap(frame->payload);  // no buffer until it reads the bytes
-    borrow_from(aside, frame);
+    owe_bytes_of(aside, frame);
+    ++lenders_;
   }
-  // Frees a packet set aside, without reading it while none of this pool's packets lends its
-  // bytes (it was written past the cache).
+  // Frees a packet set aside, without reading it while no packet lends its bytes (it was written
+  // past the cache).
   void release_aside(Packet* p) {
     if (lenders_) return release(p);
     free_.push_back(p);
@@ -218,10 +228,13 @@ class PacketPool {
   // `borrower` owes `lender`'s bytes from here on (its own payload left empty, of no capacity
   // or of what the bytes were moved out of).
   static void borrow_from(Packet* lender, Packet* borrower) {
+    owe_bytes_of(lender, borrower);
+    if (lender->lent++ == 0) ++lenders_;
+  }
+  static void owe_bytes_of(Packet* lender, Packet* borrower) {
     borrower->owe = &borrow;
     borrower->owed_bytes = static_cast<std::uint32_t>(lender->payload.size());
     borrower->lender = lender;
-    if (lender->lent++ == 0) ++lender->home->lenders_;
   }
   static void borrow(Packet& c) {
     c.payload = c.lender->payload;
@@ -231,13 +244,15 @@ class PacketPool {
     Packet* l = std::exchange(c.lender, nullptr);
     if (l->lent == 0) throw std::logic_error("a packet owes the bytes of one that lent none (recycled?)");
     if (--l->lent > 0) return;
-    --l->home->lenders_;
+    --lenders_;
     if (l->released) l->home->release(l);
   }
 
   std::vector<std::unique_ptr<Packet>> store_;
   std::vector<Packet*> free_;
-  std::size_t lenders_ = 0;  // this pool's packets whose bytes others owe
+  // Packets whose bytes others owe, in every pool: a pool hands out whatever was released to it,
+  // so a copy set aside may belong to another.
+  static inline std::size_t lenders_ = 0;
 };
 
 }  // namespace xy

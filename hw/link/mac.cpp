@@ -91,13 +91,12 @@ bool Mac::transmit(Tx& tx, Rx& rx) {
   if (from_core_.can_pop() && !llr_full_) {
     Packet* frame = from_core_.pop();
     frame->advance(stages_.tx, clock().time_of(now()));
+    ++accepted_;
     // LLR keeps a copy until ACKed, set aside: the frame goes on to the line, and the copy is read
     // again only for a replay.
     Packet* kept = llr_ ? pool_.take_aside() : nullptr;
-    const std::uint32_t seq = llr_ ? tx.accept(kept, frame->bytes, now()) : 0;
-    ++accepted_;
-    seal_data(*frame, seq, scratch_);  // from here on the frame as the line carries it
-    if (llr_) pool_.set_aside(kept, frame);
+    seal_data(*frame, kept ? tx.accept(kept, frame->bytes, now()) : 0, scratch_);  // as the line carries it
+    if (kept) pool_.set_aside(kept, frame);
     to_line(frame);
     return true;
   }

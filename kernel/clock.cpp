@@ -42,6 +42,7 @@ void Clock::rank() {
   std::vector<std::uint32_t> old;
   for (Core* core : cores_) old.push_back(core->rank_);
   by_rank_.clear();
+  commits_ = std::any_of(kinds.begin(), kinds.end(), [](const CoreKind* kind) { return kind->commits; });
   for (const CoreKind* kind : kinds)
     for (Core* core : cores_)
       if (core->kind_ == kind) {

@@ -135,7 +135,7 @@ class Clock {
       core.last_far_wake_ = at;
       far_.push({at, far_seq_++, &core});
     }
-    if (!stepping_ && on_wake_) on_wake_(at);  // after a step the shell re-arms anyway
+    if (!stepping_ && !shell_running_ && on_wake_) on_wake_(at);  // after a step the shell re-arms anyway
   }
 
   bool has_work() const { return listed_count_ || near_slots_ || !far_.empty(); }
@@ -161,7 +161,7 @@ class Clock {
       eval_in_reverse();
     else
       tick(&CoreKind::eval);
-    tick(&CoreKind::commit);
+    if (commits_) tick(&CoreKind::commit);
     stepping_ = false;
     ++steps_;
     if (!after_step_.empty()) call_after_step();
@@ -182,6 +182,9 @@ class Clock {
   // Called for a wake requested outside step(), e.g. by another clock's core (the shell
   // re-arms its edge if the wake is earlier than the one it waits for).
   void on_wake(std::function<void(Cycle)> f) { on_wake_ = std::move(f); }
+  // While the shell steps this clock's domain it looks at every clock again after each step: a
+  // wake-up then calls nothing (a core of one clock wakes one of another at most edges).
+  void set_shell_running(bool running) { shell_running_ = running; }
   // Called after every step's commit phase with the step's time (waves sample here).
   void after_step(std::function<void(Time)> f) { after_step_.push_back(std::move(f)); }
 
@@ -307,7 +310,7 @@ class Clock {
   std::string name_;
   Time period_;
   Cycle now_ = 0;
-  bool started_ = false, stepping_ = false;
+  bool started_ = false, stepping_ = false, shell_running_ = false;
   // The wheel: a slot per cycle ahead, each a bitmap by rank of the cores woken then, as the due
   // list is (a core woken twice for a cycle is one bit; listing a slot is an OR, word by word).
   std::vector<std::uint64_t> wheel_;
@@ -324,6 +327,7 @@ class Clock {
   std::vector<Segment> segments_;           // word by word, in rank order
   std::vector<std::uint8_t> segments_in_word_;
   bool ranked_ = false;  // no core attached since rank()
+  bool commits_ = false;  // a kind of its cores has a commit (else the commit phase is skipped)
   std::vector<Core*> cores_;
   std::function<void(Cycle)> on_wake_;
   std::vector<std::function<void(Time)>> after_step_;

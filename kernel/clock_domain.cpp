@@ -58,7 +58,7 @@ void ClockDomain::run() {
   // ahead through later ones while no other process has anything pending before them: nothing
   // can reach this domain's cores in between. Each step may schedule activity elsewhere (a wake
   // of another domain), so the horizon is asked again after every step.
-  running_ = true;
+  set_running(true);
   for (;;) {
     Clock* next = nullptr;
     Cycle due = 0;
@@ -75,12 +75,17 @@ void ClockDomain::run() {
     if (!next) break;
     if (t > now && (t >= run_ahead_limit_ ||
                     t >= now + from_sc_time(sc_core::sc_time_to_pending_activity()))) {
-      running_ = false;
+      set_running(false);
       return arm(t);
     }
     next->step(due);
   }
-  running_ = false;
+  set_running(false);
+}
+
+void ClockDomain::set_running(bool running) {
+  running_ = running;
+  for (auto& c : clocks_) c->set_shell_running(running);
 }
 
 }  // namespace xy

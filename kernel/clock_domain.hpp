@@ -63,6 +63,7 @@ class ClockDomain : public sc_core::sc_module {
   void add_clock(const std::string& name, Time period);
   void run();
   void arm(Time at);
+  void set_running(bool running);  // and tells its clocks
   std::vector<std::unique_ptr<Clock>> clocks_;
   sc_core::sc_event edge_;
   Time armed_ = kNever;

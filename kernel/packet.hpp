@@ -87,6 +87,20 @@ struct alignas(64) Packet : PacketFields {
     stage = next;
     stage_since = now;
   }
+  // advance(next[i], at[i]) for each i in turn, the packet's stage read and written once (a
+  // block that knows when a frame went through each of its stages: a PHY's last group).
+  template <std::size_t N>
+  void advance(const Stage (&next)[N], const Time (&at)[N]) {
+    Stage s = stage;
+    Time since = stage_since;
+    for (std::size_t i = 0; i < N; ++i) {
+      if (s != kNoStage) stage_time[s] += at[i] - since;
+      s = next[i];
+      since = at[i];
+    }
+    stage = s;
+    stage_since = since;
+  }
 };
 
 struct Flit {

@@ -605,13 +605,11 @@ void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
     // PMA and cable to the RX's first bit, gathered there (arrived), decoded, through the PCS/MAC
     // pipeline (now).
     const Cycle encode = group_sent + p.mac_pcs_tx, on_line = encode + encoder_cycles;
-    o->advance(stages.mac_pcs_tx, clock.time_of(group_sent));
-    o->advance(stages.fec_encode, clock.time_of(encode));
-    o->advance(stages.pma_cable, clock.time_of(on_line));
-    o->advance(stages.fec_accumulate, clock.time_of(group_sent + to_rx_cycles));
-    o->advance(stages.fec_decode, clock.time_of(group_arrived));
-    o->advance(stages.mac_pcs_rx, clock.time_of(group_arrived + decoder_cycles));
-    o->advance(stages.to_mac, clock.time_of(clock.now()));
+    o->advance({stages.mac_pcs_tx, stages.fec_encode, stages.pma_cable, stages.fec_accumulate, stages.fec_decode,
+                stages.mac_pcs_rx, stages.to_mac},
+               {clock.time_of(group_sent), clock.time_of(encode), clock.time_of(on_line),
+                clock.time_of(group_sent + to_rx_cycles), clock.time_of(group_arrived),
+                clock.time_of(group_arrived + decoder_cycles), clock.time_of(clock.now())});
     rx_out.push(o);
   }
   // The packets the next group will complete, asked of memory a group ahead: each was last

@@ -86,7 +86,8 @@ struct CreditUpdate {
   enum Kind { kCf, kCc };
   Kind kind = kCf;
   int vc = -1;                          // kCf: its VC; kCc: -1 (every VC)
-  std::vector<std::uint32_t> counters;  // kCf: {R_CF}; kCc: S_CC of VC 0, 1, ...
+  std::uint32_t freed = 0;              // kCf: its R_CF (one counter: the message allocates nothing)
+  std::vector<std::uint32_t> counters;  // kCc: S_CC of VC 0, 1, ...
   std::uint32_t wire_bytes = 0;
 };
 

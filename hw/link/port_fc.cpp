@@ -237,7 +237,7 @@ void PortFc::commit() {
     }
   }
   for (FcMessage& m : arrived_) {
-    if (m.credit && m.credit->kind == CreditUpdate::kCf) cbfc_tx_->on_cf_update(m.credit->vc, m.credit->counters[0]);
+    if (m.credit && m.credit->kind == CreditUpdate::kCf) cbfc_tx_->on_cf_update(m.credit->vc, m.credit->freed);
     if (m.credit && m.credit->kind == CreditUpdate::kCc) {
       arrived_cc_.push({now(), std::move(m)});
       cc_came = true;

@@ -108,7 +108,7 @@ void encode_fc(const FcMessage& m, std::vector<std::uint8_t>& out) {
   } else if (m.credit->kind == CreditUpdate::kCf) {
     out.push_back(static_cast<std::uint8_t>(WireKind::kCf));
     out.push_back(static_cast<std::uint8_t>(m.credit->vc));
-    put(out, m.credit->counters.at(0), 4);
+    put(out, m.credit->freed, 4);
   } else {
     out.push_back(static_cast<std::uint8_t>(WireKind::kCc));
     out.push_back(static_cast<std::uint8_t>(m.credit->counters.size()));
@@ -140,7 +140,7 @@ Received parse(const std::vector<std::uint8_t>& in, bool intact) {
       CreditUpdate u;
       u.kind = CreditUpdate::kCf;
       u.vc = in[1];
-      u.counters = {static_cast<std::uint32_t>(get(in, 2, 4))};
+      u.freed = static_cast<std::uint32_t>(get(in, 2, 4));
       r.fc = FcMessage{u, std::nullopt};
       break;
     }

@@ -182,7 +182,7 @@ TEST(Cbfc, CfUpdatesFollowSpacingTimerAndRefresh) {
   ASSERT_TRUE(u);
   EXPECT_EQ(u->kind, CreditUpdate::kCf);
   EXPECT_EQ(u->vc, 1);
-  EXPECT_EQ(u->counters, std::vector<std::uint32_t>{10});
+  EXPECT_EQ(u->freed, 10u);
   EXPECT_EQ(u->wire_bytes, 8u);
   EXPECT_EQ(r.unreported(1), 0u);
 
@@ -195,7 +195,7 @@ TEST(Cbfc, CfUpdatesFollowSpacingTimerAndRefresh) {
   u = r.poll(150);
   ASSERT_TRUE(u);
   EXPECT_EQ(u->vc, 2);
-  EXPECT_EQ(u->counters[0], 60u);
+  EXPECT_EQ(u->freed, 60u);
   u = r.poll(150);
   ASSERT_TRUE(u);
   EXPECT_EQ(u->vc, 0);
@@ -207,7 +207,7 @@ TEST(Cbfc, CfUpdatesFollowSpacingTimerAndRefresh) {
   u = r.poll(1100);
   ASSERT_TRUE(u);
   EXPECT_EQ(u->vc, 1);
-  EXPECT_EQ(u->counters[0], 10u);
+  EXPECT_EQ(u->freed, 10u);
   EXPECT_EQ(r.poll(1150)->vc, 0);
   EXPECT_EQ(r.poll(1150)->vc, 2);
   EXPECT_FALSE(r.poll(1150));
@@ -264,7 +264,7 @@ TEST(Cbfc, ADrainMovesTheTimerOnlyToTheCycleItNamesDrainsNotYetCountedIncluded) 
         const auto v = late.poll(now);
         ASSERT_TRUE(v);
         EXPECT_EQ(v->vc, u->vc);
-        EXPECT_EQ(v->counters, u->counters);
+        EXPECT_EQ(v->freed, u->freed);
       }
       EXPECT_FALSE(late.poll(now));
     }
@@ -306,7 +306,7 @@ TEST(Cbfc, CreditsOfLostFramesReturnOnlyThroughCcUpdate) {
   r.on_drain(0, 1000);
   for (Cycle t = 0; t < 999; ++t) {  // CF_Updates and their refreshes: the lost frame's credits stay used
     if (auto u = r.poll(t)) {
-      EXPECT_TRUE(s.on_cf_update(u->vc, u->counters[0]));
+      EXPECT_TRUE(s.on_cf_update(u->vc, u->freed));
     }
   }
   EXPECT_EQ(s.in_use(0), 8u);
@@ -319,7 +319,7 @@ TEST(Cbfc, CreditsOfLostFramesReturnOnlyThroughCcUpdate) {
   EXPECT_EQ(r.occupancy(0), 0u);
   auto u = r.poll(1000);
   ASSERT_TRUE(u);
-  EXPECT_TRUE(s.on_cf_update(u->vc, u->counters[0]));
+  EXPECT_TRUE(s.on_cf_update(u->vc, u->freed));
   EXPECT_EQ(s.in_use(0), 0u);
   EXPECT_EQ(s.credits_available(0), 100u);
   // The same CC_Update again changes nothing; an older one is refused.
@@ -414,7 +414,7 @@ struct Link {
         queues[f->vc].push_back({f->bytes, f->seq});
       }
     }
-    while (auto u = reverse.pop(now)) sender.on_cf_update(u->vc, u->counters[0]);
+    while (auto u = reverse.pop(now)) sender.on_cf_update(u->vc, u->freed);
     if (rng.chance(drain_p)) {
       const int start = static_cast<int>(rng.below(c.vcs));
       for (int i = 0; i < c.vcs; ++i) {

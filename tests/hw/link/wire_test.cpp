@@ -83,7 +83,7 @@ TEST(LingyunWire, ACfUpdateIsKindVcAndItsCounter) {
   CreditUpdate u;
   u.kind = CreditUpdate::kCf;
   u.vc = 3;
-  u.counters = {0xA1B2C3D4};
+  u.freed = 0xA1B2C3D4;
   Bytes wire;
   encode_fc(FcMessage{u, std::nullopt}, wire);
   const Bytes expected = {0xCF, 0x03, 0xD4, 0xC3, 0xB2, 0xA1, 0x81, 0x2E, 0x21, 0x5B};
@@ -139,7 +139,7 @@ std::vector<Bytes> one_of_every_kind() {
   CreditUpdate cf;
   cf.kind = CreditUpdate::kCf;
   cf.vc = 1;
-  cf.counters = {123456};
+  cf.freed = 123456;
   encode_fc(FcMessage{cf, std::nullopt}, w);
   all.push_back(w);
   CreditUpdate cc;
@@ -183,7 +183,7 @@ TEST(LingyunWire, EveryKindParsesBackToWhatWasSent) {
   EXPECT_EQ(cf.kind, WireKind::kCf);
   EXPECT_EQ(cf.fc->credit->kind, CreditUpdate::kCf);
   EXPECT_EQ(cf.fc->credit->vc, 1);
-  EXPECT_EQ(cf.fc->credit->counters, (std::vector<std::uint32_t>{123456}));
+  EXPECT_EQ(cf.fc->credit->freed, 123456u);
   EXPECT_FALSE(cf.fc->pause);
 
   const Received cc = parse(all[5]);

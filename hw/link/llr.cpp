@@ -121,8 +121,7 @@ std::uint32_t LlrTx::accept(Packet* kept, std::uint32_t bytes, Cycle now) {
   return seq;
 }
 
-std::optional<std::pair<Packet*, std::uint32_t>> LlrTx::next_replay(Cycle now) {
-  if (state_ != LlrTxState::kReplay) return std::nullopt;
+std::optional<std::pair<Packet*, std::uint32_t>> LlrTx::replay_next() {
   if (replay_pos_ >= buffer_.size()) {
     state_ = LlrTxState::kAdvance;
     return std::nullopt;

@@ -160,6 +160,7 @@ class LlrTx final : public LlrTransmitter {
   // Replays from `from`, or FLUSHes if that would be one replay without progress too many;
   // true if it replayed.
   bool replay_or_flush(std::uint32_t from, Cycle now);
+  std::optional<std::pair<Packet*, std::uint32_t>> replay_next();  // next_replay's, in REPLAY
   void flush(Cycle now);
   std::uint32_t mask(std::uint64_t v) const { return static_cast<std::uint32_t>(v & seq_mask_); }
 
@@ -232,6 +233,11 @@ inline std::optional<LlrControl> LlrRx::poll(Cycle now) {
     return LlrControl{LlrControl::kAck, expected_};
   }
   return std::nullopt;
+}
+
+inline std::optional<std::pair<Packet*, std::uint32_t>> LlrTx::next_replay(Cycle) {
+  if (state_ != LlrTxState::kReplay) return std::nullopt;
+  return replay_next();
 }
 
 inline bool LlrTx::can_accept(std::uint32_t bytes) const {

@@ -17,7 +17,7 @@ void LatencyHistogram::count_into(std::vector<std::uint64_t>& dense, const std::
   }
 }
 
-void LatencyHistogram::record(Cycle cycles) {
+void LatencyHistogram::record_and_count(Cycle cycles) {
   if (cycles < kDense) {
     pending_[pending_count_++] = static_cast<std::uint16_t>(cycles);
     if (pending_count_ == pending_.size()) {
@@ -31,10 +31,7 @@ void LatencyHistogram::record(Cycle cycles) {
       unfolded_.clear();
     }
   }
-  min_ = count_ ? std::min(min_, cycles) : cycles;
-  max_ = std::max(max_, cycles);
-  sum_ += cycles;
-  ++count_;
+  note(cycles);
 }
 
 Cycle LatencyHistogram::quantile(double q) const { return quantiles({q}).front(); }

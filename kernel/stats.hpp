@@ -2,6 +2,7 @@
 // (top.link.sink.latency). Histograms count whole cycles, one count per value seen, so
 // percentiles are exact cycle counts.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -34,7 +35,12 @@ class Counter {
 class alignas(64) LatencyHistogram {
  public:
   explicit LatencyHistogram(Time period);
-  void record(Cycle cycles);
+  // Inline: most records only append a dense value to the pending ones (a PHY records every frame).
+  void record(Cycle cycles) {
+    if (cycles >= kDense || pending_count_ + 1u == pending_.size()) return record_and_count(cycles);
+    pending_[pending_count_++] = static_cast<std::uint16_t>(cycles);
+    note(cycles);
+  }
   std::uint64_t count() const { return count_; }
   Cycle min() const { return min_; }
   Cycle max() const { return max_; }
@@ -64,6 +70,13 @@ class alignas(64) LatencyHistogram {
   using Bins = std::vector<std::pair<Cycle, std::uint64_t>>;
   static Bins merged(const Bins& folded, std::vector<Cycle> samples);
   static void count_into(std::vector<std::uint64_t>& dense, const std::uint16_t* values, std::size_t n);
+  void record_and_count(Cycle cycles);  // a record that fills the pending values, or a sparse one
+  void note(Cycle cycles) {
+    min_ = count_ ? std::min(min_, cycles) : cycles;
+    max_ = std::max(max_, cycles);
+    sum_ += cycles;
+    ++count_;
+  }
   std::vector<std::uint64_t> dense_;
   std::uint64_t count_ = 0, sum_ = 0;
   Cycle min_ = 0, max_ = 0;

@@ -573,14 +573,16 @@ void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
   while (!frames.empty() && frames.front().end_block <= have) {
     const FrameRecord f = frames.pop();
     const std::size_t count = f.end_block - f.first_block;
-    const std::uint64_t first_word = f.first_block / blocks_per_codeword,
-                        end_word = (f.end_block - 1) / blocks_per_codeword + 1;
     bool bad = false, exact = true;
-    for (const RxWord& w : rx_words) {
-      if (w.index >= end_word) break;
-      if (w.index < first_word) continue;
-      bad = bad || w.failed;
-      exact = exact && w.exact;
+    if (!rx_words.empty()) {  // else every word arrived as sent (and no division is due)
+      const std::uint64_t first_word = f.first_block / blocks_per_codeword,
+                          end_word = (f.end_block - 1) / blocks_per_codeword + 1;
+      for (const RxWord& w : rx_words) {
+        if (w.index >= end_word) break;
+        if (w.index < first_word) continue;
+        bad = bad || w.failed;
+        exact = exact && w.exact;
+      }
     }
     // Blocks that arrived as sent decode into the bytes sent, which the frame still carries.
     bool ok = true;

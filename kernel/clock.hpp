@@ -179,8 +179,9 @@ class Clock {
     }
   }
 
-  // Called for a wake requested outside step(), e.g. by another clock's core (the shell
-  // re-arms its edge if the wake is earlier than the one it waits for).
+  // Called for a wake requested outside step() and outside the shell's run, e.g. by a core of
+  // another domain or a testbench (the shell re-arms its edge if the wake is earlier than the one
+  // it waits for).
   void on_wake(std::function<void(Cycle)> f) { on_wake_ = std::move(f); }
   // While the shell steps this clock's domain it looks at every clock again after each step: a
   // wake-up then calls nothing (a core of one clock wakes one of another at most edges).

@@ -32,10 +32,10 @@ void ClockDomain::add_clock(const std::string& name, Time period) {
   c->on_wake([this, c](Cycle at) { arm(c->time_of(at)); });
 }
 
-// Schedules the edge at time `at`; an earlier request replaces a later pending one. While run()
-// steps, it re-arms for what is left when it returns.
+// Schedules the edge at time `at`; an earlier request replaces a later pending one. Never while
+// run() steps (its clocks call no on_wake then): it re-arms for what is left when it returns.
 void ClockDomain::arm(Time at) {
-  if (halted_ || running_ || at >= armed_) return;
+  if (halted_ || at >= armed_) return;
   if (armed_ != kNever) edge_.cancel();
   armed_ = at;
   edge_.notify(to_sc_time(at - sim_now()));
@@ -58,7 +58,7 @@ void ClockDomain::run() {
   // ahead through later ones while no other process has anything pending before them: nothing
   // can reach this domain's cores in between. Each step may schedule activity elsewhere (a wake
   // of another domain), so the horizon is asked again after every step.
-  set_running(true);
+  tell_clocks_running(true);
   for (;;) {
     Clock* next = nullptr;
     Cycle due = 0;
@@ -75,16 +75,15 @@ void ClockDomain::run() {
     if (!next) break;
     if (t > now && (t >= run_ahead_limit_ ||
                     t >= now + from_sc_time(sc_core::sc_time_to_pending_activity()))) {
-      set_running(false);
+      tell_clocks_running(false);
       return arm(t);
     }
     next->step(due);
   }
-  set_running(false);
+  tell_clocks_running(false);
 }
 
-void ClockDomain::set_running(bool running) {
-  running_ = running;
+void ClockDomain::tell_clocks_running(bool running) {
   for (auto& c : clocks_) c->set_shell_running(running);
 }
 

@@ -63,11 +63,10 @@ class ClockDomain : public sc_core::sc_module {
   void add_clock(const std::string& name, Time period);
   void run();
   void arm(Time at);
-  void set_running(bool running);  // and tells its clocks
+  void tell_clocks_running(bool running);  // in run(), which looks at every clock after each step
   std::vector<std::unique_ptr<Clock>> clocks_;
   sc_core::sc_event edge_;
   Time armed_ = kNever;
-  bool running_ = false;  // in run(), which looks at every clock again after each step
   bool halted_ = false;
   static Time run_ahead_limit_;  // global because SystemC's scheduler, which it bounds, is
 };

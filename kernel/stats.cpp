@@ -17,21 +17,18 @@ void LatencyHistogram::count_into(std::vector<std::uint64_t>& dense, const std::
   }
 }
 
-void LatencyHistogram::record_and_count(Cycle cycles) {
-  if (cycles < kDense) {
-    pending_[pending_count_++] = static_cast<std::uint16_t>(cycles);
-    if (pending_count_ == pending_.size()) {
-      count_into(dense_, pending_.data(), pending_count_);
-      pending_count_ = 0;
-    }
-  } else {
-    unfolded_.push_back(cycles);
-    if (unfolded_.size() >= std::max(kFoldAtLeast, folded_.size() / 4)) {
-      folded_ = merged(folded_, std::move(unfolded_));
-      unfolded_.clear();
-    }
+void LatencyHistogram::record_sparse(Cycle cycles) {
+  unfolded_.push_back(cycles);
+  if (unfolded_.size() >= std::max(kFoldAtLeast, folded_.size() / 4)) {
+    folded_ = merged(folded_, std::move(unfolded_));
+    unfolded_.clear();
   }
   note(cycles);
+}
+
+void LatencyHistogram::count_pending() {
+  count_into(dense_, pending_.data(), pending_count_);
+  pending_count_ = 0;
 }
 
 Cycle LatencyHistogram::quantile(double q) const { return quantiles({q}).front(); }

@@ -37,8 +37,9 @@ class alignas(64) LatencyHistogram {
   explicit LatencyHistogram(Time period);
   // Inline: most records only append a dense value to the pending ones (a PHY records every frame).
   void record(Cycle cycles) {
-    if (cycles >= kDense || pending_count_ + 1u == pending_.size()) return record_and_count(cycles);
+    if (cycles >= kDense) return record_sparse(cycles);
     pending_[pending_count_++] = static_cast<std::uint16_t>(cycles);
+    if (pending_count_ == pending_.size()) count_pending();
     note(cycles);
   }
   std::uint64_t count() const { return count_; }
@@ -70,7 +71,8 @@ class alignas(64) LatencyHistogram {
   using Bins = std::vector<std::pair<Cycle, std::uint64_t>>;
   static Bins merged(const Bins& folded, std::vector<Cycle> samples);
   static void count_into(std::vector<std::uint64_t>& dense, const std::uint16_t* values, std::size_t n);
-  void record_and_count(Cycle cycles);  // a record that fills the pending values, or a sparse one
+  void record_sparse(Cycle cycles);
+  void count_pending();  // into the dense bins
   void note(Cycle cycles) {
     min_ = count_ ? std::min(min_, cycles) : cycles;
     max_ = std::max(max_, cycles);

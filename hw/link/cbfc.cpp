@@ -143,7 +143,7 @@ bool CbfcSender::on_cf_update(int vc, std::uint32_t freed_counter) {
 std::optional<CreditUpdate> CbfcSender::poll(Cycle now) {
   if (now < next_cc_) return std::nullopt;
   next_cc_ = now + config_.resync_period_cycles;
-  return CreditUpdate{CreditUpdate::kCc, -1, 0, consumed_, config_.cc_update_bytes};
+  return CreditUpdate{CreditUpdate::kCc, -1, /*freed=*/0, consumed_, config_.cc_update_bytes};
 }
 
 // --- receiver ---
@@ -198,7 +198,7 @@ CreditUpdate CbfcReceiver::cf_update(int vc, Cycle now) {
   reported_[vc] = freed_[vc];
   last_update_[vc] = now;
   next_timer_stale_ = true;
-  return CreditUpdate{CreditUpdate::kCf, vc, freed_[vc], {}, config_.cf_update_bytes};
+  return CreditUpdate{CreditUpdate::kCf, vc, freed_[vc], /*counters=*/{}, config_.cf_update_bytes};
 }
 
 std::optional<CreditUpdate> CbfcReceiver::poll(Cycle now) {

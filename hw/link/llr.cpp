@@ -121,7 +121,7 @@ std::uint32_t LlrTx::accept(Packet* kept, std::uint32_t bytes, Cycle now) {
   return seq;
 }
 
-std::optional<std::pair<Packet*, std::uint32_t>> LlrTx::replay_next() {
+std::optional<std::pair<Packet*, std::uint32_t>> LlrTx::take_replay() {
   if (replay_pos_ >= buffer_.size()) {
     state_ = LlrTxState::kAdvance;
     return std::nullopt;

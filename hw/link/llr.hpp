@@ -160,7 +160,8 @@ class LlrTx final : public LlrTransmitter {
   // Replays from `from`, or FLUSHes if that would be one replay without progress too many;
   // true if it replayed.
   bool replay_or_flush(std::uint32_t from, Cycle now);
-  std::optional<std::pair<Packet*, std::uint32_t>> replay_next();  // next_replay's, in REPLAY
+  // In REPLAY: the next kept frame, or back to ADVANCE when none is left.
+  std::optional<std::pair<Packet*, std::uint32_t>> take_replay();
   void flush(Cycle now);
   std::uint32_t mask(std::uint64_t v) const { return static_cast<std::uint32_t>(v & seq_mask_); }
 
@@ -237,7 +238,7 @@ inline std::optional<LlrControl> LlrRx::poll(Cycle now) {
 
 inline std::optional<std::pair<Packet*, std::uint32_t>> LlrTx::next_replay(Cycle) {
   if (state_ != LlrTxState::kReplay) return std::nullopt;
-  return replay_next();
+  return take_replay();
 }
 
 inline bool LlrTx::can_accept(std::uint32_t bytes) const {

@@ -69,7 +69,7 @@ bool Mac::transmit(Tx& tx, Rx& rx) {
   while (fc_from_core_ && fc_from_core_->can_pop() && fc_from_core_->peek().credit &&
          fc_from_core_->peek().credit->kind == CreditUpdate::kCc) {
     held_cc_ = fc_from_core_->pop();  // a later one supersedes it (counters absolute)
-    cc_held_ = true;
+    cc_waiting_ = true;
   }
   if (fc_from_core_ && fc_from_core_->can_pop()) {
     encode_fc(fc_from_core_->pop(), scratch_);
@@ -78,10 +78,10 @@ bool Mac::transmit(Tx& tx, Rx& rx) {
   }
   // A CC_Update once every frame it counted is ahead of it for good: sent, and with LLR
   // acknowledged (a replay would come after it) or flushed (lost: what the update repairs).
-  if (cc_held_ && cc_may_go(tx.kept())) {
+  if (cc_waiting_ && cc_may_go(tx.kept())) {
     encode_fc(held_cc_, scratch_);
     to_line_.push(control_frame());
-    cc_held_ = false;
+    cc_waiting_ = false;
     return true;
   }
   if (auto replay = llr_ ? tx.next_replay(now()) : std::nullopt) {
@@ -192,7 +192,7 @@ inline void Mac::schedule(Tx& tx, Rx& rx) {
   const bool more = !waiting_for_line_ && (tx.state() == LlrTxState::kReplay ||
                                            (from_core_.ready_by(now() + 1) && !llr_full_) ||
                                            (fc_from_core_ && fc_from_core_->ready_by(now() + 1)) ||
-                                           (cc_held_ && cc_may_go(tx.kept())));
+                                           (cc_waiting_ && cc_may_go(tx.kept())));
   set_busy(llr_control_sent_ || !deliver_.empty() || !fc_inbox_.empty() || more);
 }
 
@@ -205,7 +205,7 @@ void Mac::probe(Waves& waves) const {
 }
 
 bool Mac::idle() const {
-  return tx_->kept() == 0 && deliver_.empty() && fc_inbox_.empty() && !cc_held_ && !from_core_.in_flight() &&
+  return tx_->kept() == 0 && deliver_.empty() && fc_inbox_.empty() && !cc_waiting_ && !from_core_.in_flight() &&
          !from_line_.in_flight();
 }
 

@@ -107,13 +107,13 @@ class Mac : public Core {
   bool llr_control_sent_ = false;  // this cycle
   bool waiting_for_line_ = false;  // this cycle: no credit for the line
   bool llr_full_ = false;          // this cycle: a frame from the core that LLR has no room for
-  bool cc_held_ = false;           // held_cc_ waits
+  bool cc_waiting_ = false;        // held_cc_ holds a CC_Update not yet sent
   Ring<FcMessage> fc_inbox_;       // received messages for the core
   LlrTx tx_model_;
   LlrRx rx_model_;
   LlrEnds twins_;  // when `ends` gave them
   Stages stages_;
-  FcMessage held_cc_;  // a CC_Update waiting for the frames it counted, while cc_held_
+  FcMessage held_cc_;  // a CC_Update waiting for the frames it counted, while cc_waiting_
   Counter &sent_, &replayed_, &controls_, &bad_data_, &bad_control_, &lost_, &delivered_;
   PcapWriter* pcap_ = nullptr;
   MacConfig config_;

@@ -107,7 +107,7 @@ std::optional<link::CreditUpdate> CbfcSenderTwin::poll(Cycle now) {
   top.now = now;
   top.eval();
   if (!top.cc_due) return std::nullopt;
-  link::CreditUpdate cc{link::CreditUpdate::kCc, -1, 0, {}, config_.cc_update_bytes};
+  link::CreditUpdate cc{link::CreditUpdate::kCc, -1, /*freed=*/0, {}, config_.cc_update_bytes};
   for (int vc = 0; vc < config_.vcs; ++vc) cc.counters.push_back(consumed(vc));
   top.cc_taken = 1;
   edge();

@@ -58,7 +58,7 @@ struct PacketFields {
   // (PacketPool::lend), may leave `payload` empty and `owe` set; whoever reads the bytes calls
   // bytes_now(), whoever needs their count size_now().
   void (*owe)(Packet&) = nullptr;
-  std::uint32_t owed_bytes = 0, owed_seq = 0;  // their count; the maker's number (a MAC's: LLR's sequence number)
+  std::uint32_t owed_bytes = 0, owed_seq = 0;  // their count; the maker's number (a MAC's: LLR's sequence number, a control's value)
   std::array<Time, kStageSlots> stage_time{};  // per stage, summed over the hops crossed
   // Lending (PacketPool's own): the packet whose bytes these are, how many packets owe this
   // one's, whether it was released while they still do.

@@ -149,6 +149,7 @@ class LlrTx final : public LlrTransmitter {
   std::size_t kept() const override { return buffer_.size(); }
   std::uint64_t kept_bytes() const override { return buffer_bytes_; }
   std::vector<Packet*>& released() override { return released_; }
+  bool init_pending() const { return init_pending_; }  // poll_control() has an INIT
 
  private:
   struct Kept {
@@ -192,9 +193,13 @@ class LlrRx final : public LlrReceiver {
   LlrRxState state() const override { return state_; }
   std::uint32_t expected() const override { return expected_; }
   std::uint64_t nacks() const override { return nacks_; }
+  bool control_due(Cycle now) const;  // poll(now) would return a control
 
  private:
   // What a MAC's every cycle reads (poll, next_timer) comes first, the config after.
+  bool nack_due(Cycle now) const;
+  bool ack_due(Cycle now) const;
+
   LlrRxState state_ = LlrRxState::kSendAcks;
   bool ack_now_ = false;
   bool gap_since_nack_ = false;   // a frame came out of order or damaged since the NACK
@@ -217,9 +222,19 @@ inline std::optional<LlrControl> LlrTx::poll_control() {
   return LlrControl{LlrControl::kInit, next_seq_};
 }
 
+inline bool LlrRx::nack_due(Cycle now) const {
+  return state_ == LlrRxState::kSendNack ||
+         (state_ == LlrRxState::kNackSent && gap_since_nack_ && now >= nack_sent_ + c_.nack_timer_cycles);
+}
+
+inline bool LlrRx::ack_due(Cycle now) const {
+  return ack_now_ || unacked_ >= c_.ack_every || (unacked_ > 0 && now >= first_unacked_ + c_.ack_timer_cycles);
+}
+
+inline bool LlrRx::control_due(Cycle now) const { return nack_due(now) || ack_due(now); }
+
 inline std::optional<LlrControl> LlrRx::poll(Cycle now) {
-  if (state_ == LlrRxState::kSendNack ||
-      (state_ == LlrRxState::kNackSent && gap_since_nack_ && now >= nack_sent_ + c_.nack_timer_cycles)) {
+  if (nack_due(now)) {
     state_ = LlrRxState::kNackSent;
     nack_sent_ = now;
     last_ahead_ = 0;
@@ -228,7 +243,7 @@ inline std::optional<LlrControl> LlrRx::poll(Cycle now) {
     unacked_ = 0;  // the NACK acknowledges everything before it
     return LlrControl{LlrControl::kNack, expected_};
   }
-  if (ack_now_ || unacked_ >= c_.ack_every || (unacked_ > 0 && now >= first_unacked_ + c_.ack_timer_cycles)) {
+  if (ack_due(now)) {
     ack_now_ = false;
     unacked_ = 0;
     return LlrControl{LlrControl::kAck, expected_};

@@ -4,7 +4,14 @@
 #include "hw/link/wire.hpp"
 
 namespace xy::link {
+namespace {
 
+// Another LLR control is due next cycle behind the one just sent (an INIT behind an ACK, an ACK
+// behind a NACK): the models say; a twin is asked next cycle.
+bool control_behind(const LlrTx& tx, const LlrRx& rx, Cycle next) { return tx.init_pending() || rx.control_due(next); }
+bool control_behind(const LlrTransmitter&, const LlrReceiver&, Cycle) { return true; }
+
+}  // namespace
 
 Mac::Mac(std::string name, const MacConfig& config, LlrEnds ends, Channel<Packet*>& from_core, Channel<Packet*>& to_core,
          Channel<FcMessage>* fc_from_core, Channel<FcMessage>* fc_to_core, Channel<Packet*>& to_line,
@@ -31,12 +38,13 @@ Mac::Mac(std::string name, const MacConfig& config, LlrEnds ends, Channel<Packet
   }
 }
 
-Packet* Mac::control_frame() {
+template <class Message>
+Packet* Mac::control_frame(const Message& m) {
   Packet* c = pool_.acquire();
   c->control = true;
   c->phantom = false;
-  c->payload.assign(scratch_.begin(), scratch_.end());  // into the capacity the pool's packet kept
-  c->bytes = static_cast<std::uint32_t>(c->payload.size());
+  seal_control(*c, m);
+  c->bytes = static_cast<std::uint32_t>(c->size_now());
   controls_.add();
   return c;
 }
@@ -61,8 +69,7 @@ bool Mac::transmit(Tx& tx, Rx& rx) {
   if (llr_) control = rx.poll(now());
   if (!control && llr_) control = tx.poll_control();
   if (control) {
-    encode_llr(*control, scratch_);
-    to_line_.push(control_frame());
+    to_line_.push(control_frame(*control));
     llr_control_sent_ = true;  // another may be due behind it (an INIT behind an ACK)
     return true;
   }
@@ -72,15 +79,13 @@ bool Mac::transmit(Tx& tx, Rx& rx) {
     cc_waiting_ = true;
   }
   if (fc_from_core_ && fc_from_core_->can_pop()) {
-    encode_fc(fc_from_core_->pop(), scratch_);
-    to_line_.push(control_frame());
+    to_line_.push(control_frame(fc_from_core_->pop()));
     return true;
   }
   // A CC_Update once every frame it counted is ahead of it for good: sent, and with LLR
   // acknowledged (a replay would come after it) or flushed (lost: what the update repairs).
   if (cc_waiting_ && cc_may_go(tx.kept())) {
-    encode_fc(held_cc_, scratch_);
-    to_line_.push(control_frame());
+    to_line_.push(control_frame(held_cc_));
     cc_waiting_ = false;
     return true;
   }
@@ -193,7 +198,7 @@ inline void Mac::schedule(Tx& tx, Rx& rx) {
                                            (from_core_.ready_by(now() + 1) && !llr_full_) ||
                                            (fc_from_core_ && fc_from_core_->ready_by(now() + 1)) ||
                                            (cc_waiting_ && cc_may_go(tx.kept())));
-  set_busy(llr_control_sent_ || !deliver_.empty() || !fc_inbox_.empty() || more);
+  set_busy((llr_control_sent_ && control_behind(tx, rx, now() + 1)) || !deliver_.empty() || !fc_inbox_.empty() || more);
 }
 
 void Mac::probe(Waves& waves) const {

@@ -85,7 +85,8 @@ class Mac : public Core {
   [[gnu::always_inline]] void schedule(Tx& tx, Rx& rx);  // the next cycle it must be ticked at
   template <class Tx, class Rx>
   bool transmit(Tx& tx, Rx& rx);  // true if it handed the line an item
-  Packet* control_frame();  // a frame of the message encoded in scratch_
+  template <class Message>
+  Packet* control_frame(const Message& m);  // a frame carrying the message
   void to_line(Packet* data_frame);  // captured on the way
   bool cc_may_go(std::size_t kept) const;
 

@@ -72,6 +72,22 @@ void write_data(const Packet& frame, std::uint32_t frame_bytes, std::uint32_t se
 // header; its payload, which a phantom frame's encoding does not read, receives them).
 void make_owed_data(Packet& w) { write_data(w, w.owed_bytes - kDataHeaderBytes, w.owed_seq, w.payload); }
 
+// An LLR set's 3 bytes after its kind: the sequence number in the low 22 bits, the kind above.
+std::uint32_t llr_value(const LlrControl& c) { return (c.seq & 0x3FFFFF) | (std::uint32_t{c.kind} << 22); }
+LlrControl llr_control(std::uint32_t v) { return {static_cast<LlrControl::Kind>(v >> 22), v & 0x3FFFFF}; }
+FcMessage cf_update(std::uint8_t vc, std::uint32_t freed) {
+  CreditUpdate u;
+  u.kind = CreditUpdate::kCf;
+  u.vc = vc;
+  u.freed = freed;
+  return FcMessage{u, std::nullopt};
+}
+// A control's owed bytes, from the fields seal_control kept: an LLR set's value (owed_seq); a
+// CF_Update's VC and counter (vc, owed_seq).
+void make_owed_llr(Packet& w) { encode_llr(llr_control(w.owed_seq), w.payload); }
+void make_owed_cf(Packet& w) { encode_fc(cf_update(w.vc, w.owed_seq), w.payload); }
+constexpr std::uint32_t kCfWireBytes = 2 + 4 + kFcsBytes;  // kind, VC, R_CF, FCS
+
 }  // namespace
 
 void encode_data(const Packet& frame, std::uint32_t seq, std::vector<std::uint8_t>& out) {
@@ -95,8 +111,22 @@ void seal_data(Packet& frame, std::uint32_t seq, std::vector<std::uint8_t>& scra
 void encode_llr(const LlrControl& c, std::vector<std::uint8_t>& out) {
   out.clear();
   out.push_back(static_cast<std::uint8_t>(WireKind::kLlr));
-  put(out, (c.seq & 0x3FFFFF) | (std::uint32_t{c.kind} << 22), 3);
+  put(out, llr_value(c), 3);
   seal(out);
+}
+
+void seal_control(Packet& frame, const LlrControl& c) {
+  frame.owe = &make_owed_llr;
+  frame.owed_bytes = LlrControl::kWireBytes;
+  frame.owed_seq = llr_value(c);
+}
+
+void seal_control(Packet& frame, const FcMessage& m) {
+  if (!m.credit || m.credit->kind != CreditUpdate::kCf) return encode_fc(m, frame.payload);
+  frame.owe = &make_owed_cf;
+  frame.owed_bytes = kCfWireBytes;
+  frame.vc = static_cast<std::uint8_t>(m.credit->vc);
+  frame.owed_seq = m.credit->freed;
 }
 
 void encode_fc(const FcMessage& m, std::vector<std::uint8_t>& out) {
@@ -132,18 +162,13 @@ Received parse(const std::vector<std::uint8_t>& in, bool intact) {
       if (body != 4) return r;
       const auto v = static_cast<std::uint32_t>(get(in, 1, 3));
       if ((v >> 22) > LlrControl::kInit) return r;
-      r.llr = LlrControl{static_cast<LlrControl::Kind>(v >> 22), v & 0x3FFFFF};
+      r.llr = llr_control(v);
       break;
     }
-    case WireKind::kCf: {
+    case WireKind::kCf:
       if (body != 6) return r;
-      CreditUpdate u;
-      u.kind = CreditUpdate::kCf;
-      u.vc = in[1];
-      u.freed = static_cast<std::uint32_t>(get(in, 2, 4));
-      r.fc = FcMessage{u, std::nullopt};
+      r.fc = cf_update(in[1], static_cast<std::uint32_t>(get(in, 2, 4)));
       break;
-    }
     case WireKind::kCc: {
       if (body < 2 || body != 2 + 4 * std::size_t{in[1]}) return r;
       CreditUpdate u;
@@ -167,11 +192,23 @@ Received parse(const std::vector<std::uint8_t>& in, bool intact) {
 }
 
 Received parse(Packet& w) {
-  if (w.owe == &make_owed_data && w.intact) {  // as sealed: a data frame whose FCS holds
+  if (w.intact && w.owe) {  // as sealed, so its FCS holds: what it was sealed from
     Received r;
     r.fcs_ok = true;
-    r.seq = w.owed_seq;
-    return r;
+    if (w.owe == &make_owed_data) {
+      r.seq = w.owed_seq;
+      return r;
+    }
+    if (w.owe == &make_owed_llr) {
+      r.kind = WireKind::kLlr;
+      r.llr = llr_control(w.owed_seq);
+      return r;
+    }
+    if (w.owe == &make_owed_cf) {
+      r.kind = WireKind::kCf;
+      r.fc = cf_update(w.vc, w.owed_seq);
+      return r;
+    }
   }
   return parse(w.bytes_now(), w.intact);
 }

@@ -38,6 +38,10 @@ void encode_data(const Packet& frame, std::uint32_t seq, std::vector<std::uint8_
 void seal_data(Packet& frame, std::uint32_t seq, std::vector<std::uint8_t>& scratch);
 void encode_llr(const LlrControl& c, std::vector<std::uint8_t>& out);
 void encode_fc(const FcMessage& m, std::vector<std::uint8_t>& out);
+// Makes `frame` (a control frame) carry the message: the bytes encode_* writes, owed (made when
+// read, as a phantom data frame's) for an LLR set and a CF_Update, which follow from a few fields.
+void seal_control(Packet& frame, const LlrControl& c);
+void seal_control(Packet& frame, const FcMessage& m);
 
 // What a received wire frame is, once its FCS has been checked.
 struct Received {
@@ -52,8 +56,8 @@ struct Received {
 // those an encode_* sealed (Packet::intact), so the FCS holds and is not computed: same outcome,
 // less work.
 Received parse(const std::vector<std::uint8_t>& bytes, bool intact = false);
-// The same for a wire frame as a line delivered it (Packet::intact), its bytes made if owed and
-// read.
+// The same for a wire frame as a line delivered it (Packet::intact): one whose bytes are owed and
+// intact is read from the fields it was sealed with; any other's bytes are made if owed and read.
 Received parse(Packet& wire);
 
 // The frame a data wire frame carried, back as it was sent: `bytes` and, unless phantom, its

@@ -179,6 +179,7 @@ struct PhyLink::Impl {
   std::uint64_t tx_block_base = 0;  // the next block to send
   std::uint64_t tx_block_end = 0;   // one past the last block of the frames taken in
   Cycle next_send = 0;
+  Cycle send_wake = 0;  // the group's wake-up queued last (a frame's wakes the TX in between)
   std::uint64_t groups_sent = 0;
   // Groups ahead in which no lane has an error or a change of state, and groups sent since the
   // lanes' positions last moved (they move by those groups' bits before the next draw).
@@ -275,7 +276,7 @@ PhyLink::Impl::Impl(const std::string& name_, const PhyParams& params, Clock& cl
   clock.attach(tx);
   clock.attach(rx);
   line.connect(&tx, &rx);
-  next_send = p.cdr_lock_cycles;
+  next_send = send_wake = p.cdr_lock_cycles;
   tx.wake_at(next_send);
   bits.resize((k * kSymbolBits + 7) / 8 + 8);
 }
@@ -307,7 +308,10 @@ void PhyLink::Impl::tx_eval() {
 }
 
 void PhyLink::Impl::tx_schedule() {
-  if (!stopped) tx.wake_at(next_send);
+  if (!stopped && send_wake != next_send) {
+    tx.wake_at(next_send);
+    send_wake = next_send;
+  }
   // Until the CDR has locked nothing goes in: the wake-up at the first group (next_send) comes.
   tx.set_busy(in && in->ready_by(clock.now() + 1) && tx_block_end - tx_block_base < tx_room &&
               clock.now() + 1 >= p.cdr_lock_cycles);

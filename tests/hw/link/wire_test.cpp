@@ -1,8 +1,8 @@
 // The MAC's wire format (hw/link/wire.hpp): every message kind's bytes written out
 // here by hand from the layout the header states, the FCS checked against a bitwise CRC-32 written
 // in this file (the model's runs on libdeflate) and against the published check value; every
-// kind parsed back; a flipped bit, a cut frame, a frame of the wrong length for its kind and
-// garbage refused.
+// kind parsed back (a control frame's bytes made only when read too); a flipped bit, a cut frame, a
+// frame of the wrong length for its kind and garbage refused.
 #include "hw/link/wire.hpp"
 
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace xy::link {
@@ -225,6 +226,55 @@ TEST(LingyunWire, APhantomFrameGoesOutAtItsLengthAndComesBackWithoutPayload) {
   unwrap_data(wire, back);
   EXPECT_EQ(back.bytes, 64u);
   EXPECT_TRUE(back.payload.empty());
+}
+
+// A control frame sealed for a line (Mac): an LLR set's and a CF_Update's bytes are owed, its
+// length known at once, its bytes the ones written out by hand above when read; intact, it parses
+// from its fields to what its bytes say; damaged, its bytes are made and checked.
+TEST(LingyunWire, AControlFrameCarriesItsMessagesBytesMadeWhenRead) {
+  CreditUpdate u;
+  u.kind = CreditUpdate::kCf;
+  u.vc = 3;
+  u.freed = 0xA1B2C3D4;
+  Packet ack, cf;
+  seal_control(ack, LlrControl{LlrControl::kAck, 0x000102});
+  seal_control(cf, FcMessage{u, std::nullopt});
+  const Bytes ack_bytes = {0x4C, 0x02, 0x01, 0x00, 0xB6, 0xDD, 0x19, 0xEA};
+  const Bytes cf_bytes = {0xCF, 0x03, 0xD4, 0xC3, 0xB2, 0xA1, 0x81, 0x2E, 0x21, 0x5B};
+  for (auto [frame, bytes] : {std::pair{&ack, &ack_bytes}, std::pair{&cf, &cf_bytes}}) {
+    EXPECT_TRUE(frame->payload.empty());
+    EXPECT_EQ(frame->size_now(), bytes->size());
+    frame->intact = true;
+    const Received from_fields = parse(*frame);
+    EXPECT_TRUE(frame->payload.empty());
+    Packet copy = *frame;
+    EXPECT_EQ(copy.bytes_now(), *bytes);
+    const Received from_bytes = parse(*bytes);
+    ASSERT_TRUE(from_fields.fcs_ok && from_bytes.fcs_ok);
+    EXPECT_EQ(from_fields.kind, from_bytes.kind);
+    EXPECT_EQ(from_fields.llr.has_value(), from_bytes.llr.has_value());
+    if (from_bytes.llr) {
+      EXPECT_EQ(from_fields.llr->kind, from_bytes.llr->kind);
+      EXPECT_EQ(from_fields.llr->seq, from_bytes.llr->seq);
+    }
+    ASSERT_EQ(from_fields.fc.has_value(), from_bytes.fc.has_value());
+    if (from_bytes.fc) {
+      EXPECT_EQ(from_fields.fc->credit->vc, from_bytes.fc->credit->vc);
+      EXPECT_EQ(from_fields.fc->credit->freed, from_bytes.fc->credit->freed);
+    }
+    frame->intact = false;  // as a damaged codeword delivers it
+    frame->bytes_now()[2] ^= 0x10;
+    EXPECT_FALSE(parse(*frame).fcs_ok);
+  }
+  EXPECT_EQ(ack.bytes_now().size(), LlrControl::kWireBytes);
+
+  CreditUpdate cc;  // a CC_Update's bytes (a counter per VC) are written at once
+  cc.kind = CreditUpdate::kCc;
+  cc.counters = {1, 0x100, 0xFFFFFFFF};
+  Packet ccf;
+  seal_control(ccf, FcMessage{cc, std::nullopt});
+  EXPECT_FALSE(ccf.owe);
+  EXPECT_EQ(ccf.payload, sealed({0xCC, 0x03, 0x01, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF}));
 }
 
 // CRC-32 catches every single-bit error: each bit of each kind's frame flipped in turn.

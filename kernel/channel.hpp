@@ -55,12 +55,24 @@ class alignas(64) Channel {
     credits_ = kUnlimitedWatched;
   }
 
+  // A consumer that takes late (LateTaker, on the source's clock): no item wakes it, and a
+  // producer that finds no credit has it take what it would have by now first. Null: on time.
+  void take_late(LateTaker* taker) {
+    if (crossing() || !spec_.credits) throw std::logic_error(name_ + ": a late taker needs credits on one clock");
+    late_ = taker;
+  }
+
   // --- source side, at src.now() ---
   bool can_push() {
     if (pushed_at_ == src_->now()) return false;
     if (credits_ >= kUnlimitedWatched) return true;
     collect_credits();
     if (credits_ > 0) return true;
+    if (late_) {
+      late_->take_in(src_->now());
+      collect_credits();
+      if (credits_ > 0) return true;
+    }
     wait_for_credit();
     return false;
   }
@@ -70,7 +82,9 @@ class alignas(64) Channel {
     if (credits_ < kUnlimitedWatched) --credits_;
     const Cycle ready = (crossing() ? dst_->first_edge_after(src_->time_of(src_->now())) : src_->now()) + ready_after_;
     items_.push({ready, std::move(item)});
-    if (consumer_) consumer_->wake_at(ready);
+    // No wake-up for a late taker (only a channel with credits has one: the test reads late_, on a
+    // line of its own, only then).
+    if (consumer_ && (credits_ >= kUnlimitedWatched || !late_)) consumer_->wake_at(ready);
   }
   std::uint32_t credits_available() {
     if (credits_ >= kUnlimitedWatched) return 0;
@@ -81,13 +95,16 @@ class alignas(64) Channel {
   // --- destination side, at dst.now() ---
   bool can_pop() const { return !items_.empty() && items_.front().ready <= dst_->now(); }
   const T& peek() const { return items_.front().item; }
-  T pop() {
-    if (!can_pop()) refuse("pop with nothing ready");
+  Cycle front_ready() const { return items_.front().ready; }  // the cycle it can be popped from
+  T pop() { return pop_at(dst_->now()); }
+  // Pops as if at destination cycle `at` (a late taker's, at or after the item was ready).
+  T pop_at(Cycle at) {
+    if (!ready_by(at)) refuse("pop with nothing ready");
     if (credits_ == kUnlimitedWatched) {
       wake_pop_waiter();
     } else if (credits_ != kUnlimited) {
-      const Cycle back = crossing() ? src_->first_edge_after(dst_->time_of(dst_->now())) + spec_.sync_stages - 1
-                                    : dst_->now() + spec_.credit_latency;
+      const Cycle back = crossing() ? src_->first_edge_after(dst_->time_of(at)) + spec_.sync_stages - 1
+                                    : at + spec_.credit_latency;
       returning_.push(back);
       if (producer_waits_) {
         producer_waits_ = false;
@@ -147,6 +164,7 @@ class alignas(64) Channel {
   Ring<Cycle> returning_;
   Core* producer_ = nullptr;
   Core* pop_waiter_ = nullptr;
+  LateTaker* late_ = nullptr;
   std::string name_;
 };
 

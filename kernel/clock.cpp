@@ -151,6 +151,15 @@ void Clock::call_after_step() {
   for (auto& f : after_step_) f(time_of(now_));
 }
 
+Time Clock::settle_late(Time before) {
+  Time next = ~Time{0};
+  for (LateTaker* t : late_) {
+    if (before > 0) t->take_in((before - 1) / period_);
+    if (const Cycle c = t->next_take(); c != ~Cycle{0}) next = std::min(next, time_of(c));
+  }
+  return next;
+}
+
 void Clock::forget_wakeups() {
   std::fill(wheel_.begin(), wheel_.end(), 0);
   occupied_ = {};

@@ -51,6 +51,20 @@ struct CoreKind {
   void (*run_busy)(Clock& clock, Cycle last, std::size_t word, std::uint64_t bits);
 };
 
+// A core that takes a channel's items by a rule it can apply late, all it would have taken by then
+// whenever it runs (a PHY's TX takes frames one a cycle while it has room, and runs when a codeword
+// group goes): the channel wakes it for none (Channel::take_late). Whenever its clock's domain
+// stops running, the domain has it take what it would have by the edges it stepped, so that what
+// it took is current whenever anything outside the domain looks (a testbench, the stats, another
+// domain); and wakes the domain for the next one it would take.
+class LateTaker {
+ public:
+  virtual void take_in(Cycle upto) = 0;  // every item it would have taken by cycle `upto`
+  virtual Cycle next_take() const = 0;   // the cycle it would take the next one, or ~0
+ protected:
+  ~LateTaker() = default;
+};
+
 class Core {
  public:
   explicit Core(std::string name) : name_(std::move(name)) {}
@@ -192,6 +206,12 @@ class Clock {
   std::uint64_t steps() const { return steps_; }
   std::uint64_t core_ticks() const { return core_ticks_; }
 
+  void attach_late(LateTaker& taker) { late_.push_back(&taker); }
+  bool has_late() const { return !late_.empty(); }
+  // Has its late takers take what they would have by its edges before time `before`; returns the
+  // time of the edge at which one would take its next, or ~0.
+  Time settle_late(Time before);
+
  private:
   static constexpr Cycle kWheel = kWakeWheel;
   struct Far {
@@ -330,6 +350,7 @@ class Clock {
   bool ranked_ = false;  // no core attached since rank()
   bool commits_ = false;  // a kind of its cores has a commit (else the commit phase is skipped)
   std::vector<Core*> cores_;
+  std::vector<LateTaker*> late_;
   std::function<void(Cycle)> on_wake_;
   std::vector<std::function<void(Time)>> after_step_;
   std::uint64_t steps_ = 0, core_ticks_ = 0;

@@ -1,5 +1,7 @@
 #include "kernel/clock_domain.hpp"
 
+#include <algorithm>
+
 namespace xy {
 
 void use_femtosecond_resolution() {
@@ -59,28 +61,45 @@ void ClockDomain::run() {
   // can reach this domain's cores in between. Each step may schedule activity elsewhere (a wake
   // of another domain), so the horizon is asked again after every step.
   tell_clocks_running(true);
+  Stepped last;
   for (;;) {
-    Clock* next = nullptr;
+    std::size_t next = clocks_.size();
     Cycle due = 0;
     Time t = kNever;
-    for (auto& c : clocks_) {
-      if (!c->has_work()) continue;
-      const Cycle d = c->next_due();
-      if (const Time ct = c->time_of(d); ct < t || (Clock::kReverseEval && ct == t)) {  // ties: first or last
-        next = c.get();
+    for (std::size_t i = 0; i < clocks_.size(); ++i) {
+      const Clock& c = *clocks_[i];
+      if (!c.has_work()) continue;
+      const Cycle d = c.next_due();
+      if (const Time ct = c.time_of(d); ct < t || (Clock::kReverseEval && ct == t)) {  // ties: first or last
+        next = i;
         due = d;
         t = ct;
       }
     }
-    if (!next) break;
-    if (t > now && (t >= run_ahead_limit_ ||
-                    t >= now + from_sc_time(sc_core::sc_time_to_pending_activity()))) {
+    if (next == clocks_.size() ||
+        (t > now && (t >= run_ahead_limit_ || t >= now + from_sc_time(sc_core::sc_time_to_pending_activity())))) {
       tell_clocks_running(false);
-      return arm(t);
+      if (const Time at = std::min(t, settle_late(now, last)); at != kNever) arm(at);
+      return;
     }
-    next->step(due);
+    clocks_[next]->step(due);
+    last = {true, t, next};
   }
-  tell_clocks_running(false);
+}
+
+// What the loop above would have stepped for a late taker's wake-up at time x, had it asked for
+// one: an edge at or before now; one before the last edge stepped, or at its time when its clock
+// comes first among equal times; one before the run-ahead limit and SystemC's next activity.
+Time ClockDomain::settle_late(Time now, const Stepped& last) {
+  if (std::none_of(clocks_.begin(), clocks_.end(), [](const auto& c) { return c->has_late(); })) return kNever;
+  const Time ahead = std::max(std::min(run_ahead_limit_, now + from_sc_time(sc_core::sc_time_to_pending_activity())), now + 1);
+  Time next = kNever;
+  for (std::size_t i = 0; i < clocks_.size(); ++i) {
+    Time before = ahead;
+    if (last.any) before = std::max(before, last.time + ((Clock::kReverseEval ? i >= last.clock : i <= last.clock) ? 1 : 0));
+    next = std::min(next, clocks_[i]->settle_late(before));
+  }
+  return next;
 }
 
 void ClockDomain::tell_clocks_running(bool running) {

@@ -132,7 +132,7 @@ struct PhyLink::Impl {
   // Each side schedules itself at the end of its eval, from its own state and its input channel
   // (whose items wake it): nothing to commit.
   // --- TX: frames to 66b blocks; every C cycles a codeword group onto the line ---
-  struct Tx : Core {
+  struct Tx : Core, LateTaker {
     static constexpr std::size_t kHotBytes = 512;  // itself, the Rx and the link's state after them
     Impl& link;
     explicit Tx(Impl& l, std::string name) : Core(std::move(name)), link(l) {}
@@ -140,6 +140,8 @@ struct PhyLink::Impl {
       link.tx_eval();
       link.tx_schedule();
     }
+    void take_in(Cycle upto) override { link.take_in(upto); }
+    Cycle next_take() const override { return link.next_take(); }
   };
   // --- RX: a group decoded D cycles after it is complete; its frames out one per cycle ---
   struct Rx : Core {
@@ -154,6 +156,8 @@ struct PhyLink::Impl {
 
   void tx_eval();
   void tx_schedule();
+  void take_in(Cycle upto);
+  Cycle next_take() const;
   void rx_eval();
   CodewordGroup* make_group();
   void make_symbols(CodewordGroup::Word& w);
@@ -180,6 +184,7 @@ struct PhyLink::Impl {
   std::uint64_t tx_block_end = 0;   // one past the last block of the frames taken in
   Cycle next_send = 0;
   Cycle send_wake = 0;  // the group's wake-up queued last (a frame's wakes the TX in between)
+  Cycle take_from = 0;  // the first cycle the next frame may be taken in at
   std::uint64_t groups_sent = 0;
   // Groups ahead in which no lane has an error or a change of state, and groups sent since the
   // lanes' positions last moved (they move by those groups' bits before the next draw).
@@ -276,16 +281,22 @@ PhyLink::Impl::Impl(const std::string& name_, const PhyParams& params, Clock& cl
   clock.attach(tx);
   clock.attach(rx);
   line.connect(&tx, &rx);
-  next_send = send_wake = p.cdr_lock_cycles;
+  next_send = send_wake = take_from = p.cdr_lock_cycles;
   tx.wake_at(next_send);
   bits.resize((k * kSymbolBits + 7) / 8 + 8);
 }
 
-void PhyLink::Impl::tx_eval() {
-  // Take in at most one frame per cycle while fewer than two groups of blocks wait.
-  if (in && in->can_pop() && tx_block_end - tx_block_base < tx_room && clock.now() >= p.cdr_lock_cycles) {
-    Packet* f = in->pop();
-    f->injected = clock.time_of(clock.now());
+// At most one frame a cycle, from link-up on, while fewer than two groups of blocks wait: so
+// the cycle each is taken in at follows from when it was ready, the one before, and the room,
+// which only a group going frees (and a group's evaluation takes in first). A TX that takes late
+// (PhyLink::take_late) does it for every frame it would have taken by `upto` at once.
+void PhyLink::Impl::take_in(Cycle upto) {
+  while (in && in->ready_by(upto) && tx_block_end - tx_block_base < tx_room) {
+    const Cycle at = std::max(in->front_ready(), take_from);
+    if (at > upto) return;
+    Packet* f = in->pop_at(at);
+    take_from = at + 1;
+    f->injected = clock.time_of(at);
     f->advance(stages.serialize, f->injected);
     const std::uint64_t first = tx_block_end;
     const auto bytes = static_cast<std::uint32_t>(f->size_now());
@@ -293,6 +304,15 @@ void PhyLink::Impl::tx_eval() {
     frames.push({f, first, tx_block_end - 1, bytes});  // the trailing idle is not part of the frame
     frames_in.add();
   }
+}
+
+Cycle PhyLink::Impl::next_take() const {
+  if (!in || !in->in_flight() || tx_block_end - tx_block_base >= tx_room) return ~Cycle{0};  // a group first
+  return std::max(in->front_ready(), take_from);
+}
+
+void PhyLink::Impl::tx_eval() {
+  take_in(clock.now());
   if (stop_set && (uncorrectable.value() + miscorrected.value() >= stop_failures ||
                    groups_sent * p.interleave >= stop_codewords))
     stopped = true;
@@ -302,6 +322,7 @@ void PhyLink::Impl::tx_eval() {
     g->lost = g->sent >= p.down_from && g->sent < p.down_until;
     line.push(g);
     ++groups_sent;
+    take_from = std::max(take_from, clock.now() + 1);  // the room it frees is there from the next cycle
     next_send += group_cycles;
     if (p.am_period_groups && groups_sent % p.am_period_groups == 0) next_send += p.am_cycles;
   }
@@ -670,7 +691,12 @@ const PhyParams& PhyLink::params() const { return impl_->p; }
 Core& PhyLink::tx_core() { return impl_->tx; }
 Core& PhyLink::rx_core() { return impl_->rx; }
 void PhyLink::set_stages(const Stages& s) { impl_->stages = s; }
-void PhyLink::probe(Waves& waves) const {
+void PhyLink::take_late() {
+  impl_->in->take_late(&impl_->tx);
+  impl_->clock.attach_late(impl_->tx);
+}
+void PhyLink::probe(Waves& waves) {
+  if (waves.enabled() && impl_->in) impl_->in->take_late(nullptr);  // .frames_in sampled each step: on time
   const std::string& n = impl_->name;
   waves.probe(n + ".codewords_sent", 32, [this] { return codewords_sent(); });
   waves.probe(n + ".uncorrectable", 32, [this] { return uncorrectable(); });

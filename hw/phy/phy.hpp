@@ -146,8 +146,13 @@ class PhyLink {
           fec_accumulate = kNoStage, fec_decode = kNoStage, mac_pcs_rx = kNoStage, to_mac = kNoStage;
   };
   void set_stages(const Stages& s);
-  // Offers .codewords_sent, .uncorrectable and .frames_in to the waves under its name.
-  void probe(Waves& waves) const;
+  // The TX takes frames late (LateTaker): not woken for each, it takes them all when it runs (a
+  // codeword group goes), when the feeder finds no credit, and when its domain stops running. The
+  // same cycles, stamps and counts as woken for each; for `in` with credits, fed on this clock.
+  void take_late();
+  // Offers .codewords_sent, .uncorrectable and .frames_in to the waves under its name (the TX then
+  // takes frames on time, as the waves sample every step).
+  void probe(Waves& waves);
   bool stopped() const;
 
  private:

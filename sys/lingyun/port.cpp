@@ -197,6 +197,7 @@ PortLink::PortLink(const std::string (&side_names)[2], const PortParams& params,
     phy_[s]->set_stages({kStageSerialize, kStageMacPcsTx, kStageFecEncode, kStagePmaCable, kStageFecAccumulate,
                          kStageFecDecode, kStageMacPcsRx, kStageMacRx});
     to_phy_[s]->connect(sides_[s]->mac.get(), &phy_[s]->tx_core());
+    phy_[s]->take_late();
     from_phy_[s]->connect(&phy_[s]->rx_core(), sides_[1 - s]->mac.get());
   }
   for (int s = 0; s < 2; ++s) {

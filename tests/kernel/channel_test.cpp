@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <utility>
@@ -106,6 +107,47 @@ TEST(Channel, AProducerIsWokenOnlyForACreditItFoundMissing) {
   ASSERT_EQ(c.got.size(), 2u);
   EXPECT_EQ(p.push_cycles, (std::vector<Cycle>{0, 4}));
   EXPECT_EQ(clock.now(), 5u);
+}
+
+// A consumer that takes one item a cycle, each at max(ready, the cycle after the last), late:
+// never woken nor evaluated, only asked by the channel when the producer finds no credit.
+struct LateConsumer : Core, LateTaker {
+  Channel<std::uint64_t>& ch;
+  Cycle next_free = 0;
+  std::vector<std::pair<Cycle, std::uint64_t>> got;
+  int evals = 0;
+  explicit LateConsumer(Channel<std::uint64_t>& c) : Core("late"), ch(c) {}
+  void eval() override { ++evals; }
+  void take_in(Cycle upto) override {
+    while (ch.ready_by(upto) && std::max(ch.front_ready(), next_free) <= upto) {
+      const Cycle at = std::max(ch.front_ready(), next_free);
+      got.emplace_back(at, ch.pop_at(at));
+      next_free = at + 1;
+    }
+  }
+  Cycle next_take() const override { return ch.in_flight() ? std::max(ch.front_ready(), next_free) : ~Cycle{0}; }
+};
+
+TEST(Channel, ALateTakerIsNeverWokenAndTakesWhenTheProducerFindsNoCredit) {
+  // The same producer against one consumer popping each item on time, and one taking it late:
+  // the same pushes (the credits come back alike) and the same cycles of taking.
+  Clock on_time_clock("on_time", kNs), late_clock("late", kNs);
+  Pipe on_time(on_time_clock, on_time_clock, ChannelSpec{2, 2, 1, 2}, 50, 0);
+  Channel<std::uint64_t> ch("ch", late_clock, ChannelSpec{2, 2, 1, 2});
+  Producer p(ch, 50);
+  LateConsumer c(ch);
+  late_clock.attach(p);
+  late_clock.attach(c);
+  ch.connect(&p, &c);
+  ch.take_late(&c);
+  p.wake_at(0);
+  run_until({&on_time_clock, &late_clock}, kUs);
+  c.take_in(kUs / kNs);  // what it would have taken by the end
+  EXPECT_EQ(p.push_cycles, on_time.p.push_cycles);
+  EXPECT_EQ(c.got, on_time.c.got);
+  ASSERT_EQ(c.got.size(), 50u);
+  EXPECT_EQ(c.evals, 0);
+  EXPECT_THROW(Channel<int>("x", late_clock, ChannelSpec{1}).take_late(&c), std::logic_error);  // needs credits
 }
 
 TEST(Channel, PushWithoutCreditThrows) {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -226,6 +227,96 @@ TEST(PhyLink, InterleavedCodewordsShareABurstOnALane) {
   const auto model = static_cast<double>(link.beyond_t());
   EXPECT_NEAR(model, muxed, 0.25 * muxed) << "without the muxing the reference has " << plain;
   EXPECT_EQ(link.failed_codewords(), link.beyond_t());
+}
+
+// Feeds a PHY frames in bursts at one a cycle (more than the line carries, so its room and the
+// channel's credits run out) and in a trickle between, from a generator of its own; keeps the
+// cycles it pushed at and each frame's intake stamp and delivery cycle.
+class BurstFeeder : public Core {
+ public:
+  struct Delivered {
+    std::uint64_t id;
+    Time injected;
+    Cycle out;
+    bool operator==(const Delivered& o) const { return id == o.id && injected == o.injected && out == o.out; }
+  };
+  BurstFeeder(const std::string& name, Clock& clock, PacketPool& pool)
+      : Core(name), in(name + ".in", clock, ChannelSpec{1, 2, 1, 2}), out(name + ".out", clock, ChannelSpec{}),
+        pool_(pool) {
+    clock.attach(*this);
+    set_busy(true);
+    wake_at(0);
+  }
+  void eval() override {
+    if (now() % 2000 == 0) bursting_ = rng_.below(2) == 0;
+    if (!bursting_ && rng_.below(40) != 0) {
+    } else if (!in.can_push()) {
+      ++refused;
+    } else {
+      Packet* f = pool_.acquire();
+      f->id = ++made_;
+      f->payload.assign(64 + rng_.below(1400), 0x5A);
+      f->bytes = static_cast<std::uint32_t>(f->payload.size());
+      in.push(f);
+      pushed.push_back(now());
+    }
+    while (out.can_pop()) {
+      Packet* f = out.pop();
+      got.push_back({f->id, f->injected, now()});
+      pool_.release(f);
+    }
+  }
+  Channel<Packet*> in, out;
+  std::vector<Cycle> pushed;
+  std::vector<Delivered> got;
+  std::uint64_t refused = 0;  // cycles it had a frame and the channel no credit
+
+ private:
+  PacketPool& pool_;
+  Rng rng_{11, "top.feeder"};
+  bool bursting_ = false;
+  std::uint64_t made_ = 0;
+};
+
+// A TX that takes frames late (PhyLink::take_late) against one woken for each, in two domains fed
+// alike: the same cycles for every push (the credits come back alike), intake stamp and delivery,
+// and the same frames_in whenever the run stops, with fewer cores ticked.
+TEST(PhyLink, ATxTakingLateTakesEachFrameAtTheCycleOneWokenForEachDoes) {
+  const PhyParams p = params({});
+  ClockDomain late_domain("late", p.period()), on_time_domain("on_time", p.period());
+  Stats stats;
+  PacketPool pool;
+  BurstFeeder late_feeder("top.late_feeder", late_domain.clock(), pool),
+      on_time_feeder("top.on_time_feeder", on_time_domain.clock(), pool);
+  PhyLink late("top.late", p, late_domain.clock(), stats, 4, "same", &late_feeder.in, &late_feeder.out, pool);
+  PhyLink on_time("top.on_time", p, on_time_domain.clock(), stats, 4, "same", &on_time_feeder.in, &on_time_feeder.out,
+                  pool);
+  for (auto [feeder, link] : {std::pair{&late_feeder, &late}, std::pair{&on_time_feeder, &on_time}}) {
+    feeder->in.connect(feeder, &link->tx_core());
+    feeder->out.connect(&link->rx_core(), feeder);
+  }
+  late.take_late();
+  // Slices that end between edges and on one (an edge at the end is stepped in the next).
+  const Time slices[] = {from_ns(333.7), 211 * p.period()};
+  int compared = 0;
+  Time end = 0;
+  for (int i = 0; end < from_us(40); ++i) {
+    const Time slice = slices[i % 2] - (i % 2 ? end % p.period() : 0);
+    end += slice;
+    ClockDomain::set_run_ahead_limit(end);
+    sc_core::sc_start(to_sc_time(slice));
+    ASSERT_EQ(late.frames_in(), on_time.frames_in()) << "at " << to_ns(end) << " ns";
+    compared += late.frames_in() > 0;
+  }
+  EXPECT_GT(compared, 100);
+  EXPECT_GT(late.frames_in(), 500u);
+  ASSERT_EQ(late_feeder.pushed.size(), on_time_feeder.pushed.size());
+  EXPECT_EQ(late_feeder.pushed, on_time_feeder.pushed);
+  ASSERT_EQ(late_feeder.got.size(), on_time_feeder.got.size());
+  for (std::size_t i = 0; i < late_feeder.got.size(); ++i)
+    ASSERT_TRUE(late_feeder.got[i] == on_time_feeder.got[i]) << "frame " << late_feeder.got[i].id;
+  EXPECT_GT(on_time_feeder.refused, 1000u);  // the room and the credits ran out, often
+  EXPECT_LT(late_domain.clock().core_ticks(), on_time_domain.clock().core_ticks());
 }
 
 // A fabric has two PHYs per link. The codec's tables depend on the code alone: the encoder's

@@ -61,43 +61,49 @@ void ClockDomain::run() {
   // can reach this domain's cores in between. Each step may schedule activity elsewhere (a wake
   // of another domain), so the horizon is asked again after every step.
   tell_clocks_running(true);
-  Stepped last;
   for (;;) {
-    std::size_t next = clocks_.size();
+    Clock* next = nullptr;
     Cycle due = 0;
     Time t = kNever;
-    for (std::size_t i = 0; i < clocks_.size(); ++i) {
-      const Clock& c = *clocks_[i];
-      if (!c.has_work()) continue;
-      const Cycle d = c.next_due();
-      if (const Time ct = c.time_of(d); ct < t || (Clock::kReverseEval && ct == t)) {  // ties: first or last
-        next = i;
+    for (auto& c : clocks_) {
+      if (!c->has_work()) continue;
+      const Cycle d = c->next_due();
+      if (const Time ct = c->time_of(d); ct < t || (Clock::kReverseEval && ct == t)) {  // ties: first or last
+        next = c.get();
         due = d;
         t = ct;
       }
     }
-    if (next == clocks_.size() ||
-        (t > now && (t >= run_ahead_limit_ || t >= now + from_sc_time(sc_core::sc_time_to_pending_activity())))) {
+    if (!next || (t > now && (t >= run_ahead_limit_ ||
+                              t >= now + from_sc_time(sc_core::sc_time_to_pending_activity())))) {
       tell_clocks_running(false);
-      if (const Time at = std::min(t, settle_late(now, last)); at != kNever) arm(at);
+      if (const Time at = std::min(t, settle_late(now)); at != kNever) arm(at);
       return;
     }
-    clocks_[next]->step(due);
-    last = {true, t, next};
+    next->step(due);
   }
 }
 
 // What the loop above would have stepped for a late taker's wake-up at time x, had it asked for
-// one: an edge at or before now; one before the last edge stepped, or at its time when its clock
-// comes first among equal times; one before the run-ahead limit and SystemC's next activity.
-Time ClockDomain::settle_late(Time now, const Stepped& last) {
+// one: an edge at or before now; one before the last edge stepped (the latest of the clocks'
+// last), or at its time when its clock comes first among equal times; one before the run-ahead
+// limit and SystemC's next activity.
+Time ClockDomain::settle_late(Time now) {
   if (std::none_of(clocks_.begin(), clocks_.end(), [](const auto& c) { return c->has_late(); })) return kNever;
+  Time last = 0;
+  std::size_t last_clock = 0;  // among equal times, the one stepped last
+  for (std::size_t i = 0; i < clocks_.size(); ++i) {
+    const Time t = clocks_[i]->time_of(clocks_[i]->now());
+    if (t > last || (t == last && !Clock::kReverseEval)) {
+      last = t;
+      last_clock = i;
+    }
+  }
   const Time ahead = std::max(std::min(run_ahead_limit_, now + from_sc_time(sc_core::sc_time_to_pending_activity())), now + 1);
   Time next = kNever;
   for (std::size_t i = 0; i < clocks_.size(); ++i) {
-    Time before = ahead;
-    if (last.any) before = std::max(before, last.time + ((Clock::kReverseEval ? i >= last.clock : i <= last.clock) ? 1 : 0));
-    next = std::min(next, clocks_[i]->settle_late(before));
+    const bool first = Clock::kReverseEval ? i >= last_clock : i <= last_clock;
+    next = std::min(next, clocks_[i]->settle_late(std::max(ahead, last + (first ? 1 : 0))));
   }
   return next;
 }

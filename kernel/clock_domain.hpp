@@ -64,13 +64,8 @@ class ClockDomain : public sc_core::sc_module {
   void run();
   void arm(Time at);
   void tell_clocks_running(bool running);  // in run(), which looks at every clock after each step
-  struct Stepped {
-    bool any = false;  // an edge stepped in this run
-    Time time = 0;
-    std::size_t clock = 0;
-  };
   // Has its clocks' late takers take in (Clock::settle_late); returns the time of the next take.
-  Time settle_late(Time now, const Stepped& last);
+  Time settle_late(Time now);
   std::vector<std::unique_ptr<Clock>> clocks_;
   sc_core::sc_event edge_;
   Time armed_ = kNever;

@@ -595,6 +595,16 @@ void PhyLink::Impl::sent_blocks(std::uint64_t first, std::vector<Block66>& out) 
 
 void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
   const std::uint64_t have = rx_words_decoded * blocks_per_codeword;
+  // A frame's stages from its last codeword group on: sent (the frame leaves the PCS then;
+  // advanced here, where the packet is touched anyway, in the same order), through the MAC/PCS
+  // pipeline, encoded, through PMA and cable to the RX's first bit, gathered there (arrived),
+  // decoded, through the PCS/MAC pipeline (now). The same for every frame the group completes.
+  const Cycle encode = group_sent + p.mac_pcs_tx, on_line = encode + encoder_cycles;
+  const Stage next_stages[] = {stages.mac_pcs_tx, stages.fec_encode, stages.pma_cable, stages.fec_accumulate,
+                               stages.fec_decode, stages.mac_pcs_rx, stages.to_mac};
+  const Time stage_starts[] = {clock.time_of(group_sent), clock.time_of(encode), clock.time_of(on_line),
+                               clock.time_of(group_sent + to_rx_cycles), clock.time_of(group_arrived),
+                               clock.time_of(group_arrived + decoder_cycles), clock.time_of(clock.now())};
   while (!frames.empty() && frames.front().end_block <= have) {
     const FrameRecord f = frames.pop();
     const std::size_t count = f.end_block - f.first_block;
@@ -627,16 +637,7 @@ void PhyLink::Impl::deliver_frames(Cycle group_sent, Cycle group_arrived) {
     o->bytes = exact ? f.bytes : static_cast<std::uint32_t>(o->size_now());  // exact: as taken in
     o->bad = bad || !ok;
     o->intact = exact && !o->bad;
-    // Its last codeword group: sent (the frame leaves the PCS then; advanced here, where the
-    // packet is touched anyway, in the same order), through the MAC/PCS pipeline, encoded, through
-    // PMA and cable to the RX's first bit, gathered there (arrived), decoded, through the PCS/MAC
-    // pipeline (now).
-    const Cycle encode = group_sent + p.mac_pcs_tx, on_line = encode + encoder_cycles;
-    o->advance({stages.mac_pcs_tx, stages.fec_encode, stages.pma_cable, stages.fec_accumulate, stages.fec_decode,
-                stages.mac_pcs_rx, stages.to_mac},
-               {clock.time_of(group_sent), clock.time_of(encode), clock.time_of(on_line),
-                clock.time_of(group_sent + to_rx_cycles), clock.time_of(group_arrived),
-                clock.time_of(group_arrived + decoder_cycles), clock.time_of(clock.now())});
+    o->advance(next_stages, stage_starts);
     rx_out.push(o);
   }
   // The packets the next group will complete, asked of memory a group ahead: each was last

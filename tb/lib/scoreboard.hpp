@@ -73,15 +73,17 @@ inline std::uint64_t Scoreboard::digest(const Packet& p) {
   return h;
 }
 
+// One string returned from every path, so that it is made in the caller's place (no move).
 inline std::string Scoreboard::receive(const Packet& p) {
   ++received_;
   Lane& l = lane(p.vc);
+  std::string error;
   if (p.id <= l.highest_id) {
     ++duplicated_;
-    return "packet " + std::to_string(p.id) + " received again";
+    error = "packet " + std::to_string(p.id) + " received again";
+    return error;
   }
   l.highest_id = p.id;
-  std::string error;
   while (!l.expected.empty() && l.expected.front().id < p.id) {
     ++lost_;
     if (error.empty()) error = "packet " + std::to_string(l.expected.front().id) + " lost";
@@ -89,7 +91,8 @@ inline std::string Scoreboard::receive(const Packet& p) {
   }
   if (l.expected.empty() || l.expected.front().id != p.id) {
     ++reordered_;
-    return "packet " + std::to_string(p.id) + " was not expected";
+    error = "packet " + std::to_string(p.id) + " was not expected";
+    return error;
   }
   if (l.expected.front().bytes != p.bytes || (!p.phantom && l.expected.front().digest != digest(p))) {
     ++corrupted_;

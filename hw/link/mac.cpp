@@ -77,14 +77,13 @@ bool Mac::transmit(Tx& tx, Rx& rx) {
     llr_control_sent_ = true;  // another may be due behind it (an INIT behind an ACK)
     return true;
   }
-  while (fc_from_core_ && fc_from_core_->can_pop() && fc_from_core_->peek().credit &&
-         fc_from_core_->peek().credit->kind == CreditUpdate::kCc) {
+  while (fc_from_core_ && fc_from_core_->can_pop()) {
+    if (const FcMessage& m = fc_from_core_->peek(); !m.credit || m.credit->kind != CreditUpdate::kCc) {
+      to_line_.push(control_frame(fc_from_core_->pop()));
+      return true;
+    }
     held_cc_ = fc_from_core_->pop();  // a later one supersedes it (counters absolute)
     cc_waiting_ = true;
-  }
-  if (fc_from_core_ && fc_from_core_->can_pop()) {
-    to_line_.push(control_frame(fc_from_core_->pop()));
-    return true;
   }
   // A CC_Update once every frame it counted is ahead of it for good: sent, and with LLR
   // acknowledged (a replay would come after it) or flushed (lost: what the update repairs).
@@ -98,8 +97,9 @@ bool Mac::transmit(Tx& tx, Rx& rx) {
     to_line(pool_.lend(replay->first));  // the copy kept lends it its bytes, if it has them
     return true;
   }
-  llr_full_ = from_core_.can_pop() && !tx.can_accept(from_core_.peek()->bytes);  // an ACK wakes it
-  if (from_core_.can_pop() && !llr_full_) {
+  if (!from_core_.can_pop()) return false;
+  llr_full_ = !tx.can_accept(from_core_.peek()->bytes);  // an ACK wakes it
+  if (!llr_full_) {
     Packet* frame = from_core_.pop();
     frame->advance(stages_.tx, clock().time_of(now()));
     ++accepted_;

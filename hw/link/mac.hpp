@@ -7,13 +7,14 @@
 // this side's PortFc (a CBFC CC_Update only once every frame it counted is ahead of it for good:
 // taken and, with LLR, acknowledged or flushed), then a frame being replayed, then a new frame
 // from the core (when LLR has room for it). Every item is a wire frame of real bytes with a real
-// CRC-32 (wire.hpp; a phantom frame's are made when something reads them: seal_data). The RX
-// takes what the line delivers, checks the FCS (a frame the line damaged fails it; one the PHY
-// marked intact, delivered as sent, passes without the CRC being computed: same outcome, less
-// work), passes control messages on, data frames through LLR, and hands data frames to the core
-// in order, one per cycle, with CC_Updates in order behind them: store-and-forward (a frame is
-// handed on after its last byte and its FCS check). Without LLR a frame with a bad FCS is lost
-// here (counted); the layer above must recover it.
+// CRC-32 (wire.hpp; a phantom frame's, an LLR set's and a CF_Update's are made when something
+// reads them: seal_data, seal_control). The RX takes what the line delivers, checks the FCS (a
+// frame the line damaged fails it; one the PHY marked intact, delivered as sent, passes without
+// the CRC being computed: same outcome, less work), passes control messages on, data frames
+// through LLR, and hands data frames to the core in order, one per cycle, with CC_Updates in
+// order behind them: store-and-forward (a frame is handed on after its last byte and its FCS
+// check). Without LLR a frame with a bad FCS is lost here (counted); the layer above must recover
+// it.
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -693,6 +693,7 @@ Core& PhyLink::tx_core() { return impl_->tx; }
 Core& PhyLink::rx_core() { return impl_->rx; }
 void PhyLink::set_stages(const Stages& s) { impl_->stages = s; }
 void PhyLink::take_late() {
+  if (!impl_->in) return;  // nothing to take
   impl_->in->take_late(&impl_->tx);
   impl_->clock.attach_late(impl_->tx);
 }

@@ -83,9 +83,9 @@ struct alignas(64) Packet : PacketFields {
   std::size_t size_now() const { return owe ? owed_bytes : payload.size(); }
 
   void advance(Stage next, Time now) {
-    if (stage != kNoStage) stage_time[stage] += now - stage_since;
-    stage = next;
-    stage_since = now;
+    const Stage one[] = {next};
+    const Time at[] = {now};
+    advance(one, at);
   }
   // advance(next[i], at[i]) for each i in turn, the packet's stage read and written once (a
   // block that knows when a frame went through each of its stages: a PHY's last group).

@@ -158,6 +158,7 @@ struct PhyLink::Impl {
   void tx_schedule();
   void take_in(Cycle upto);
   Cycle next_take() const;
+  bool room() const { return tx_block_end - tx_block_base < tx_room; }  // for a frame's blocks
   void rx_eval();
   CodewordGroup* make_group();
   void make_symbols(CodewordGroup::Word& w);
@@ -291,9 +292,7 @@ PhyLink::Impl::Impl(const std::string& name_, const PhyParams& params, Clock& cl
 // which only a group going frees (and a group's evaluation takes in first). A TX that takes late
 // (PhyLink::take_late) does it for every frame it would have taken by `upto` at once.
 void PhyLink::Impl::take_in(Cycle upto) {
-  while (in && in->ready_by(upto) && tx_block_end - tx_block_base < tx_room) {
-    const Cycle at = std::max(in->front_ready(), take_from);
-    if (at > upto) return;
+  for (Cycle at; (at = next_take()) <= upto;) {
     Packet* f = in->pop_at(at);
     take_from = at + 1;
     f->injected = clock.time_of(at);
@@ -307,7 +306,7 @@ void PhyLink::Impl::take_in(Cycle upto) {
 }
 
 Cycle PhyLink::Impl::next_take() const {
-  if (!in || !in->in_flight() || tx_block_end - tx_block_base >= tx_room) return ~Cycle{0};  // a group first
+  if (!in || !in->in_flight() || !room()) return ~Cycle{0};  // a group first
   return std::max(in->front_ready(), take_from);
 }
 
@@ -333,9 +332,8 @@ void PhyLink::Impl::tx_schedule() {
     tx.wake_at(next_send);
     send_wake = next_send;
   }
-  // Until the CDR has locked nothing goes in: the wake-up at the first group (next_send) comes.
-  tx.set_busy(in && in->ready_by(clock.now() + 1) && tx_block_end - tx_block_base < tx_room &&
-              clock.now() + 1 >= p.cdr_lock_cycles);
+  // Until the CDR has locked nothing goes in (take_from): the wake-up at the first group comes.
+  tx.set_busy(next_take() <= clock.now() + 1);
 }
 
 double PhyLink::memory_bytes(const PhyParams& p) {

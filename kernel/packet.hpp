@@ -94,10 +94,11 @@ struct alignas(64) Packet : PacketFields {
     Stage s = stage;
     Time since = stage_since;
     for (std::size_t i = 0; i < N; ++i) {
-      if (s != kNoStage) stage_time[s] += at[i] - since;
+      stage_time[s] += at[i] - since;  // kNoStage's slot too, cleared after: no test in the loop
       s = next[i];
       since = at[i];
     }
+    stage_time[kNoStage] = 0;
     stage = s;
     stage_since = since;
   }

@@ -195,6 +195,12 @@ LlrRx::LlrRx(LlrConfig config)
     : seq_mask_(static_cast<std::uint32_t>((std::uint64_t{1} << config.seq_bits) - 1)), c_(config) {}
 
 LlrRx::Verdict LlrRx::on_frame(std::uint32_t seq, bool fcs_ok, Cycle now) {
+  const Verdict v = take(seq, fcs_ok, now);
+  reckon();
+  return v;
+}
+
+LlrRx::Verdict LlrRx::take(std::uint32_t seq, bool fcs_ok, Cycle now) {
   if (!fcs_ok) {
     if (state_ != LlrRxState::kNackSent) state_ = LlrRxState::kSendNack;
     gap_since_nack_ = true;
@@ -223,6 +229,7 @@ void LlrRx::on_control(const LlrControl& c, Cycle) {
   state_ = LlrRxState::kSendAcks;
   unacked_ = 0;
   ack_now_ = true;
+  reckon();
 }
 
 }  // namespace xy::link

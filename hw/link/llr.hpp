@@ -193,13 +193,16 @@ class LlrRx final : public LlrReceiver {
   LlrRxState state() const override { return state_; }
   std::uint32_t expected() const override { return expected_; }
   std::uint64_t nacks() const override { return nacks_; }
-  bool control_due(Cycle now) const;  // poll(now) would return a control
+  bool control_due(Cycle now) const { return now >= control_at_; }  // poll(now) would return a control
 
  private:
-  // What a MAC's every cycle reads (poll, next_timer) comes first, the config after.
+  Verdict take(std::uint32_t seq, bool fcs_ok, Cycle now);  // on_frame but the reckoning
+  // After every change: the first cycle poll() has a control for (0: at once) and the timer's.
+  void reckon();
   bool nack_due(Cycle now) const;
-  bool ack_due(Cycle now) const;
 
+  // What a MAC's every cycle reads (poll, next_timer) comes first, the config after.
+  Cycle control_at_ = ~Cycle{0}, timer_at_ = ~Cycle{0};
   LlrRxState state_ = LlrRxState::kSendAcks;
   bool ack_now_ = false;
   bool gap_since_nack_ = false;   // a frame came out of order or damaged since the NACK
@@ -227,13 +230,8 @@ inline bool LlrRx::nack_due(Cycle now) const {
          (state_ == LlrRxState::kNackSent && gap_since_nack_ && now >= nack_sent_ + c_.nack_timer_cycles);
 }
 
-inline bool LlrRx::ack_due(Cycle now) const {
-  return ack_now_ || unacked_ >= c_.ack_every || (unacked_ > 0 && now >= first_unacked_ + c_.ack_timer_cycles);
-}
-
-inline bool LlrRx::control_due(Cycle now) const { return nack_due(now) || ack_due(now); }
-
 inline std::optional<LlrControl> LlrRx::poll(Cycle now) {
+  if (now < control_at_) return std::nullopt;
   if (nack_due(now)) {
     state_ = LlrRxState::kNackSent;
     nack_sent_ = now;
@@ -241,14 +239,13 @@ inline std::optional<LlrControl> LlrRx::poll(Cycle now) {
     gap_since_nack_ = false;
     ++nacks_;
     unacked_ = 0;  // the NACK acknowledges everything before it
+    reckon();
     return LlrControl{LlrControl::kNack, expected_};
   }
-  if (ack_due(now)) {
-    ack_now_ = false;
-    unacked_ = 0;
-    return LlrControl{LlrControl::kAck, expected_};
-  }
-  return std::nullopt;
+  ack_now_ = false;  // control_at_ passed: an ACK is due
+  unacked_ = 0;
+  reckon();
+  return LlrControl{LlrControl::kAck, expected_};
 }
 
 inline std::optional<std::pair<Packet*, std::uint32_t>> LlrTx::next_replay(Cycle) {
@@ -282,11 +279,14 @@ inline Cycle LlrTx::next_timer() const {
   return t;
 }
 
-inline Cycle LlrRx::next_timer() const {
-  Cycle t = ~Cycle{0};
-  if (state_ == LlrRxState::kNackSent && gap_since_nack_) t = nack_sent_ + c_.nack_timer_cycles;
-  if (unacked_ > 0) t = std::min(t, first_unacked_ + c_.ack_timer_cycles);
-  return t;
+inline Cycle LlrRx::next_timer() const { return timer_at_; }
+
+inline void LlrRx::reckon() {
+  timer_at_ = ~Cycle{0};
+  if (state_ == LlrRxState::kNackSent && gap_since_nack_) timer_at_ = nack_sent_ + c_.nack_timer_cycles;
+  if (unacked_ > 0) timer_at_ = std::min(timer_at_, first_unacked_ + c_.ack_timer_cycles);
+  const bool now = state_ == LlrRxState::kSendNack || ack_now_ || unacked_ >= c_.ack_every;
+  control_at_ = now ? 0 : timer_at_;
 }
 
 }  // namespace xy::link

@@ -120,6 +120,11 @@ template <class Tx, class Rx>
 inline void Mac::receive(Tx& tx, Rx& rx) {
   while (from_line_.can_pop()) {
     Packet* w = from_line_.pop();
+    if (intact_owed_data(*w)) {
+      w->intact = false;  // its bytes change from here on (unwrapped, then sealed anew)
+      take_data(rx, w, w->owed_seq);
+      continue;
+    }
     const Received r = parse(*w);
     w->intact = false;  // its bytes change from here on (unwrapped, then sealed anew)
     const bool ok = r.fcs_ok && !w->bad;  // a frame an uncorrectable codeword carried arrives damaged
@@ -144,13 +149,17 @@ inline void Mac::receive(Tx& tx, Rx& rx) {
       pool_.release(w);
       continue;
     }
-    const auto verdict = llr_ ? rx.on_frame(r.seq, true, now()) : LlrReceiver::Verdict::kDeliver;
-    if (verdict == LlrReceiver::Verdict::kDeliver) {
-      unwrap_data(*w);
-      deliver_.push(w);
-    } else {
-      pool_.release(w);
-    }
+    take_data(rx, w, r.seq);
+  }
+}
+
+template <class Rx>
+inline void Mac::take_data(Rx& rx, Packet* w, std::uint32_t seq) {
+  if (!llr_ || rx.on_frame(seq, true, now()) == LlrReceiver::Verdict::kDeliver) {
+    unwrap_data(*w);
+    deliver_.push(w);
+  } else {
+    pool_.release(w);
   }
 }
 

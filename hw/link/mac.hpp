@@ -82,6 +82,8 @@ class Mac : public Core {
   [[gnu::always_inline]] void step(Tx& tx, Rx& rx);
   template <class Tx, class Rx>
   [[gnu::always_inline]] void receive(Tx& tx, Rx& rx);
+  template <class Rx>
+  [[gnu::always_inline]] void take_data(Rx& rx, Packet* wire, std::uint32_t seq);  // a good data frame
   template <class Tx, class Rx>
   [[gnu::always_inline]] void schedule(Tx& tx, Rx& rx);  // the next cycle it must be ticked at
   template <class Tx, class Rx>

@@ -68,10 +68,6 @@ void write_data(const Packet& frame, std::uint32_t frame_bytes, std::uint32_t se
   seal(out);
 }
 
-// A phantom frame's owed bytes, from the frame it was when sealed (`owed_bytes` counts the
-// header; its payload, which a phantom frame's encoding does not read, receives them).
-void make_owed_data(Packet& w) { write_data(w, w.owed_bytes - kDataHeaderBytes, w.owed_seq, w.payload); }
-
 // An LLR set's 3 bytes after its kind: the sequence number in the low 22 bits, the kind above.
 std::uint32_t llr_value(const LlrControl& c) { return (c.seq & 0x3FFFFF) | (std::uint32_t{c.kind} << 22); }
 LlrControl llr_control(std::uint32_t v) { return {static_cast<LlrControl::Kind>(v >> 22), v & 0x3FFFFF}; }
@@ -90,6 +86,10 @@ constexpr std::uint32_t kCfWireBytes = 2 + 4 + kFcsBytes;  // kind, VC, R_CF, FC
 
 }  // namespace
 
+// A phantom frame's owed bytes, from the frame it was when sealed (`owed_bytes` counts the
+// header; its payload, which a phantom frame's encoding does not read, receives them).
+void detail::make_owed_data(Packet& w) { write_data(w, w.owed_bytes - kDataHeaderBytes, w.owed_seq, w.payload); }
+
 void encode_data(const Packet& frame, std::uint32_t seq, std::vector<std::uint8_t>& out) {
   write_data(frame, frame.bytes, seq, out);
 }
@@ -99,7 +99,7 @@ void seal_data(Packet& frame, std::uint32_t seq, std::vector<std::uint8_t>& scra
     check_length(frame.bytes);
     // Its payload is left as it is (most often empty, and on a line unread since the frame's
     // last hop): with bytes owed nothing reads it before make_owed_data writes it anew.
-    frame.owe = &make_owed_data;
+    frame.owe = &detail::make_owed_data;
     frame.owed_bytes = kDataHeaderBytes + frame.bytes;
     frame.owed_seq = seq;
     return;
@@ -195,7 +195,7 @@ Received parse(Packet& w) {
   if (w.intact && w.owe) {  // as sealed, so its FCS holds: what it was sealed from
     Received r;
     r.fcs_ok = true;
-    if (w.owe == &make_owed_data) {
+    if (w.owe == &detail::make_owed_data) {
       r.seq = w.owed_seq;
       return r;
     }
@@ -211,12 +211,6 @@ Received parse(Packet& w) {
     }
   }
   return parse(w.bytes_now(), w.intact);
-}
-
-void unwrap_data(Packet& w) {
-  if (w.owe != &make_owed_data) return unwrap_data(w.bytes_now(), w);
-  w.bytes = w.owed_bytes - kDataHeaderBytes;
-  w.owe = nullptr;
 }
 
 void unwrap_data(const std::vector<std::uint8_t>& wire, Packet& frame) {

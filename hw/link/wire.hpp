@@ -60,10 +60,21 @@ Received parse(const std::vector<std::uint8_t>& bytes, bool intact = false);
 // intact is read from the fields it was sealed with; any other's bytes are made if owed and read.
 Received parse(Packet& wire);
 
+namespace detail {
+void make_owed_data(Packet& w);  // a phantom data frame's wire bytes, made when read
+}
+// A data wire frame sealed with its bytes owed and delivered intact (most frames): parse() would
+// find its FCS good and its sequence number in `owed_seq`, read here without parsing.
+inline bool intact_owed_data(const Packet& w) { return w.intact && w.owe == &detail::make_owed_data; }
+
 // The frame a data wire frame carried, back as it was sent: `bytes` and, unless phantom, its
 // payload (the wire's frame bytes).
 void unwrap_data(const std::vector<std::uint8_t>& wire, Packet& frame);
 // The same in place, for a wire frame whose bytes may be owed.
-void unwrap_data(Packet& wire);
+inline void unwrap_data(Packet& wire) {
+  if (wire.owe != &detail::make_owed_data) return unwrap_data(wire.bytes_now(), wire);
+  wire.bytes = wire.owed_bytes - kDataHeaderBytes;
+  wire.owe = nullptr;
+}
 
 }  // namespace xy::link

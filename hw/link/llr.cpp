@@ -110,14 +110,18 @@ std::vector<std::string> llr_rx_state_names() {
 // TX
 
 LlrTx::LlrTx(LlrConfig config)
-    : seq_mask_(static_cast<std::uint32_t>((std::uint64_t{1} << config.seq_bits) - 1)), c_(config) {}
+    : seq_mask_(static_cast<std::uint32_t>((std::uint64_t{1} << config.seq_bits) - 1)), c_(config) {
+  reckon();
+}
 
 std::uint32_t LlrTx::accept(Packet* kept, std::uint32_t bytes, Cycle now) {
-  if (buffer_.empty()) last_progress_ = now;  // the replay timer runs while anything is unacknowledged
+  const bool first = buffer_.empty();
+  if (first) last_progress_ = now;  // the replay timer runs while anything is unacknowledged
   const std::uint32_t seq = next_seq_;
   next_seq_ = mask(next_seq_ + std::uint64_t{1});
   buffer_.push({kept, seq, bytes, now});
   buffer_bytes_ += bytes;
+  if (first) reckon();  // behind the first, a frame moves no timer
   return seq;
 }
 
@@ -133,6 +137,11 @@ std::optional<std::pair<Packet*, std::uint32_t>> LlrTx::take_replay() {
 }
 
 void LlrTx::on_control(const LlrControl& c, Cycle now) {
+  take_control(c, now);
+  reckon();
+}
+
+void LlrTx::take_control(const LlrControl& c, Cycle now) {
   if (c.kind == LlrControl::kInit) return;  // INIT is for the RX
   // Both ACK and NACK say "everything before seq arrived": release it.
   const std::uint32_t base = buffer_.empty() ? next_seq_ : buffer_.front().seq;

@@ -152,6 +152,9 @@ class LlrTx final : public LlrTransmitter {
   bool init_pending() const { return init_pending_; }  // poll_control() has an INIT
 
  private:
+  void take_control(const LlrControl& c, Cycle now);  // on_control but the reckoning
+  void run_timers(Cycle now);                         // tick but the reckoning
+  void reckon();  // after every change: when the timers next expire
   struct Kept {
     Packet* frame;
     std::uint32_t seq;
@@ -167,6 +170,7 @@ class LlrTx final : public LlrTransmitter {
   std::uint32_t mask(std::uint64_t v) const { return static_cast<std::uint32_t>(v & seq_mask_); }
 
   // What a MAC's every cycle reads (tick, next_timer, poll_control) comes first, the config after.
+  Cycle timer_at_;
   LlrTxState state_ = LlrTxState::kInit;
   bool init_pending_ = true;
   int replays_without_progress_ = 0;
@@ -259,6 +263,11 @@ inline bool LlrTx::can_accept(std::uint32_t bytes) const {
 }
 
 inline void LlrTx::tick(Cycle now) {
+  run_timers(now);
+  reckon();
+}
+
+inline void LlrTx::run_timers(Cycle now) {
   if (state_ == LlrTxState::kInit || state_ == LlrTxState::kFlush) {
     if (now >= last_progress_ + c_.replay_timer_cycles) {  // INIT or its ACK was lost: again
       init_pending_ = true;
@@ -271,12 +280,17 @@ inline void LlrTx::tick(Cycle now) {
   if (now >= last_progress_ + c_.replay_timer_cycles && replay_or_flush(buffer_.front().seq, now)) ++timer_replays_;
 }
 
-inline Cycle LlrTx::next_timer() const {
-  if (state_ == LlrTxState::kInit || state_ == LlrTxState::kFlush) return last_progress_ + c_.replay_timer_cycles;
-  if (buffer_.empty()) return ~Cycle{0};
-  Cycle t = last_progress_ + c_.replay_timer_cycles;
-  if (c_.data_age_cycles) t = std::min(t, buffer_.front().sent + c_.data_age_cycles);
-  return t;
+inline Cycle LlrTx::next_timer() const { return timer_at_; }
+
+inline void LlrTx::reckon() {
+  if (state_ == LlrTxState::kInit || state_ == LlrTxState::kFlush) {
+    timer_at_ = last_progress_ + c_.replay_timer_cycles;
+  } else if (buffer_.empty()) {
+    timer_at_ = ~Cycle{0};
+  } else {
+    timer_at_ = last_progress_ + c_.replay_timer_cycles;
+    if (c_.data_age_cycles) timer_at_ = std::min(timer_at_, buffer_.front().sent + c_.data_age_cycles);
+  }
 }
 
 inline Cycle LlrRx::next_timer() const { return timer_at_; }

@@ -10,10 +10,9 @@ namespace {
 // behind a NACK): the models say; a twin is asked next cycle.
 bool control_behind(const LlrTx& tx, const LlrRx& rx, Cycle next) { return tx.init_pending() || rx.control_due(next); }
 bool control_behind(const LlrTransmitter&, const LlrReceiver&, Cycle) { return true; }
-// The LLR TX's timers are due: the model's from the deadline it gave at the last evaluation (what
-// the MAC receives only moves them later); a twin is ticked every evaluation.
-bool tick_due(const LlrTx&, Cycle now, Cycle deadline) { return now >= deadline; }
-bool tick_due(const LlrTransmitter&, Cycle, Cycle) { return true; }
+// The LLR TX's timers are due: the model says; a twin is ticked every evaluation.
+bool tick_due(const LlrTx& tx, Cycle now) { return now >= tx.next_timer(); }
+bool tick_due(const LlrTransmitter&, Cycle) { return true; }
 
 }  // namespace
 
@@ -172,7 +171,7 @@ template <class Tx, class Rx>
 inline void Mac::step(Tx& tx, Rx& rx) {
   llr_control_sent_ = false;
   receive(tx, rx);
-  if (llr_ && tick_due(tx, now(), tx_deadline_)) tx.tick(now());
+  if (llr_ && tick_due(tx, now())) tx.tick(now());
   transmit(tx, rx);
   if (std::vector<Packet*>& released = tx.released(); !released.empty()) {  // ACKs come every few frames
     for (Packet* k : released) pool_.release_aside(k);
@@ -200,8 +199,7 @@ inline void Mac::step(Tx& tx, Rx& rx) {
 // while its lines are in the cache, and has nothing to commit.
 template <class Tx, class Rx>
 inline void Mac::schedule(Tx& tx, Rx& rx) {
-  if (llr_) tx_deadline_ = tx.next_timer();
-  const Cycle next = llr_ ? std::min(tx_deadline_, rx.next_timer()) : ~Cycle{0};
+  const Cycle next = llr_ ? std::min(tx.next_timer(), rx.next_timer()) : ~Cycle{0};
   // One timer wake-up pending at a time: an earlier one re-arms for a later deadline when it
   // comes, rather than a wake-up queued for every deadline the timers pass through.
   if (const Cycle at = std::max(next, now() + 1); next != ~Cycle{0} && (timer_wake_ <= now() || at < timer_wake_)) {

@@ -107,7 +107,6 @@ class Mac : public Core {
   Ring<Packet*> deliver_;         // data frames for the core and CC_Updates for its PortFc, in order
   std::uint64_t accepted_ = 0;    // data frames taken from the core
   Cycle timer_wake_ = 0;          // the LLR timers' wake-up pending, if after now
-  Cycle tx_deadline_ = 0;         // the LLR TX's next timer, as of the last evaluation
   const bool llr_;                // config_.llr
   bool llr_control_sent_ = false;  // this cycle
   bool waiting_for_line_ = false;  // this cycle: no credit for the line

@@ -114,17 +114,6 @@ LlrTx::LlrTx(LlrConfig config)
   reckon();
 }
 
-std::uint32_t LlrTx::accept(Packet* kept, std::uint32_t bytes, Cycle now) {
-  const bool first = buffer_.empty();
-  if (first) last_progress_ = now;  // the replay timer runs while anything is unacknowledged
-  const std::uint32_t seq = next_seq_;
-  next_seq_ = mask(next_seq_ + std::uint64_t{1});
-  buffer_.push({kept, seq, bytes, now});
-  buffer_bytes_ += bytes;
-  if (first) reckon();  // behind the first, a frame moves no timer
-  return seq;
-}
-
 std::optional<std::pair<Packet*, std::uint32_t>> LlrTx::take_replay() {
   if (replay_pos_ >= buffer_.size()) {
     state_ = LlrTxState::kAdvance;

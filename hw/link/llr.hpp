@@ -257,6 +257,17 @@ inline std::optional<std::pair<Packet*, std::uint32_t>> LlrTx::next_replay(Cycle
   return take_replay();
 }
 
+inline std::uint32_t LlrTx::accept(Packet* kept, std::uint32_t bytes, Cycle now) {
+  const bool first = buffer_.empty();
+  if (first) last_progress_ = now;  // the replay timer runs while anything is unacknowledged
+  const std::uint32_t seq = next_seq_;
+  next_seq_ = mask(next_seq_ + std::uint64_t{1});
+  buffer_.push({kept, seq, bytes, now});
+  buffer_bytes_ += bytes;
+  if (first) reckon();  // behind the first, a frame moves no timer
+  return seq;
+}
+
 inline bool LlrTx::can_accept(std::uint32_t bytes) const {
   return state_ == LlrTxState::kAdvance && buffer_.size() < c_.window &&
          buffer_bytes_ + bytes <= c_.replay_buffer_bytes;

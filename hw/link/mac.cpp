@@ -163,9 +163,11 @@ inline void Mac::take_data(Rx& rx, Packet* w, std::uint32_t seq) {
 }
 
 void Mac::eval() {
-  if (twins_.tx || twins_.rx) step(*tx_, *rx_);
-  else step(tx_model_, rx_model_);
+  if (twins_.tx || twins_.rx) [[unlikely]] return eval_twins();
+  step(tx_model_, rx_model_);
 }
+
+void Mac::eval_twins() { step(*tx_, *rx_); }
 
 template <class Tx, class Rx>
 inline void Mac::step(Tx& tx, Rx& rx) {

@@ -80,6 +80,7 @@ class Mac : public Core {
   // One function once inlined: a call each would save and restore the registers every cycle.
   template <class Tx, class Rx>
   [[gnu::always_inline]] void step(Tx& tx, Rx& rx);
+  [[gnu::noinline]] void eval_twins();  // an end is a twin: out of the models' way
   template <class Tx, class Rx>
   [[gnu::always_inline]] void receive(Tx& tx, Rx& rx);
   template <class Rx>

@@ -52,15 +52,17 @@ Packet* Mac::control_frame(const Message& m) {
   return c;
 }
 
-void Mac::to_line(Packet* w) {
-  if (pcap_) {
-    const std::vector<std::uint8_t>& wire = w->bytes_now();
-    captured_.assign(wire.begin() + kDataHeaderBytes, wire.end() - kFcsBytes);
-    append_fcs(captured_);
-    pcap_->write(clock().time_of(now()), captured_.data(), captured_.size());
-  }
+inline void Mac::to_line(Packet* w) {
+  if (pcap_) [[unlikely]] capture(*w);
   sent_.add();
   to_line_.push(w);
+}
+
+void Mac::capture(Packet& w) {
+  const std::vector<std::uint8_t>& wire = w.bytes_now();
+  captured_.assign(wire.begin() + kDataHeaderBytes, wire.end() - kFcsBytes);
+  append_fcs(captured_);
+  pcap_->write(clock().time_of(now()), captured_.data(), captured_.size());
 }
 
 template <class Tx, class Rx>

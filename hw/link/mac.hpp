@@ -91,7 +91,8 @@ class Mac : public Core {
   bool transmit(Tx& tx, Rx& rx);  // true if it handed the line an item
   template <class Message>
   Packet* control_frame(const Message& m);  // a frame carrying the message
-  void to_line(Packet* data_frame);  // captured on the way
+  [[gnu::always_inline]] void to_line(Packet* data_frame);  // captured on the way
+  void capture(Packet& data_frame);
   bool cc_may_go(std::size_t kept) const;
 
   // What an evaluation reads comes first, in a few cache lines (the LLR models among them); what

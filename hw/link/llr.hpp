@@ -304,6 +304,35 @@ inline void LlrTx::reckon() {
   }
 }
 
+inline LlrRx::Verdict LlrRx::on_frame(std::uint32_t seq, bool fcs_ok, Cycle now) {
+  const Verdict v = take(seq, fcs_ok, now);
+  reckon();
+  return v;
+}
+
+inline LlrRx::Verdict LlrRx::take(std::uint32_t seq, bool fcs_ok, Cycle now) {
+  if (!fcs_ok) {
+    if (state_ != LlrRxState::kNackSent) state_ = LlrRxState::kSendNack;
+    gap_since_nack_ = true;
+    return Verdict::kBadFcs;
+  }
+  const std::uint32_t ahead = (seq - expected_) & seq_mask_;
+  if (ahead == 0) {
+    expected_ = (expected_ + 1) & seq_mask_;
+    state_ = LlrRxState::kSendAcks;
+    if (unacked_++ == 0) first_unacked_ = now;
+    return Verdict::kDeliver;
+  }
+  if (ahead < (seq_mask_ >> 1) + 1) {  // a frame is missing before this one
+    if (state_ != LlrRxState::kNackSent || ahead <= last_ahead_) state_ = LlrRxState::kSendNack;
+    last_ahead_ = ahead;
+    gap_since_nack_ = true;
+    return Verdict::kOutOfOrder;
+  }
+  ack_now_ = true;  // a replayed frame we already have: our ACK may have been lost
+  return Verdict::kDuplicate;
+}
+
 inline Cycle LlrRx::next_timer() const { return timer_at_; }
 
 inline void LlrRx::reckon() {

@@ -339,8 +339,8 @@ inline void LlrRx::reckon() {
   timer_at_ = ~Cycle{0};
   if (state_ == LlrRxState::kNackSent && gap_since_nack_) timer_at_ = nack_sent_ + c_.nack_timer_cycles;
   if (unacked_ > 0) timer_at_ = std::min(timer_at_, first_unacked_ + c_.ack_timer_cycles);
-  const bool now = state_ == LlrRxState::kSendNack || ack_now_ || unacked_ >= c_.ack_every;
-  control_at_ = now ? 0 : timer_at_;
+  const bool at_once = state_ == LlrRxState::kSendNack || ack_now_ || unacked_ >= c_.ack_every;
+  control_at_ = at_once ? 0 : timer_at_;
 }
 
 }  // namespace xy::link

@@ -121,8 +121,8 @@ template <class Tx, class Rx>
 inline void Mac::receive(Tx& tx, Rx& rx) {
   while (from_line_.can_pop()) {
     Packet* w = from_line_.pop();
-    if (intact_owed_data(*w)) {
-      w->intact = false;  // its bytes change from here on (unwrapped, then sealed anew)
+    if (intact_owed_data(*w)) {  // most frames: good, read from the fields they were sealed with
+      w->intact = false;
       take_data(rx, w, w->owed_seq);
       continue;
     }

@@ -195,7 +195,7 @@ Received parse(Packet& w) {
   if (w.intact && w.owe) {  // as sealed, so its FCS holds: what it was sealed from
     Received r;
     r.fcs_ok = true;
-    if (w.owe == &detail::make_owed_data) {
+    if (intact_owed_data(w)) {
       r.seq = w.owed_seq;
       return r;
     }
